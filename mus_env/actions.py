@@ -1,0 +1,139 @@
+"""The discrete action space of RULES.md §9.1: 31 integer ids, named once here.
+
+====  ===============  ===========================================================================
+id    action           meaning
+====  ===============  ===========================================================================
+0     MUS              ask to draw (mus round continues)
+1     NO_MUS           cut the mus ("no hay mus"); betting starts with the mano
+2-17  DISCARD_m        discard the hand slots whose bit is set in m (bit i = slot i, §9.2)
+18    PASO             no bet (opening round only)
+19-23 ENVIDO_k         open with a stake of k, or raise the live stake by k; k = ``bet_sizes[id-19]``
+24    QUIERO           accept the live stake
+25    NO_QUIERO        refuse the live stake
+26    ORDAGO           stake the whole game
+27-30 PARES_SI/NO,     the forced declarations (automatic with ``auto_declare=True``)
+      JUEGO_SI/NO
+====  ===============  ===========================================================================
+
+With the default ``bet_sizes = (2, 3, 4, 5, 10)`` the ENVIDO ids are named ENVIDO_2 ... ENVIDO_10;
+with other sizes id ``19 + i`` means ``bet_sizes[i]`` and :func:`action_to_string` says so.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from .config import MusConfig
+
+__all__ = [
+    "Action", "NUM_ACTIONS", "DISCARD_BASE", "ENVIDO_BASE", "ENVIDO_ACTIONS", "DISCARD_ACTIONS",
+    "action_to_string", "string_to_action", "discard_action", "discard_mask", "envido_amount",
+]
+
+
+class Action(IntEnum):
+    """Action ids of RULES.md §9.1."""
+
+    MUS = 0
+    NO_MUS = 1
+    DISCARD_0 = 2
+    DISCARD_1 = 3
+    DISCARD_2 = 4
+    DISCARD_3 = 5
+    DISCARD_4 = 6
+    DISCARD_5 = 7
+    DISCARD_6 = 8
+    DISCARD_7 = 9
+    DISCARD_8 = 10
+    DISCARD_9 = 11
+    DISCARD_10 = 12
+    DISCARD_11 = 13
+    DISCARD_12 = 14
+    DISCARD_13 = 15
+    DISCARD_14 = 16
+    DISCARD_15 = 17
+    PASO = 18
+    ENVIDO_2 = 19
+    ENVIDO_3 = 20
+    ENVIDO_4 = 21
+    ENVIDO_5 = 22
+    ENVIDO_10 = 23
+    QUIERO = 24
+    NO_QUIERO = 25
+    ORDAGO = 26
+    PARES_SI = 27
+    PARES_NO = 28
+    JUEGO_SI = 29
+    JUEGO_NO = 30
+
+
+NUM_ACTIONS = len(Action)
+DISCARD_BASE = int(Action.DISCARD_0)
+ENVIDO_BASE = int(Action.ENVIDO_2)
+DISCARD_ACTIONS = tuple(range(DISCARD_BASE, DISCARD_BASE + 16))
+ENVIDO_ACTIONS = tuple(range(ENVIDO_BASE, ENVIDO_BASE + 5))
+_DEFAULT_CONFIG = MusConfig()
+
+_WORDS = {
+    Action.MUS: "mus", Action.NO_MUS: "no hay mus", Action.PASO: "paso", Action.QUIERO: "quiero",
+    Action.NO_QUIERO: "no quiero", Action.ORDAGO: "órdago", Action.PARES_SI: "pares sí",
+    Action.PARES_NO: "pares no", Action.JUEGO_SI: "juego sí", Action.JUEGO_NO: "juego no",
+}
+
+
+def discard_action(mask: int) -> int:
+    """Action id of the discard mask ``m`` (0..15; bit i = hand slot i)."""
+    if isinstance(mask, bool) or not isinstance(mask, int) or not 0 <= mask <= 15:
+        raise ValueError(f"a discard mask is an int 0..15 (bit i = hand slot i), got {mask!r}")
+    return DISCARD_BASE + mask
+
+
+def discard_mask(action: int) -> int:
+    """Discard mask (0..15) of a DISCARD action id."""
+    if action not in DISCARD_ACTIONS:
+        raise ValueError(f"action {action!r} is not a DISCARD action ({DISCARD_BASE}..{DISCARD_BASE + 15})")
+    return int(action) - DISCARD_BASE
+
+
+def envido_amount(action: int, config: MusConfig = _DEFAULT_CONFIG) -> int:
+    """Stones offered by an ENVIDO action id under ``config.bet_sizes``."""
+    if action not in ENVIDO_ACTIONS:
+        raise ValueError(f"action {action!r} is not an ENVIDO action ({ENVIDO_BASE}..{ENVIDO_BASE + 4})")
+    return config.bet_sizes[int(action) - ENVIDO_BASE]
+
+
+def action_to_string(action: int, config: MusConfig = _DEFAULT_CONFIG, *, words: bool = False) -> str:
+    """Name of an action id: ``"ENVIDO_2"``, ``"DISCARD_5"``; ``words=True`` gives Mus words ("envido 2").
+
+    ``string_to_action(action_to_string(a)) == a`` for every id (with the same config).
+    """
+    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"action must be an int 0..{NUM_ACTIONS - 1}, got {action!r}")
+    a = Action(action)
+    if a in ENVIDO_ACTIONS:
+        k = envido_amount(a, config)
+        return f"envido {k}" if words else f"ENVIDO_{k}"
+    if a in DISCARD_ACTIONS:
+        m = discard_mask(a)
+        if words:
+            slots = [str(i) for i in range(4) if m >> i & 1]
+            return f"descarta {len(slots)} (slots {','.join(slots)})" if slots else "descarta 0"
+        return a.name
+    return _WORDS[a] if words else a.name
+
+
+def string_to_action(name: str, config: MusConfig = _DEFAULT_CONFIG) -> int:
+    """Inverse of :func:`action_to_string` (names only, case-insensitive)."""
+    key = name.strip().upper()
+    if key.startswith("ENVIDO_"):
+        try:
+            k = int(key[len("ENVIDO_"):])
+        except ValueError:
+            k = -1
+        if k in config.bet_sizes:
+            return ENVIDO_BASE + config.bet_sizes.index(k)
+        raise ValueError(f"{name!r}: no ENVIDO action offers {key[7:]} stones; bet_sizes are {config.bet_sizes}")
+    try:
+        return int(Action[key])
+    except KeyError:
+        raise ValueError(f"unknown action name {name!r}; names are {', '.join(a.name for a in Action)}") from None

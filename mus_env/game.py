@@ -1,0 +1,941 @@
+"""MusGame: the scalar engine, the whole game of RULES.md written plainly (the reference).
+
+One object plays one episode: hands are dealt, the mus phase (§3) runs until somebody cuts, the four
+lances are bet (§4, §5) with refusal stones paid at once, the showdown counts stones lance by lance with
+the target checked after every addition (§6), and the next hand follows with the mano rotated (§7),
+across games, vacas and the match set by :class:`~mus_env.config.MusConfig`.
+
+Every decision point waits for :meth:`MusGame.step`; chance events (deal, replacement, reshuffle) and,
+by default, the forced pares/juego declarations are applied by the engine. Randomness comes only from
+:mod:`mus_env.shuffle` (a pure function of ``seed`` and the position in the game), so the same seed and
+actions give the same game in this engine and in :class:`~mus_env.vector.VectorMusEnv`.
+
+Seats are absolute 0..3 (team 0 = seats 0 and 2, team 1 = seats 1 and 3). Inside a hand the rules speak
+of relative seats ``p = (seat - mano) % 4``: S0 mano, S1, S2, S3 postre; the code below does the same.
+
+Example:
+    >>> from mus_env import MusGame, MusConfig
+    >>> g = MusGame(MusConfig(first_mano=0), seed=1)
+    >>> g.current_player, g.legal_actions()
+    (0, [0, 1])
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from .actions import (
+    DISCARD_BASE,
+    ENVIDO_ACTIONS,
+    ENVIDO_BASE,
+    NUM_ACTIONS,
+    Action,
+    action_to_string,
+)
+from .cards import NUM_CARDS, hand_to_string, slot_order_key
+from .config import MusConfig
+from .shuffle import deal_decks, first_mano, normalize_seed, random_seed, reshuffle_order
+from .tables import CHICA, GRANDE, JUEGO, LANCE_NAMES, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables, is_real31
+
+__all__ = [
+    "MusGame", "IllegalActionError", "HandRecord", "GameResult", "ActionEvent", "ScoreEvent",
+    "Phase", "Outcome", "PHASE_NAMES", "OUTCOME_NAMES", "ORDAGO_STAKE",
+]
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal now (or not an action id at all). The game is left unchanged."""
+
+
+class Phase:
+    """Decision kinds (the ``phase`` of a game). GAME_OVER once the episode has ended."""
+
+    MUS_CALL = 0
+    DISCARD = 1
+    DECLARE = 2        # only with auto_declare=False
+    BET_OPEN = 3
+    BET_RESPOND = 4    # r1, or r2 after r1's NO_QUIERO
+    BET_CONFIRM = 5    # r2 after r1's QUIERO (partner_override)
+    GAME_OVER = 6
+
+
+PHASE_NAMES = ("mus call", "discard", "declaration", "opening round", "response", "partner confirmation",
+               "game over")
+
+
+class Outcome:
+    """How each of the four lance slots of a hand ended (slot 3 is juego or punto)."""
+
+    NOT_PLAYED = 0
+    VOID = 1          # nobody holds pares/juego (and no punto): no stones
+    UNCONTESTED = 2   # only one team holds pares/juego: it wins, bonuses at showdown
+    EN_PASO = 3       # everybody passed
+    ACCEPTED = 4      # a numeric stake was accepted, paid at showdown
+    REFUSED = 5       # the bettor's team won the lance and was paid the fallback at once
+    ORDAGO = 6        # an accepted órdago decided the game
+
+
+OUTCOME_NAMES = ("not played", "void", "uncontested", "en paso", "accepted", "refused", "órdago")
+
+#: Value of ``stake`` once an órdago is live (stakes are otherwise ints >= 2).
+ORDAGO_STAKE = -1
+
+# Legal action tuples, one per decision kind (sorted, as legal_actions() returns them).
+_MUS = (int(Action.MUS), int(Action.NO_MUS))
+_FORCED_NO_MUS = (int(Action.NO_MUS),)
+_DISCARD = tuple(range(DISCARD_BASE + 1, DISCARD_BASE + 16))
+_DISCARD_ZERO = tuple(range(DISCARD_BASE, DISCARD_BASE + 16))
+_OPEN = (int(Action.PASO),) + ENVIDO_ACTIONS + (int(Action.ORDAGO),)
+_RESPOND = ENVIDO_ACTIONS + (int(Action.QUIERO), int(Action.NO_QUIERO), int(Action.ORDAGO))
+_RESPOND_ORDAGO = (int(Action.QUIERO), int(Action.NO_QUIERO))
+_CONFIRM = ENVIDO_ACTIONS + (int(Action.QUIERO), int(Action.ORDAGO))
+_LEGAL_SETS = {t: frozenset(t) for t in (_MUS, _FORCED_NO_MUS, _DISCARD, _DISCARD_ZERO, _OPEN, _RESPOND,
+                                          _RESPOND_ORDAGO, _CONFIRM, (), (27,), (28,), (29,), (30,))}
+_MASKS = {}
+for _t in _LEGAL_SETS:
+    _m = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    _m[list(_t)] = 1
+    _m.setflags(write=False)
+    _MASKS[_t] = _m
+del _t, _m
+
+_MUS_A, _NO_MUS_A = int(Action.MUS), int(Action.NO_MUS)
+_PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = (int(Action.PASO), int(Action.QUIERO), int(Action.NO_QUIERO),
+                                               int(Action.ORDAGO))
+_PARES_SI, _PARES_NO, _JUEGO_SI, _JUEGO_NO = 27, 28, 29, 30
+
+
+class ActionEvent(NamedTuple):
+    """One action of a hand: absolute seat, action id, stones for ENVIDO (else 0), and whether the engine
+    made it (the automatic declarations)."""
+
+    seat: int
+    action: int
+    amount: int = 0
+    auto: bool = False
+
+
+class ScoreEvent(NamedTuple):
+    """Stones added to a team: lance name, team, stones, and why ("refused", "stake", "en paso",
+    "bonus" or a combination such as "stake+bonus")."""
+
+    lance: str
+    team: int
+    stones: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class HandRecord:
+    """One finished hand, as kept in :attr:`MusGame.hand_log`.
+
+    Attributes:
+        hand_number: index of the hand in the episode (0 = first).
+        game_number: index of the game (juego) the hand belongs to.
+        mano: absolute seat of the mano.
+        deck: the 40 card ids as dealt (``deck[i]``, i < 16, went to relative seat ``i % 4``).
+        seed: the game's seed (drives reshuffles), so ``MusGame.from_deck`` can replay the hand.
+        scores_before: (team 0, team 1) when the hand started.
+        scores_after: (team 0, team 1) when it ended (the game's final score if it ended the game).
+        initial_hands, final_hands: 4 tuples of card ids by absolute seat, in hand-slot order.
+        actions: every action with its seat, in order (automatic declarations flagged ``auto``).
+        mus_rounds: completed discard rounds.
+        discards: per mus round, the number of cards discarded by each absolute seat.
+        stones: every addition to the score, in scoring order (refusals first, then the showdown).
+        outcomes: outcome name of the four lance slots (slot 3 is juego or punto).
+        fourth_lance: "juego" or "punto".
+        game_winner: the team that won the game in this hand, or None.
+    """
+
+    hand_number: int
+    game_number: int
+    mano: int
+    deck: tuple[int, ...]
+    seed: int
+    scores_before: tuple[int, int]
+    scores_after: tuple[int, int]
+    initial_hands: tuple[tuple[int, ...], ...]
+    final_hands: tuple[tuple[int, ...], ...]
+    actions: tuple[ActionEvent, ...]
+    mus_rounds: int
+    discards: tuple[tuple[int, int, int, int], ...]
+    stones: tuple[ScoreEvent, ...]
+    outcomes: tuple[str, ...]
+    fourth_lance: str
+    game_winner: int | None
+
+    def stones_by_lance(self) -> dict[str, tuple[int, int]]:
+        """Stones of each team per lance name (refusals and showdown together)."""
+        out = {name: [0, 0] for name in ("grande", "chica", "pares", self.fourth_lance)}
+        for ev in self.stones:
+            out.setdefault(ev.lance, [0, 0])[ev.team] += ev.stones
+        return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """A finished game (juego): its number, winner, final scores and whether an órdago decided it."""
+
+    game_number: int
+    winner: int
+    scores: tuple[int, int]
+    by_ordago: bool
+    last_hand: int
+
+
+@dataclass
+class _LanceState:
+    """Betting record of one lance slot of the current hand (read by the observation encoder)."""
+
+    lance: int = GRANDE
+    outcome: int = Outcome.NOT_PLAYED
+    stake: int = 0                 # live or final stake; ORDAGO_STAKE once an órdago is live
+    fallback: int = 0
+    bettor: int = -1               # team of the last bettor/raiser, -1 before any bet
+    winner: int = -1               # team that won the lance (known for refused/uncontested/órdago)
+    history: list[tuple[int, int, int]] = field(default_factory=list)   # (abs seat, action id, amount)
+
+
+class MusGame:
+    """One episode of Mus under a :class:`MusConfig` (RULES.md), stepped one decision at a time.
+
+    Args:
+        config: the ruleset; ``MusConfig()`` is RULES.md §1.1.
+        seed: drives every deal and reshuffle (and the first mano when ``first_mano="random"``);
+            None draws a fresh one (kept in :attr:`seed`).
+
+    Raises:
+        NotImplementedError: ``config.signals`` is not "off" (the cheap-talk channel of §8 is a later feature).
+    """
+
+    def __init__(self, config: MusConfig | None = None, seed: int | None = None) -> None:
+        cfg = MusConfig() if config is None else config
+        if not isinstance(cfg, MusConfig):
+            raise ValueError(f"config must be a MusConfig, got {type(cfg).__name__}")
+        if cfg.signals != "off":
+            raise NotImplementedError(
+                f"MusConfig(signals={cfg.signals!r}): the signals channel of RULES.md §8 is a later feature; "
+                "use signals='off'")
+        self._init_common(cfg, random_seed() if seed is None else normalize_seed(seed))
+        mano = int(first_mano(self.seed)) if cfg.first_mano == "random" else int(cfg.first_mano)
+        self._start_hand([int(c) for c in deal_decks(self.seed, 0)], mano)
+
+    @classmethod
+    def from_deck(cls, deck: npt.ArrayLike, mano: int = 0, scores: tuple[int, int] = (0, 0),
+                  config: MusConfig | None = None, seed: int = 0) -> MusGame:
+        """A game whose first hand is dealt from ``deck`` (for tests, records and duplicate deals).
+
+        Args:
+            deck: a permutation of the 40 card ids. ``deck[i]`` for i < 16 goes to relative seat ``i % 4``
+                (relative 0 = mano); the stock is ``deck[16:]``, drawn from the front.
+            mano: absolute seat (0..3) of the mano of this hand.
+            scores: (team 0, team 1) stones at the start, each in ``0 .. target - 1``.
+            config: the ruleset.
+            seed: drives reshuffles in this hand and every later hand.
+
+        Raises:
+            ValueError: the deck is not a permutation of 0..39, the mano is not a seat, or a score is
+                negative, not an int, or already at the target.
+        """
+        cfg = MusConfig() if config is None else config
+        try:
+            d = [int(c) for c in np.asarray(deck).ravel()]
+            if np.asarray(deck).dtype.kind not in "iu":
+                raise TypeError
+        except (TypeError, ValueError):
+            raise ValueError(f"deck must be a sequence of 40 int card ids, got {deck!r}") from None
+        if len(d) != NUM_CARDS or sorted(d) != list(range(NUM_CARDS)):
+            missing = sorted(set(range(NUM_CARDS)) - set(d))
+            dup = sorted({c for c in d if d.count(c) > 1})
+            raise ValueError(
+                f"deck must be a permutation of the 40 card ids 0..39; got {len(d)} ids"
+                + (f", missing {missing}" if missing else "") + (f", repeated {dup}" if dup else "")
+                + (f", out of range {sorted(c for c in d if not 0 <= c < NUM_CARDS)}"
+                   if any(not 0 <= c < NUM_CARDS for c in d) else ""))
+        if isinstance(mano, bool) or not isinstance(mano, (int, np.integer)) or not 0 <= int(mano) <= 3:
+            raise ValueError(f"mano must be a seat 0, 1, 2 or 3, got {mano!r}")
+        try:
+            s0, s1 = scores
+        except (TypeError, ValueError):
+            raise ValueError(f"scores must be a pair (team 0, team 1) of ints, got {scores!r}") from None
+        for s in (s0, s1):
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+                raise ValueError(f"scores must be a pair of ints, got {scores!r}")
+            if s < 0:
+                raise ValueError(f"scores cannot be negative, got {scores!r}")
+            if s >= cfg.target:
+                raise ValueError(
+                    f"scores must be below the target {cfg.target} (the game would be over), got {scores!r}")
+        if cfg.signals != "off":
+            raise NotImplementedError(
+                f"MusConfig(signals={cfg.signals!r}): the signals channel of RULES.md §8 is a later feature; "
+                "use signals='off'")
+        game = cls.__new__(cls)
+        game._init_common(cfg, normalize_seed(seed))
+        game._scores = [int(s0), int(s1)]
+        game._start_hand(d, int(mano))
+        return game
+
+    # ------------------------------------------------------------------------------------------------
+    # state set-up
+    def _init_common(self, cfg: MusConfig, seed: int) -> None:
+        self.config = cfg
+        self.seed = seed
+        t = get_tables(cfg.kings)
+        self._tables = t
+        self._rank = [int(r) for r in t.rank_of_card]
+        self._slot_key = [slot_order_key(c, cfg.kings) for c in range(NUM_CARDS)]
+        self._strength = t.strength.tolist()
+        self._index = t.index_of_desc_ranks
+        self._pares_bonus = t.pares_bonus.tolist()
+        self._juego_bonus = t.juego_bonus.tolist()
+        self._bet_sizes = cfg.bet_sizes
+        self._discard_legal = _DISCARD_ZERO if cfg.allow_zero_discard else _DISCARD
+        self._scores = [0, 0]
+        self._games_won = [0, 0]
+        self._vacas_won = [0, 0]
+        self._game_number = 0
+        self._hand_number = 0
+        self._winner: int | None = None
+        self.hand_log: list[HandRecord] = []
+        self.game_results: list[GameResult] = []
+        self._last_hand_stones: tuple[int, int] = (0, 0)
+
+    def _start_hand(self, deck: list[int], mano: int) -> None:
+        """Deal ``deck`` with ``mano`` and open the mus phase (RULES.md §2.5, §3.1)."""
+        self._deck = tuple(deck)
+        self._mano = mano
+        key = self._slot_key
+        hands: list[list[int]] = [[], [], [], []]
+        for i in range(16):
+            hands[(mano + i) % 4].append(deck[i])
+        for h in hands:
+            h.sort(key=key.__getitem__)
+        self._hands = hands
+        self._initial_hands = tuple(tuple(h) for h in hands)
+        self._stock = list(deck[16:])
+        self._stock_pos = 0
+        self._pile: list[int] = []
+        self._round_discards: list[list[int]] = [[], [], [], []]   # by relative seat, current round
+        self._discard_counts: list[tuple[int, int, int, int]] = []  # per round, by absolute seat
+        self._mus_round = 0
+        self._reshuffles = 0
+        self._scores_before = (self._scores[0], self._scores[1])
+        self._hand_stones = [0, 0]
+        self._events: list[ActionEvent] = []
+        self._score_events: list[ScoreEvent] = []
+        self._lances = [_LanceState(GRANDE), _LanceState(CHICA), _LanceState(PARES), _LanceState(JUEGO)]
+        self._slot = -1                   # lance slot being bet (0..3), -1 during the mus phase
+        self._declared_pares: list[int] = [-1, -1, -1, -1]  # by relative seat: 1 yes, 0 no, -1 not yet
+        self._declared_juego: list[int] = [-1, -1, -1, -1]
+        self._showdown = False
+        self._set_mus_call(0)
+
+    # ------------------------------------------------------------------------------------------------
+    # public read-only state
+    @property
+    def current_player(self) -> int:
+        """Absolute seat to act, -1 once the game is over."""
+        return self._cur
+
+    @property
+    def phase(self) -> int:
+        """Current decision kind (:class:`Phase`)."""
+        return self._phase
+
+    @property
+    def phase_name(self) -> str:
+        """Readable phase, e.g. ``"grande: response"``."""
+        if self._phase in (Phase.BET_OPEN, Phase.BET_RESPOND, Phase.BET_CONFIRM):
+            return f"{LANCE_NAMES[self._lances[self._slot].lance]}: {PHASE_NAMES[self._phase]}"
+        if self._phase == Phase.DECLARE:
+            return f"{'pares' if self._slot == PARES else 'juego'}: declaration"
+        return PHASE_NAMES[self._phase]
+
+    @property
+    def lance(self) -> int:
+        """Lance being bet (GRANDE, CHICA, PARES, JUEGO or PUNTO), or -1 in the mus phase / game over."""
+        if self._phase in (Phase.MUS_CALL, Phase.DISCARD, Phase.GAME_OVER):
+            return -1
+        return self._lances[self._slot].lance
+
+    @property
+    def is_over(self) -> bool:
+        """True once the episode (one game by default; the match otherwise) has ended."""
+        return self._phase == Phase.GAME_OVER
+
+    @property
+    def winner(self) -> int | None:
+        """Team (0 or 1) that won the episode, None while it is running."""
+        return self._winner
+
+    @property
+    def scores(self) -> tuple[int, int]:
+        """(team 0, team 1) stones in the current game (the final ones once the episode is over)."""
+        return (self._scores[0], self._scores[1])
+
+    @property
+    def games_won(self) -> tuple[int, int]:
+        """Games won by each team in the current vaca."""
+        return (self._games_won[0], self._games_won[1])
+
+    @property
+    def vacas_won(self) -> tuple[int, int]:
+        """Vacas won by each team in the match."""
+        return (self._vacas_won[0], self._vacas_won[1])
+
+    @property
+    def hand_number(self) -> int:
+        """0 for the first hand; +1 each time a new hand is dealt."""
+        return self._hand_number
+
+    @property
+    def game_number(self) -> int:
+        """0 for the first game (juego) of the episode."""
+        return self._game_number
+
+    @property
+    def mano(self) -> int:
+        """Absolute seat of the mano of the current hand."""
+        return self._mano
+
+    @property
+    def hands(self) -> tuple[tuple[int, ...], ...]:
+        """The four hands by absolute seat, each in hand-slot order (RULES.md §9.2)."""
+        return tuple(tuple(h) for h in self._hands)
+
+    @property
+    def mus_round(self) -> int:
+        """Completed discard rounds in the current hand."""
+        return self._mus_round
+
+    @property
+    def stock_size(self) -> int:
+        """Cards left in the stock."""
+        return len(self._stock) - self._stock_pos
+
+    @property
+    def stock(self) -> tuple[int, ...]:
+        """The stock, next card first (hidden information: for tests and debugging)."""
+        return tuple(self._stock[self._stock_pos:])
+
+    @property
+    def discard_pile(self) -> tuple[int, ...]:
+        """The discard pile (hidden information: for tests and debugging)."""
+        return tuple(self._pile)
+
+    @property
+    def discard_counts(self) -> tuple[tuple[int, int, int, int], ...]:
+        """Per completed mus round of this hand, the cards discarded by each absolute seat (public)."""
+        return tuple(self._discard_counts)
+
+    @property
+    def hand_stones(self) -> tuple[int, int]:
+        """Stones each team has scored so far in the current hand."""
+        return (self._hand_stones[0], self._hand_stones[1])
+
+    @property
+    def last_hand_stones(self) -> tuple[int, int]:
+        """Stones each team scored in the last finished hand (for the ``reward="stones"`` mode)."""
+        return self._last_hand_stones
+
+    @property
+    def hand_actions(self) -> tuple[ActionEvent, ...]:
+        """Actions of the current hand so far (public), automatic declarations included."""
+        return tuple(self._events)
+
+    @property
+    def declarations(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(pares, juego) declarations by absolute seat: 1 yes, 0 no, -1 not declared yet."""
+        m = self._mano
+        return (tuple(self._declared_pares[(s - m) % 4] for s in range(4)),
+                tuple(self._declared_juego[(s - m) % 4] for s in range(4)))
+
+    def lance_state(self, slot: int) -> _LanceState:
+        """Betting record of lance slot 0..3 of the current hand (a copy)."""
+        ls = self._lances[slot]
+        return _LanceState(ls.lance, ls.outcome, ls.stake, ls.fallback, ls.bettor, ls.winner, list(ls.history))
+
+    @property
+    def betting(self) -> dict[str, int] | None:
+        """Live betting state of the current lance, or None outside betting.
+
+        Keys: ``lance``, ``stake`` (``ORDAGO_STAKE`` for a live órdago; 0 before any bet), ``fallback``,
+        ``bettor`` (team, -1 before any bet), ``last`` (absolute seat of the last bettor, -1), ``responder``
+        (1 or 2: which responder of the team is acting, 0 in the opening round).
+        """
+        if self._phase not in (Phase.BET_OPEN, Phase.BET_RESPOND, Phase.BET_CONFIRM):
+            return None
+        ls = self._lances[self._slot]
+        return {"lance": ls.lance, "stake": ls.stake, "fallback": ls.fallback, "bettor": ls.bettor,
+                "last": -1 if self._phase == Phase.BET_OPEN else (self._last + self._mano) % 4,
+                "responder": 0 if self._phase == Phase.BET_OPEN else self._resp_i + 1}
+
+    # ------------------------------------------------------------------------------------------------
+    # acting
+    def legal_actions(self) -> list[int]:
+        """Sorted legal action ids for :attr:`current_player` (empty once the game is over)."""
+        return list(self._legal)
+
+    def legal_action_mask(self) -> npt.NDArray[np.int8]:
+        """``(NUM_ACTIONS,)`` int8, 1 where the action is legal."""
+        return _MASKS[self._legal].copy()
+
+    def step(self, action: int) -> None:
+        """Apply ``action`` for :attr:`current_player`.
+
+        Raises:
+            IllegalActionError: the action is not an int, out of range, or not legal now; the message names
+                the action, the seat, the phase and the legal actions; nothing is changed.
+            ValueError: the game is over.
+        """
+        if action.__class__ is not int:
+            action = self._coerce(action)
+        if action not in self._legal_set:
+            raise self._illegal(action)
+        self._dispatch[self._phase](self, action, 0)
+
+    def step_envido(self, amount: int) -> None:
+        """Bet or raise by any number of stones ``amount >= 2`` (the ENVIDO actions offer ``bet_sizes``).
+
+        Legal exactly when an ENVIDO action is; errors as in :meth:`step`.
+        """
+        if self._phase == Phase.GAME_OVER:
+            raise self._illegal(ENVIDO_BASE)
+        if isinstance(amount, bool) or not isinstance(amount, (int, np.integer)) or amount < 2:
+            raise IllegalActionError(f"an envido amount must be an int >= 2 (RULES.md §5.1), got {amount!r}")
+        if ENVIDO_BASE not in self._legal_set:
+            raise self._illegal(ENVIDO_BASE, what=f"envido {amount}")
+        self._dispatch[self._phase](self, ENVIDO_BASE, int(amount))
+
+    def _coerce(self, action: object) -> int:
+        if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+            return int(action)
+        raise IllegalActionError(
+            f"action must be an int action id 0..{NUM_ACTIONS - 1}, got {action!r} ({type(action).__name__}); "
+            f"seat {self._cur}, phase {self.phase_name}; legal actions: {self._legal_string()}")
+
+    def _legal_string(self) -> str:
+        return ", ".join(f"{a} {action_to_string(a, self.config)}" for a in self._legal) or "none"
+
+    def _illegal(self, action: int, what: str | None = None) -> Exception:
+        if self._phase == Phase.GAME_OVER:
+            return ValueError(
+                f"the game is over (team {self._winner} won, scores {self.scores}); no action is legal. "
+                "Start a new MusGame (or reset the environment).")
+        if what is None:
+            what = (f"{action} ({action_to_string(action, self.config)})" if 0 <= action < NUM_ACTIONS
+                    else f"{action} (out of range 0..{NUM_ACTIONS - 1})")
+        return IllegalActionError(
+            f"action {what} is not legal for seat {self._cur} in phase {self.phase_name}; "
+            f"legal actions: {self._legal_string()}")
+
+    # ------------------------------------------------------------------------------------------------
+    # decision set-up helpers
+    def _set_decision(self, phase: int, rel: int, legal: tuple[int, ...]) -> None:
+        self._phase = phase
+        self._rel = rel
+        self._cur = (self._mano + rel) % 4
+        self._legal = legal
+        self._legal_set = _LEGAL_SETS[legal]
+
+    def _set_mus_call(self, rel: int) -> None:
+        cap = self.config.max_mus_rounds
+        legal = _FORCED_NO_MUS if cap is not None and self._mus_round >= cap else _MUS
+        self._set_decision(Phase.MUS_CALL, rel, legal)
+
+    # ------------------------------------------------------------------------------------------------
+    # mus phase (RULES.md §3)
+    def _on_mus_call(self, action: int, _amount: int) -> None:
+        self._events.append(ActionEvent(self._cur, action))
+        if action == _NO_MUS_A:
+            self._begin_lances()
+        elif self._rel < 3:
+            self._set_mus_call(self._rel + 1)
+        else:
+            self._round_discards = [[], [], [], []]
+            self._set_decision(Phase.DISCARD, 0, self._discard_legal)
+
+    def _on_discard(self, action: int, _amount: int) -> None:
+        self._events.append(ActionEvent(self._cur, action))
+        mask = action - DISCARD_BASE
+        hand = self._hands[self._cur]
+        out = [c for i, c in enumerate(hand) if mask >> i & 1]
+        if out:
+            self._hands[self._cur] = [c for i, c in enumerate(hand) if not mask >> i & 1]
+            self._pile.extend(out)
+        self._round_discards[self._rel] = out
+        if self._rel < 3:
+            self._set_decision(Phase.DISCARD, self._rel + 1, self._discard_legal)
+            return
+        self._serve_replacements()
+        m = self._mano
+        self._discard_counts.append(tuple(len(self._round_discards[(s - m) % 4]) for s in range(4)))
+        self._mus_round += 1
+        self._set_mus_call(0)
+
+    def _serve_replacements(self) -> None:
+        """The postre serves S0..S3 their replacement cards, reshuffling the pile when needed (§3.3, §3.4)."""
+        key = self._slot_key
+        for rel in range(4):
+            seat = (self._mano + rel) % 4
+            need = len(self._round_discards[rel])
+            if not need:
+                continue
+            hand = self._hands[seat]
+            left = len(self._stock) - self._stock_pos
+            if left < need:
+                hand.extend(self._stock[self._stock_pos:])
+                need -= left
+                own = self._round_discards[rel] if self.config.exclude_own_discards else []
+                own_set = set(own)
+                others = [c for c in self._pile if c not in own_set]
+                self._stock = reshuffle_order(self.seed, self._hand_number, self._reshuffles, others)
+                self._stock_pos = 0
+                self._pile = list(own)
+                self._reshuffles += 1
+            hand.extend(self._stock[self._stock_pos:self._stock_pos + need])
+            self._stock_pos += need
+            hand.sort(key=key.__getitem__)
+
+    # ------------------------------------------------------------------------------------------------
+    # lances (RULES.md §4)
+    def _begin_lances(self) -> None:
+        """Evaluate the four hands once (table lookups) and open grande."""
+        m, rank, index = self._mano, self._rank, self._index
+        idx = []
+        for rel in range(4):
+            hand = self._hands[(m + rel) % 4]
+            idx.append(index[(rank[hand[0]], rank[hand[1]], rank[hand[2]], rank[hand[3]])])
+        self._idx = idx                                                   # by relative seat
+        st = self._strength
+        self._str = [[st[lance][i] for i in idx] for lance in range(5)]   # [lance][relative seat]
+        self._pares_b = [self._pares_bonus[i] for i in idx]
+        self._juego_b = [self._juego_bonus[i] for i in idx]
+        if self.config.real31 != "off":
+            for rel in range(4):
+                if self._tables.juego_points[idx[rel]] == 31 and is_real31(
+                        self._hands[(m + rel) % 4], self.config.real31, self.config.kings):
+                    self._str[JUEGO][rel] = REAL31_JUEGO_RANK
+        self._has_pares = [b > 0 for b in self._pares_b]
+        self._has_juego = [b > 0 for b in self._juego_b]
+        self._open_lance(0, GRANDE, (0, 1, 2, 3))
+
+    def _open_lance(self, slot: int, lance: int, elig: tuple[int, ...]) -> None:
+        self._slot = slot
+        self._lances[slot].lance = lance
+        self._elig = elig
+        self._open_i = 0
+        self._set_decision(Phase.BET_OPEN, elig[0], _OPEN)
+
+    def _after_lance(self) -> None:
+        """Move on from the lance slot that just closed (without ending the game)."""
+        slot = self._slot
+        if slot == 0:
+            self._open_lance(1, CHICA, (0, 1, 2, 3))
+        elif slot == 1:
+            self._slot = 2
+            self._declare(2, 0)
+        elif slot == 2:
+            self._slot = 3
+            self._declare(3, 0)
+        else:
+            self._do_showdown()
+
+    def _declare(self, slot: int, rel: int) -> None:
+        """Forced pares (slot 2) or juego (slot 3) declarations from relative seat ``rel`` on (§4.3, §4.4)."""
+        has = self._has_pares if slot == 2 else self._has_juego
+        decl = self._declared_pares if slot == 2 else self._declared_juego
+        si, no = (_PARES_SI, _PARES_NO) if slot == 2 else (_JUEGO_SI, _JUEGO_NO)
+        if not self.config.auto_declare:
+            self._set_decision(Phase.DECLARE, rel, (si,) if has[rel] else (no,))
+            return
+        m = self._mano
+        for p in range(rel, 4):
+            decl[p] = 1 if has[p] else 0
+            self._events.append(ActionEvent((m + p) % 4, si if has[p] else no, 0, True))
+        self._start_declared_lance(slot)
+
+    def _on_declare(self, action: int, _amount: int) -> None:
+        self._events.append(ActionEvent(self._cur, action))
+        slot = self._slot
+        decl = self._declared_pares if slot == 2 else self._declared_juego
+        decl[self._rel] = 1 if action in (_PARES_SI, _JUEGO_SI) else 0
+        if self._rel < 3:
+            self._declare(slot, self._rel + 1)
+        else:
+            self._start_declared_lance(slot)
+
+    def _start_declared_lance(self, slot: int) -> None:
+        has = self._has_pares if slot == 2 else self._has_juego
+        ls = self._lances[slot]
+        holders = tuple(p for p in range(4) if has[p])
+        teams = {(p + self._mano) % 2 for p in holders}
+        if slot == 3 and not holders:
+            ls.lance = PUNTO
+            if self.config.punto:
+                self._open_lance(3, PUNTO, (0, 1, 2, 3))
+            else:
+                ls.outcome = Outcome.VOID
+                self._after_lance()
+            return
+        if not holders:
+            ls.outcome = Outcome.VOID
+            self._after_lance()
+        elif len(teams) == 1:
+            ls.outcome = Outcome.UNCONTESTED
+            ls.winner = teams.pop()
+            self._after_lance()
+        else:
+            self._open_lance(slot, ls.lance, holders if self.config.holders_only_speak else (0, 1, 2, 3))
+
+    # ------------------------------------------------------------------------------------------------
+    # betting (RULES.md §5, pseudo-code §9.4)
+    def _amount(self, action: int, amount: int) -> int:
+        return amount if amount else self._bet_sizes[action - ENVIDO_BASE]
+
+    def _on_open(self, action: int, amount: int) -> None:
+        ls = self._lances[self._slot]
+        seat = self._cur
+        if action == _PASO_A:
+            self._events.append(ActionEvent(seat, action))
+            ls.history.append((seat, action, 0))
+            self._open_i += 1
+            if self._open_i < len(self._elig):
+                self._set_decision(Phase.BET_OPEN, self._elig[self._open_i], _OPEN)
+            else:
+                ls.outcome = Outcome.EN_PASO
+                self._after_lance()
+            return
+        ls.fallback = 1
+        self._bet(ls, action, amount, stake_before=0)
+
+    def _bet(self, ls: _LanceState, action: int, amount: int, stake_before: int) -> None:
+        """An opening bet, raise or órdago by the current seat; the other team's responders answer."""
+        seat = self._cur
+        if action == _ORDAGO_A:
+            ls.stake = ORDAGO_STAKE
+            amount = 0
+        else:
+            amount = self._amount(action, amount)
+            ls.stake = stake_before + amount
+        self._events.append(ActionEvent(seat, action, amount))
+        ls.history.append((seat, action, amount))
+        ls.bettor = seat % 2
+        last = self._rel
+        self._last = last
+        elig, m = self._elig, self._mano
+        self._resp = tuple(p for p in ((last + 1) % 4, (last + 2) % 4, (last + 3) % 4)
+                           if p in elig and (p + m) % 2 != ls.bettor)
+        self._resp_i = 0
+        self._set_decision(Phase.BET_RESPOND, self._resp[0],
+                           _RESPOND_ORDAGO if ls.stake == ORDAGO_STAKE else _RESPOND)
+
+    def _on_respond(self, action: int, amount: int) -> None:
+        ls = self._lances[self._slot]
+        seat = self._cur
+        has_r2 = self._resp_i == 0 and len(self._resp) > 1
+        if action == _QUIERO_A:
+            self._events.append(ActionEvent(seat, action))
+            ls.history.append((seat, action, 0))
+            if has_r2 and ls.stake != ORDAGO_STAKE and self.config.partner_override:
+                self._resp_i = 1
+                self._set_decision(Phase.BET_CONFIRM, self._resp[1], _CONFIRM)
+            else:
+                self._accept(ls)
+        elif action == _NO_QUIERO_A:
+            self._events.append(ActionEvent(seat, action))
+            ls.history.append((seat, action, 0))
+            if has_r2:
+                self._resp_i = 1
+                self._set_decision(Phase.BET_RESPOND, self._resp[1], self._legal)
+            else:
+                self._refuse(ls)
+        else:
+            self._raise(ls, action, amount)
+
+    def _on_confirm(self, action: int, amount: int) -> None:
+        ls = self._lances[self._slot]
+        if action == _QUIERO_A:
+            self._events.append(ActionEvent(self._cur, action))
+            ls.history.append((self._cur, action, 0))
+            self._accept(ls)
+        else:
+            self._raise(ls, action, amount)
+
+    def _raise(self, ls: _LanceState, action: int, amount: int) -> None:
+        ls.fallback = ls.stake
+        self._bet(ls, action, amount, stake_before=ls.stake)
+
+    def _accept(self, ls: _LanceState) -> None:
+        if ls.stake != ORDAGO_STAKE:
+            ls.outcome = Outcome.ACCEPTED
+            self._after_lance()
+            return
+        # Accepted órdago: compare this lance only, among its eligible hands (§6.3).
+        ls.outcome = Outcome.ORDAGO
+        ls.winner = (self._lance_winner(ls.lance) + self._mano) % 2
+        self._showdown = True
+        self._end_game(ls.winner, by_ordago=True)
+
+    def _refuse(self, ls: _LanceState) -> None:
+        ls.outcome = Outcome.REFUSED
+        ls.winner = ls.bettor
+        if self._add_stones(LANCE_NAMES[ls.lance], ls.bettor, ls.fallback, "refused"):
+            return
+        self._after_lance()
+
+    # ------------------------------------------------------------------------------------------------
+    # scoring (RULES.md §6)
+    def _add_stones(self, lance: str, team: int, stones: int, reason: str) -> bool:
+        """Add stones to a team; True (and the game ended) if it reached the target (§6.1)."""
+        self._scores[team] += stones
+        self._hand_stones[team] += stones
+        self._score_events.append(ScoreEvent(lance, team, stones, reason))
+        if self._scores[team] >= self.config.target:
+            self._end_game(team, by_ordago=False)
+            return True
+        return False
+
+    def _lance_winner(self, lance: int) -> int:
+        """Relative seat with the best hand for ``lance`` among its eligible hands (mano wins ties)."""
+        strength = self._str[lance]
+        if lance == PARES:
+            elig = [p for p in range(4) if self._has_pares[p]]
+        elif lance == JUEGO:
+            elig = [p for p in range(4) if self._has_juego[p]]
+        else:
+            elig = [0, 1, 2, 3]
+        best = elig[0]
+        for p in elig[1:]:
+            if strength[p] > strength[best]:
+                best = p
+        return best
+
+    def _do_showdown(self) -> None:
+        """Count the four lances in order, checking the target after each (§6.2); then the next hand."""
+        self._showdown = True
+        m = self._mano
+        for ls in self._lances:
+            if ls.outcome == Outcome.VOID:
+                continue
+            lance = ls.lance
+            if ls.outcome in (Outcome.REFUSED, Outcome.UNCONTESTED):
+                team, base = ls.winner, 0
+            else:
+                team = (self._lance_winner(lance) + m) % 2
+                ls.winner = team
+                if ls.outcome == Outcome.ACCEPTED:
+                    base = ls.stake
+                else:  # en paso
+                    base = 1 if lance in (GRANDE, CHICA) else 0
+            if lance == PARES:
+                bonus = sum(self._pares_b[p] for p in range(4) if (p + m) % 2 == team)
+            elif lance == JUEGO:
+                bonus = sum(self._juego_bonus_of(p) for p in range(4) if (p + m) % 2 == team)
+            elif lance == PUNTO:
+                bonus = 1
+            else:
+                bonus = 0
+            total = base + bonus
+            if total:
+                reason = "+".join(r for r, v in (
+                    ({Outcome.ACCEPTED: "stake", Outcome.EN_PASO: "en paso"}.get(ls.outcome, ""), base),
+                    ("bonus", bonus)) if v)
+                if self._add_stones(LANCE_NAMES[lance], team, total, reason):
+                    return
+        self._finish_hand(game_winner=None)
+        self._next_hand()
+
+    def _juego_bonus_of(self, rel: int) -> int:
+        if self._str[JUEGO][rel] == REAL31_JUEGO_RANK:
+            return 3
+        return self._juego_b[rel]
+
+    # ------------------------------------------------------------------------------------------------
+    # hands, games, vacas (RULES.md §7)
+    def _finish_hand(self, game_winner: int | None) -> None:
+        self._last_hand_stones = (self._hand_stones[0], self._hand_stones[1])
+        self.hand_log.append(HandRecord(
+            hand_number=self._hand_number, game_number=self._game_number, mano=self._mano, deck=self._deck,
+            seed=self.seed, scores_before=self._scores_before, scores_after=self.scores,
+            initial_hands=self._initial_hands, final_hands=self.hands, actions=tuple(self._events),
+            mus_rounds=self._mus_round, discards=tuple(self._discard_counts), stones=tuple(self._score_events),
+            outcomes=tuple(OUTCOME_NAMES[ls.outcome] for ls in self._lances),
+            fourth_lance=LANCE_NAMES[self._lances[3].lance], game_winner=game_winner))
+
+    def _next_hand(self) -> None:
+        self._hand_number += 1
+        self._start_hand([int(c) for c in deal_decks(self.seed, self._hand_number)], (self._mano + 1) % 4)
+
+    def _end_game(self, team: int, by_ordago: bool) -> None:
+        self._finish_hand(game_winner=team)
+        self.game_results.append(GameResult(self._game_number, team, self.scores, by_ordago, self._hand_number))
+        cfg = self.config
+        self._games_won[team] += 1
+        if self._games_won[team] >= cfg.juegos_to_win_vaca:
+            self._vacas_won[team] += 1
+            self._games_won = [0, 0]
+            if self._vacas_won[team] >= cfg.vacas_to_win_match:
+                self._winner = team
+                self._phase = Phase.GAME_OVER
+                self._cur = -1
+                self._rel = -1
+                self._legal = ()
+                self._legal_set = _LEGAL_SETS[()]
+                return
+        self._game_number += 1
+        self._scores = [0, 0]
+        self._next_hand()
+
+    # ------------------------------------------------------------------------------------------------
+    def clone(self) -> MusGame:
+        """An independent copy (for search); finished hand records are shared, being immutable."""
+        g = copy.copy(self)
+        g._scores = list(self._scores)
+        g._games_won = list(self._games_won)
+        g._vacas_won = list(self._vacas_won)
+        g.hand_log = list(self.hand_log)
+        g.game_results = list(self.game_results)
+        g._hands = [list(h) for h in self._hands]
+        g._stock = list(self._stock)
+        g._pile = list(self._pile)
+        g._round_discards = [list(d) for d in self._round_discards]
+        g._discard_counts = list(self._discard_counts)
+        g._hand_stones = list(self._hand_stones)
+        g._events = list(self._events)
+        g._score_events = list(self._score_events)
+        g._lances = [_LanceState(ls.lance, ls.outcome, ls.stake, ls.fallback, ls.bettor, ls.winner,
+                                 list(ls.history)) for ls in self._lances]
+        g._declared_pares = list(self._declared_pares)
+        g._declared_juego = list(self._declared_juego)
+        if hasattr(self, "_str"):
+            g._str = [list(s) for s in self._str]
+        return g
+
+    def __repr__(self) -> str:
+        return (f"MusGame(hand={self._hand_number}, mano={self._mano}, scores={self.scores}, "
+                f"phase={self.phase_name!r}, current_player={self._cur})")
+
+    def describe(self) -> str:
+        """Multi-line readable summary of the whole state (all hands shown: for debugging)."""
+        lines = [repr(self)]
+        for s in range(4):
+            lines.append(f"  seat {s} (team {s % 2}{', mano' if s == self._mano else ''}): "
+                         f"{hand_to_string(self._hands[s])}")
+        lines.append(f"  legal: {self._legal_string()}")
+        return "\n".join(lines)
+
+    _dispatch = {
+        Phase.MUS_CALL: _on_mus_call,
+        Phase.DISCARD: _on_discard,
+        Phase.DECLARE: _on_declare,
+        Phase.BET_OPEN: _on_open,
+        Phase.BET_RESPOND: _on_respond,
+        Phase.BET_CONFIRM: _on_confirm,
+    }

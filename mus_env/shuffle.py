@@ -1,0 +1,82 @@
+"""Counter-based shuffles shared by both engines: deals and reshuffles as pure functions of a seed.
+
+Every random event of a Mus game (the deal of each hand, each reshuffle of the discard pile when the
+stock runs out, §3.4, and the first mano) is a deterministic function of the game's ``seed`` and its
+position in the game (hand number, reshuffle number). Each card gets a 64-bit hash key and the cards
+are ordered by key, which is a uniformly random order for independent keys. Because nothing depends
+on an RNG stream that other events advance, ``MusGame`` and ``VectorMusEnv`` produce the same decks
+and reshuffles for the same seed, and the differential test covers reshuffles and later hands too.
+
+All functions take numpy arrays and broadcast, so the batched engine calls them for many tables at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["card_keys", "deal_decks", "reshuffle_order", "first_mano", "normalize_seed", "random_seed"]
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+# Streams: one per kind of random event, so that they never share keys.
+STREAM_DEAL, STREAM_RESHUFFLE, STREAM_MANO = 1, 2, 3
+_CARDS = np.arange(40, dtype=np.uint64)
+
+
+def _mix(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """SplitMix64 finaliser (wrapping uint64 arithmetic)."""
+    x = x + _GOLDEN
+    x = (x ^ (x >> _S30)) * _M1
+    x = (x ^ (x >> _S27)) * _M2
+    return x ^ (x >> _S31)
+
+
+def normalize_seed(seed: int) -> int:
+    """Any Python int (negative or huge) reduced to a 64-bit unsigned seed."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an int (or None for a random one), got {seed!r}")
+    return int(seed) & _MASK64
+
+
+def random_seed() -> int:
+    """A fresh 63-bit seed from the operating system's entropy."""
+    return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0]) & ((1 << 63) - 1)
+
+
+def _event_hash(seed: npt.ArrayLike, stream: int, a: npt.ArrayLike, b: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+    with np.errstate(over="ignore"):
+        h = _mix(np.asarray(seed, dtype=np.uint64))
+        h = _mix(h ^ np.uint64(stream))
+        h = _mix(h ^ np.asarray(a, dtype=np.uint64))
+        return _mix(h ^ (np.asarray(b, dtype=np.uint64) << np.uint64(32)))
+
+
+def card_keys(seed: npt.ArrayLike, stream: int, a: npt.ArrayLike, b: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+    """``(..., 40)`` hash keys of the 40 cards for the event (seed, stream, a, b), broadcast over ``(...)``."""
+    h = _event_hash(seed, stream, a, b)
+    with np.errstate(over="ignore"):
+        return _mix(h[..., None] ^ (_CARDS * _GOLDEN))
+
+
+def deal_decks(seed: npt.ArrayLike, hand_number: npt.ArrayLike) -> npt.NDArray[np.int8]:
+    """``(..., 40)`` deck of each hand: a uniformly random permutation of the card ids."""
+    return np.argsort(card_keys(seed, STREAM_DEAL, hand_number, 0), axis=-1, kind="stable").astype(np.int8)
+
+
+def reshuffle_order(seed: int, hand_number: int, reshuffle_number: int, cards: list[int]) -> list[int]:
+    """The new stock made from ``cards`` at the ``reshuffle_number``-th reshuffle of a hand (§3.4).
+
+    The order depends on the set of cards only (not on their order in the discard pile).
+    """
+    keys = card_keys(seed, STREAM_RESHUFFLE, hand_number, reshuffle_number)
+    return sorted(cards, key=lambda c: int(keys[c]))
+
+
+def first_mano(seed: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Mano of the first hand when ``first_mano="random"``: a seat 0..3 derived from the seed."""
+    return (_event_hash(seed, STREAM_MANO, 0, 0) % np.uint64(4)).astype(np.int64)
