@@ -29,9 +29,9 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from . import observation
 from .actions import (
     DISCARD_BASE,
-    ENVIDO_ACTIONS,
     ENVIDO_BASE,
     NUM_ACTIONS,
     Action,
@@ -39,6 +39,7 @@ from .actions import (
 )
 from .cards import NUM_CARDS, hand_to_string, slot_order_key
 from .config import MusConfig
+from .phases import LEGAL_MASKS, LEGAL_SETS, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES, Legal, Outcome, Phase
 from .shuffle import deal_decks, first_mano, normalize_seed, random_seed, reshuffle_order
 from .tables import CHICA, GRANDE, JUEGO, LANCE_NAMES, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables, is_real31
 
@@ -52,57 +53,13 @@ class IllegalActionError(ValueError):
     """An action that is not legal now (or not an action id at all). The game is left unchanged."""
 
 
-class Phase:
-    """Decision kinds (the ``phase`` of a game). GAME_OVER once the episode has ended."""
-
-    MUS_CALL = 0
-    DISCARD = 1
-    DECLARE = 2        # only with auto_declare=False
-    BET_OPEN = 3
-    BET_RESPOND = 4    # r1, or r2 after r1's NO_QUIERO
-    BET_CONFIRM = 5    # r2 after r1's QUIERO (partner_override)
-    GAME_OVER = 6
-
-
-PHASE_NAMES = ("mus call", "discard", "declaration", "opening round", "response", "partner confirmation",
-               "game over")
-
-
-class Outcome:
-    """How each of the four lance slots of a hand ended (slot 3 is juego or punto)."""
-
-    NOT_PLAYED = 0
-    VOID = 1          # nobody holds pares/juego (and no punto): no stones
-    UNCONTESTED = 2   # only one team holds pares/juego: it wins, bonuses at showdown
-    EN_PASO = 3       # everybody passed
-    ACCEPTED = 4      # a numeric stake was accepted, paid at showdown
-    REFUSED = 5       # the bettor's team won the lance and was paid the fallback at once
-    ORDAGO = 6        # an accepted órdago decided the game
-
-
-OUTCOME_NAMES = ("not played", "void", "uncontested", "en paso", "accepted", "refused", "órdago")
-
-#: Value of ``stake`` once an órdago is live (stakes are otherwise ints >= 2).
-ORDAGO_STAKE = -1
-
-# Legal action tuples, one per decision kind (sorted, as legal_actions() returns them).
-_MUS = (int(Action.MUS), int(Action.NO_MUS))
-_FORCED_NO_MUS = (int(Action.NO_MUS),)
-_DISCARD = tuple(range(DISCARD_BASE + 1, DISCARD_BASE + 16))
-_DISCARD_ZERO = tuple(range(DISCARD_BASE, DISCARD_BASE + 16))
-_OPEN = (int(Action.PASO),) + ENVIDO_ACTIONS + (int(Action.ORDAGO),)
-_RESPOND = ENVIDO_ACTIONS + (int(Action.QUIERO), int(Action.NO_QUIERO), int(Action.ORDAGO))
-_RESPOND_ORDAGO = (int(Action.QUIERO), int(Action.NO_QUIERO))
-_CONFIRM = ENVIDO_ACTIONS + (int(Action.QUIERO), int(Action.ORDAGO))
-_LEGAL_SETS = {t: frozenset(t) for t in (_MUS, _FORCED_NO_MUS, _DISCARD, _DISCARD_ZERO, _OPEN, _RESPOND,
-                                          _RESPOND_ORDAGO, _CONFIRM, (), (27,), (28,), (29,), (30,))}
-_MASKS = {}
-for _t in _LEGAL_SETS:
-    _m = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    _m[list(_t)] = 1
-    _m.setflags(write=False)
-    _MASKS[_t] = _m
-del _t, _m
+# Legal action tuples of each decision kind, and their sets and masks.
+_MUS, _FORCED_NO_MUS, _DISCARD, _DISCARD_ZERO = (LEGAL_SETS[Legal.MUS_CALL], LEGAL_SETS[Legal.FORCED_NO_MUS],
+                                                 LEGAL_SETS[Legal.DISCARD], LEGAL_SETS[Legal.DISCARD_ZERO])
+_OPEN, _RESPOND, _RESPOND_ORDAGO, _CONFIRM = (LEGAL_SETS[Legal.OPEN], LEGAL_SETS[Legal.RESPOND],
+                                              LEGAL_SETS[Legal.RESPOND_ORDAGO], LEGAL_SETS[Legal.CONFIRM])
+_LEGAL_SETS = {t: frozenset(t) for t in LEGAL_SETS}
+_MASKS = {t: LEGAL_MASKS[k] for k, t in enumerate(LEGAL_SETS)}
 
 _MUS_A, _NO_MUS_A = int(Action.MUS), int(Action.NO_MUS)
 _PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = (int(Action.PASO), int(Action.QUIERO), int(Action.NO_QUIERO),
@@ -150,6 +107,8 @@ class HandRecord:
         outcomes: outcome name of the four lance slots (slot 3 is juego or punto).
         fourth_lance: "juego" or "punto".
         game_winner: the team that won the game in this hand, or None.
+        shown: whether the hands were revealed (a showdown or an accepted órdago); a hand that ended
+            the game on refusal stones during the betting shows nothing.
     """
 
     hand_number: int
@@ -168,6 +127,7 @@ class HandRecord:
     outcomes: tuple[str, ...]
     fourth_lance: str
     game_winner: int | None
+    shown: bool
 
     def stones_by_lance(self) -> dict[str, tuple[int, int]]:
         """Stones of each team per lance name (refusals and showdown together)."""
@@ -475,6 +435,16 @@ class MusGame:
         return {"lance": ls.lance, "stake": ls.stake, "fallback": ls.fallback, "bettor": ls.bettor,
                 "last": -1 if self._phase == Phase.BET_OPEN else (self._last + self._mano) % 4,
                 "responder": 0 if self._phase == Phase.BET_OPEN else self._resp_i + 1}
+
+    def observe(self, seat: int) -> npt.NDArray[np.float32]:
+        """``(OBS_DIM,)`` float32: the private view of absolute ``seat`` (see :mod:`mus_env.observation`)."""
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
+            raise ValueError(f"seat must be an absolute seat 0, 1, 2 or 3, got {seat!r}")
+        return observation.encode(self, int(seat))
+
+    def state(self) -> npt.NDArray[np.float32]:
+        """``(STATE_DIM,)`` float32 full-information vector (all four hands), for centralised critics."""
+        return observation.encode_state(self)
 
     # ------------------------------------------------------------------------------------------------
     # acting
@@ -867,7 +837,7 @@ class MusGame:
             initial_hands=self._initial_hands, final_hands=self.hands, actions=tuple(self._events),
             mus_rounds=self._mus_round, discards=tuple(self._discard_counts), stones=tuple(self._score_events),
             outcomes=tuple(OUTCOME_NAMES[ls.outcome] for ls in self._lances),
-            fourth_lance=LANCE_NAMES[self._lances[3].lance], game_winner=game_winner))
+            fourth_lance=LANCE_NAMES[self._lances[3].lance], game_winner=game_winner, shown=self._showdown))
 
     def _next_hand(self) -> None:
         self._hand_number += 1

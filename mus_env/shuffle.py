@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["card_keys", "deal_decks", "reshuffle_order", "first_mano", "normalize_seed", "random_seed"]
+__all__ = ["table_seeds", "card_keys", "deal_decks", "reshuffle_order", "first_mano", "normalize_seed", "random_seed"]
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -24,7 +24,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 # Streams: one per kind of random event, so that they never share keys.
-STREAM_DEAL, STREAM_RESHUFFLE, STREAM_MANO = 1, 2, 3
+STREAM_DEAL, STREAM_RESHUFFLE, STREAM_MANO, STREAM_TABLE = 1, 2, 3, 4
 _CARDS = np.arange(40, dtype=np.uint64)
 
 
@@ -80,3 +80,8 @@ def reshuffle_order(seed: int, hand_number: int, reshuffle_number: int, cards: l
 def first_mano(seed: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Mano of the first hand when ``first_mano="random"``: a seat 0..3 derived from the seed."""
     return (_event_hash(seed, STREAM_MANO, 0, 0) % np.uint64(4)).astype(np.int64)
+
+
+def table_seeds(seed: int, table: npt.ArrayLike, episode: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+    """Game seeds of a batched engine: one per (table index, episode number), derived from its ``seed``."""
+    return _event_hash(np.uint64(normalize_seed(seed)), STREAM_TABLE, table, episode)

@@ -1,0 +1,345 @@
+"""The observation of one seat: named pieces declared once, an encoder, and a decoder.
+
+Everything is relative to the observing seat. Seats are written ``q = (other - me) % 4``: 0 self,
+1 right-hand opponent (speaks after me), 2 partner, 3 left-hand opponent; teams as "own" and "other".
+Nothing private to another seat is ever encoded: own cards, then only public events (calls, bets,
+declarations, discard counts, stones), and the hands shown at the previous hand's showdown.
+
+The pieces are :data:`PIECES`, a tuple of ``(name, size, meaning)``; :data:`OBS_DIM` is their sum and
+:data:`OFFSETS` maps each name to its slice. The README's observation table is generated from them by
+:func:`observation_table`. :func:`decode` turns a vector back into named, readable values, so rule-based
+agents read their hand, the phase and the stake from the vector alone.
+
+Scales: stakes and bet amounts are divided by :data:`STAKE_SCALE`, scores and stones by the target,
+the target by :data:`TARGET_SCALE`, mus rounds by :data:`ROUNDS_SCALE`; counts are raw.
+
+The full-information ``state`` (for centralised critics) is seat 0's observation followed by the four
+hands by absolute seat, one-hot over card ids (:data:`STATE_DIM`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .actions import ENVIDO_BASE, Action
+from .cards import NUM_CARDS, SUITS
+from .phases import NUM_OUTCOMES, NUM_PHASES, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES
+from .tables import LANCE_NAMES, get_tables
+
+__all__ = [
+    "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
+    "ROUNDS_SCALE", "DISCARD_ROUNDS", "encode", "encode_state", "decode", "observation_table", "speech_of",
+]
+
+STAKE_SCALE = 10.0
+TARGET_SCALE = 100.0
+ROUNDS_SCALE = 10.0
+#: Number of most recent mus rounds whose discard counts are encoded.
+DISCARD_ROUNDS = 3
+#: Lance slots of a hand; slot 3 is juego, or punto when nobody holds juego (piece ``punto``).
+SLOT_NAMES = ("grande", "chica", "pares", "juego")
+#: Speech categories of the betting pieces (what a seat said last in a lance).
+SPEECH_NAMES = ("paso", "envido", "quiero", "no quiero", "órdago")
+_SPEECH_OF_ACTION = {int(Action.PASO): 0, int(Action.QUIERO): 2, int(Action.NO_QUIERO): 3, int(Action.ORDAGO): 4}
+_SPEECH_OF_ACTION.update({a: 1 for a in range(ENVIDO_BASE, ENVIDO_BASE + 5)})
+
+
+def speech_of(action: int) -> int:
+    """Speech category (index into :data:`SPEECH_NAMES`) of a betting action id."""
+    return _SPEECH_OF_ACTION[action]
+
+
+_LANCE_PIECES = (
+    ("outcome", NUM_OUTCOMES, "one-hot outcome of the lance (" + ", ".join(OUTCOME_NAMES) + ")"),
+    ("stake", 1, "live or final numeric stake / STAKE_SCALE (0 before a bet and for an órdago)"),
+    ("ordago", 1, "1 once an órdago is live or accepted in this lance"),
+    ("fallback", 1, "stones the bettor gets if refused / STAKE_SCALE"),
+    ("bettor", 2, "team of the last bettor or raiser: own, other (zeros before any bet)"),
+    ("last", 4, "seat q of the last bettor or raiser"),
+    ("speech", 20, "per seat q, one-hot of what it said last: " + ", ".join(SPEECH_NAMES)),
+    ("raised", 4, "per seat q, stones it has bet or raised in this lance / STAKE_SCALE"),
+    ("winner", 2, "team known to have won the lance: own, other (refused, uncontested, órdago)"),
+)
+
+PIECES: tuple[tuple[str, int, str], ...] = (
+    ("hand_numbers", 40, "own hand: slot s (hand-slot order, the bits of a discard mask) x card number "
+                         "A 2 3 4 5 6 7 S C R, one-hot, 4x10"),
+    ("hand_suits", 16, "own hand: slot s x suit o c e b, one-hot, 4x4"),
+    ("rank_counts", 10, "own hand: count of each rank 1..10 of the variant (8 kings use ranks 1..8)"),
+    ("pares_class", 4, "own pares: none, par, medias, duples"),
+    ("points", 1, "own juego total / 40"),
+    ("kings8", 1, "1 with 8 kings (3 = rey, 2 = as), 0 with 4 kings"),
+    ("mano", 4, "seat q of the mano of this hand"),
+    ("acting", 4, "seat q of the player to act (zeros once the game is over)"),
+    ("phase", NUM_PHASES, "one-hot decision kind: " + ", ".join(PHASE_NAMES)),
+    ("lance", 5, "lance being bet or declared: " + ", ".join(LANCE_NAMES)),
+    ("responder", 3, "during betting: opening round, first responder, second responder (partner has answered)"),
+) + tuple(
+    (f"{slot}_{name}", size, f"{slot} lance: {meaning}") for slot in SLOT_NAMES for name, size, meaning in _LANCE_PIECES
+) + (
+    ("punto", 1, "1 when the fourth lance is punto (nobody holds juego)"),
+    ("pares_decl", 8, "per seat q: declared pares sí, pares no (zeros before declaring)"),
+    ("juego_decl", 8, "per seat q: declared juego sí, juego no"),
+    ("mus_rounds", 1, "completed discard rounds this hand / ROUNDS_SCALE"),
+    ("discards", 4 * DISCARD_ROUNDS, "cards discarded / 4 per seat q in the last 3 mus rounds, most recent first"),
+    ("hand_stones", 2, "stones won in this hand so far: own, other / target"),
+    ("scores", 2, "game score: own, other / target"),
+    ("target", 1, "stones to win a game / TARGET_SCALE"),
+    ("games_won", 2, "games won in this vaca: own, other"),
+    ("vacas_won", 2, "vacas won in the match: own, other"),
+    ("prev_shown", 1, "1 if the previous hand's cards were shown (showdown or órdago)"),
+    ("prev_rank_counts", 40, "previous hand's final hands, per seat q x rank counts 1..10 (when shown)"),
+    ("prev_stones", 2, "stones won in the previous hand: own, other / target"),
+)
+
+OFFSETS: dict[str, slice] = {}
+_o = 0
+for _name, _size, _ in PIECES:
+    OFFSETS[_name] = slice(_o, _o + _size)
+    _o += _size
+OBS_DIM = _o
+STATE_DIM = OBS_DIM + 4 * NUM_CARDS
+del _o, _name, _size
+
+_O = {name: sl.start for name, sl in OFFSETS.items()}
+_LANCE_O = [{name: _O[f"{slot}_{name}"] for name, _, _ in _LANCE_PIECES} for slot in SLOT_NAMES]
+_NUMBER_K = [c % 10 for c in range(NUM_CARDS)]
+_SUIT = [c // 10 for c in range(NUM_CARDS)]
+_RANK = {k: [int(r) for r in get_tables(k).rank_of_card] for k in (8, 4)}
+_PARES_CLASS = {k: get_tables(k).pares_class.tolist() for k in (8, 4)}
+_POINTS = {k: get_tables(k).juego_points.tolist() for k in (8, 4)}
+_INDEX = {k: get_tables(k).index_of_desc_ranks for k in (8, 4)}
+
+
+def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float32]:
+    """Encode the view of absolute ``seat`` of a :class:`~mus_env.game.MusGame`.
+
+    Args:
+        game: the game (read through its attributes; nothing hidden from ``seat`` is used).
+        seat: observing absolute seat 0..3.
+        out: optional ``(OBS_DIM,)`` float32 array to fill (it is zeroed first).
+
+    Returns:
+        ``(OBS_DIM,)`` float32.
+    """
+    if out is None:
+        out = np.zeros(OBS_DIM, dtype=np.float32)
+    else:
+        out.fill(0.0)
+    cfg = game.config
+    kings = cfg.kings
+    target = cfg.target
+    me = seat % 2
+    mano = game._mano
+    ones = []
+    # own hand
+    hand = game._hands[seat]
+    rank = _RANK[kings]
+    o_num, o_suit, o_rank = _O["hand_numbers"], _O["hand_suits"], _O["rank_counts"] - 1
+    for s, c in enumerate(hand):
+        ones.append(o_num + 10 * s + _NUMBER_K[c])
+        ones.append(o_suit + 4 * s + _SUIT[c])
+        out[o_rank + rank[c]] += 1.0
+    if len(hand) == 4:
+        ix = _INDEX[kings][(rank[hand[0]], rank[hand[1]], rank[hand[2]], rank[hand[3]])]
+        ones.append(_O["pares_class"] + _PARES_CLASS[kings][ix])
+        out[_O["points"]] = _POINTS[kings][ix] / 40.0
+    if kings == 8:
+        ones.append(_O["kings8"])
+    ones.append(_O["mano"] + (mano - seat) % 4)
+    phase = game._phase
+    ones.append(_O["phase"] + phase)
+    if game._cur >= 0:
+        ones.append(_O["acting"] + (game._cur - seat) % 4)
+    slot = game._slot
+    if phase >= 2 and phase <= 5:                           # declaration or betting
+        ones.append(_O["lance"] + game._lances[slot].lance)
+        if phase >= 3:
+            ones.append(_O["responder"] + (0 if phase == 3 else game._resp_i + 1))
+    # betting record of each lance slot
+    for i, ls in enumerate(game._lances):
+        lo = _LANCE_O[i]
+        ones.append(lo["outcome"] + ls.outcome)
+        if ls.stake == ORDAGO_STAKE:
+            ones.append(lo["ordago"])
+        elif ls.stake:
+            out[lo["stake"]] = ls.stake / STAKE_SCALE
+        if ls.fallback:
+            out[lo["fallback"]] = ls.fallback / STAKE_SCALE
+        if ls.bettor >= 0:
+            ones.append(lo["bettor"] + (ls.bettor != me))
+        if ls.winner >= 0:
+            ones.append(lo["winner"] + (ls.winner != me))
+        last = -1
+        said = [-1, -1, -1, -1]
+        raised = [0, 0, 0, 0]
+        for s, a, amount in ls.history:
+            q = (s - seat) % 4
+            cat = _SPEECH_OF_ACTION[a]
+            said[q] = cat
+            if cat == 1 or cat == 4:
+                last = q
+                raised[q] += amount
+        for q in range(4):
+            if said[q] >= 0:
+                ones.append(lo["speech"] + 5 * q + said[q])
+            if raised[q]:
+                out[lo["raised"] + q] = raised[q] / STAKE_SCALE
+        if last >= 0:
+            ones.append(lo["last"] + last)
+    if game._lances[3].lance == 4:
+        ones.append(_O["punto"])
+    for name, decl in (("pares_decl", game._declared_pares), ("juego_decl", game._declared_juego)):
+        o = _O[name]
+        for rel in range(4):
+            d = decl[rel]
+            if d >= 0:
+                ones.append(o + 2 * ((rel + mano - seat) % 4) + (1 - d))
+    # mus phase summary
+    counts = game._discard_counts
+    out[_O["mus_rounds"]] = len(counts) / ROUNDS_SCALE
+    o = _O["discards"]
+    for j, row in enumerate(reversed(counts[-DISCARD_ROUNDS:])):
+        for s in range(4):
+            if row[s]:
+                out[o + 4 * j + (s - seat) % 4] = row[s] / 4.0
+    # stones, scores, games
+    hs, sc = game._hand_stones, game._scores
+    o = _O["hand_stones"]
+    out[o] = hs[me] / target
+    out[o + 1] = hs[1 - me] / target
+    o = _O["scores"]
+    out[o] = sc[me] / target
+    out[o + 1] = sc[1 - me] / target
+    out[_O["target"]] = target / TARGET_SCALE
+    o = _O["games_won"]
+    out[o], out[o + 1] = game._games_won[me], game._games_won[1 - me]
+    o = _O["vacas_won"]
+    out[o], out[o + 1] = game._vacas_won[me], game._vacas_won[1 - me]
+    if game.hand_log:
+        prev = game.hand_log[-1]
+        o = _O["prev_stones"]
+        st = prev.scores_after[0] - prev.scores_before[0], prev.scores_after[1] - prev.scores_before[1]
+        out[o], out[o + 1] = st[me] / target, st[1 - me] / target
+        if prev.shown:
+            ones.append(_O["prev_shown"])
+            o = _O["prev_rank_counts"] - 1
+            for s in range(4):
+                base = o + 10 * ((s - seat) % 4)
+                for c in prev.final_hands[s]:
+                    out[base + rank[c]] += 1.0
+    out[ones] = 1.0
+    return out
+
+
+def encode_state(game: Any, out: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float32]:
+    """Full-information vector ``(STATE_DIM,)``: seat 0's observation, then each absolute seat's hand
+    one-hot over the 40 card ids (for centralised critics; never give it to a policy)."""
+    if out is None:
+        out = np.zeros(STATE_DIM, dtype=np.float32)
+    encode(game, 0, out[:OBS_DIM])
+    out[OBS_DIM:] = 0.0
+    for s in range(4):
+        for c in game._hands[s]:
+            out[OBS_DIM + NUM_CARDS * s + c] = 1.0
+    return out
+
+
+def _onehot(v: npt.NDArray[np.float32]) -> int:
+    """Index of the 1 in a one-hot piece, -1 when all zeros."""
+    nz = np.flatnonzero(v > 0.5)
+    return int(nz[0]) if len(nz) else -1
+
+
+def decode(obs: npt.ArrayLike) -> dict[str, Any]:
+    """Named, readable pieces of an observation vector (seats as q: 0 self, 1 right opp, 2 partner, 3 left opp).
+
+    Returns:
+        A dict with ``hand`` (card ids in slot order), ``rank_counts``, ``pares_class``, ``points``,
+        ``kings``, ``mano`` (q), ``acting`` (q or -1), ``phase`` (Phase id), ``lance`` (lance id or -1),
+        ``responder`` (0 opening, 1, 2, or -1), ``lances`` (four dicts: ``outcome``, ``stake`` (int, or
+        "ordago"), ``fallback``, ``bettor`` / ``winner`` ("own", "other" or None), ``last`` (q or -1),
+        ``speech`` (per q a name of :data:`SPEECH_NAMES` or None), ``raised`` (per q)), ``punto``,
+        ``pares_decl`` / ``juego_decl`` (per q: True, False or None), ``mus_rounds``, ``discards``
+        (recent rounds first, per q), ``hand_stones``, ``scores``, ``target``, ``games_won``,
+        ``vacas_won`` (own, other), ``prev_shown``, ``prev_rank_counts`` (per q), ``prev_stones``.
+    """
+    x = np.asarray(obs, dtype=np.float32)
+    if x.shape != (OBS_DIM,):
+        raise ValueError(f"decode expects one observation of shape ({OBS_DIM},), got {x.shape}")
+
+    def piece(name: str) -> npt.NDArray[np.float32]:
+        return x[OFFSETS[name]]
+
+    target = int(round(float(piece("target")[0]) * TARGET_SCALE))
+    nums = piece("hand_numbers").reshape(4, 10)
+    suits = piece("hand_suits").reshape(4, 4)
+    hand = [int(_onehot(suits[s])) * 10 + _onehot(nums[s]) for s in range(4) if nums[s].any()]
+
+    def team(v: npt.NDArray[np.float32]) -> str | None:
+        i = _onehot(v)
+        return None if i < 0 else ("own", "other")[i]
+
+    def pair(name: str, scale: float = 1.0) -> tuple[int, int]:
+        v = piece(name)
+        return int(round(float(v[0]) * scale)), int(round(float(v[1]) * scale))
+
+    lances = []
+    for slot in SLOT_NAMES:
+        p = {name: x[OFFSETS[f"{slot}_{name}"]] for name, _, _ in _LANCE_PIECES}
+        speech = p["speech"].reshape(4, 5)
+        lances.append({
+            "outcome": OUTCOME_NAMES[_onehot(p["outcome"])],
+            "stake": "ordago" if p["ordago"][0] > 0.5 else int(round(float(p["stake"][0]) * STAKE_SCALE)),
+            "fallback": int(round(float(p["fallback"][0]) * STAKE_SCALE)),
+            "bettor": team(p["bettor"]),
+            "winner": team(p["winner"]),
+            "last": _onehot(p["last"]),
+            "speech": [SPEECH_NAMES[i] if i >= 0 else None for i in (_onehot(speech[q]) for q in range(4))],
+            "raised": [int(round(float(v) * STAKE_SCALE)) for v in p["raised"]],
+        })
+
+    def decl(name: str) -> list[bool | None]:
+        v = piece(name).reshape(4, 2)
+        return [True if v[q, 0] > 0.5 else False if v[q, 1] > 0.5 else None for q in range(4)]
+
+    return {
+        "hand": hand,
+        "hand_string": " ".join(
+            "A234567SCR"[c % 10] + SUITS[c // 10] for c in hand),
+        "rank_counts": [int(v) for v in piece("rank_counts")],
+        "pares_class": _onehot(piece("pares_class")),
+        "points": int(round(float(piece("points")[0]) * 40)),
+        "kings": 8 if piece("kings8")[0] > 0.5 else 4,
+        "mano": _onehot(piece("mano")),
+        "acting": _onehot(piece("acting")),
+        "phase": _onehot(piece("phase")),
+        "lance": _onehot(piece("lance")),
+        "responder": _onehot(piece("responder")),
+        "lances": lances,
+        "punto": bool(piece("punto")[0] > 0.5),
+        "pares_decl": decl("pares_decl"),
+        "juego_decl": decl("juego_decl"),
+        "mus_rounds": int(round(float(piece("mus_rounds")[0]) * ROUNDS_SCALE)),
+        "discards": [[int(round(float(v) * 4)) for v in row] for row in piece("discards").reshape(DISCARD_ROUNDS, 4)],
+        "hand_stones": pair("hand_stones", target),
+        "scores": pair("scores", target),
+        "target": target,
+        "games_won": pair("games_won"),
+        "vacas_won": pair("vacas_won"),
+        "prev_shown": bool(piece("prev_shown")[0] > 0.5),
+        "prev_rank_counts": [[int(v) for v in row] for row in piece("prev_rank_counts").reshape(4, 10)],
+        "prev_stones": pair("prev_stones", target),
+    }
+
+
+def observation_table() -> str:
+    """Markdown table of the pieces (name, offset, size, meaning), as shown in the README."""
+    rows = ["| piece | offset | size | meaning |", "|---|---|---|---|"]
+    for name, size, meaning in PIECES:
+        rows.append(f"| `{name}` | {OFFSETS[name].start} | {size} | {meaning} |")
+    rows.append(f"| **total** | | **{OBS_DIM}** | |")
+    return "\n".join(rows)

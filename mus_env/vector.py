@@ -1,0 +1,961 @@
+"""VectorMusEnv: the batched numpy engine, B tables stepped at once with exactly the rules of MusGame.
+
+Every table's state is a row of a small set of fixed-dtype arrays (batch axis first, documented in
+:meth:`VectorMusEnv._allocate`). Hands are evaluated by table lookup (:mod:`mus_env.tables`); per-game
+control flow is index subsets and masks; Python loops run only over the four seats, the four lance
+slots and a bounded number of transitions per step, never over games. Randomness comes from
+:mod:`mus_env.shuffle`, a pure function of each game's seed and position, so a table of this engine
+and a :class:`~mus_env.game.MusGame` with the same seed, deck and actions play the same game
+(``tests/test_vector_differential.py`` holds them equal: masks, observations, rewards, scores).
+
+Each step takes one action per table for its :attr:`current_player` and returns that seat's next
+observation and mask. Finished episodes auto-reset: ``info["finished"]`` marks them, with the winner
+and final scores; the returned observation is the first one of the new episode.
+
+Example:
+    >>> import numpy as np
+    >>> from mus_env import VectorMusEnv
+    >>> venv = VectorMusEnv(num_envs=8, seed=0)
+    >>> obs, mask = venv.reset()
+    >>> rng = np.random.default_rng(0)
+    >>> actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+    >>> obs, mask, rewards, done, info = venv.step(actions)
+    >>> obs.shape, mask.shape, rewards.shape
+    ((8, 345), (8, 31), (8, 4))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .actions import ENVIDO_BASE, NUM_ACTIONS, Action, action_to_string
+from .cards import NUM_CARDS, slot_order_key
+from .config import MusConfig
+from .observation import (
+    _LANCE_O,
+    DISCARD_ROUNDS,
+    OBS_DIM,
+    OFFSETS,
+    ROUNDS_SCALE,
+    STAKE_SCALE,
+    TARGET_SCALE,
+    speech_of,
+)
+from .phases import LEGAL_MASKS, LEGAL_SETS, ORDAGO_STAKE, PHASE_NAMES, Legal, Outcome, Phase
+from .shuffle import STREAM_RESHUFFLE, card_keys, deal_decks, first_mano, normalize_seed, random_seed, table_seeds
+from .tables import (
+    CHICA,
+    GRANDE,
+    JUEGO,
+    LANCE_NAMES,
+    PARES,
+    PUNTO,
+    REAL31_JUEGO_RANK,
+    get_tables,
+    is_real31,
+    multiset_index,
+)
+
+__all__ = ["VectorMusEnv"]
+
+# Pending transitions between decisions (what the engine still has to do for a table within a step).
+_T_NONE, _T_BEGIN, _T_AFTER, _T_DECLARED, _T_SHOWDOWN, _T_HAND_END, _T_GAME_END = range(7)
+
+_MUS_A, _NO_MUS_A, _PASO_A = int(Action.MUS), int(Action.NO_MUS), int(Action.PASO)
+_QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = int(Action.QUIERO), int(Action.NO_QUIERO), int(Action.ORDAGO)
+_SI = (int(Action.PARES_SI), int(Action.JUEGO_SI))
+_SPEECH = np.full(NUM_ACTIONS, -1, dtype=np.int8)
+for _a in (_PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A, *range(ENVIDO_BASE, ENVIDO_BASE + 5)):
+    _SPEECH[_a] = speech_of(_a)
+# Position of each card in hand-slot order (§9.2) per variant; index -1 (an empty slot) sorts last.
+_SLOTPOS = {k: np.array([sorted(range(NUM_CARDS), key=lambda c, k=k: slot_order_key(c, k)).index(c)
+                         for c in range(NUM_CARDS)] + [99], dtype=np.int16) for k in (8, 4)}
+_AR4 = np.arange(4)
+_U64_MAX = np.uint64(np.iinfo(np.uint64).max)
+
+_O = {name: sl.start for name, sl in OFFSETS.items()}
+
+
+class VectorMusEnv:
+    """B independent Mus games stepped together (the fast path for training and tournaments).
+
+    Args:
+        num_envs: number of tables B (>= 1).
+        config: the ruleset (every switch MusGame supports).
+        seed: master seed; game ``i``'s e-th episode uses ``shuffle.table_seeds(seed, i, e)``. None draws one.
+        reward: "game" (+1/-1 per team at the end of an episode) or "stones" (each finished hand, the
+            team's stones minus the other team's).
+
+    Attributes:
+        num_envs: B.
+        config: the ruleset.
+        game_seeds: ``(B,)`` uint64 seed of each table's current episode (``MusGame(config, seed)``
+            with that seed plays the same game).
+    """
+
+    def __init__(self, num_envs: int, config: MusConfig | None = None, seed: int | None = None,
+                 reward: str = "game") -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        cfg = MusConfig() if config is None else config
+        if not isinstance(cfg, MusConfig):
+            raise ValueError(f"config must be a MusConfig, got {type(cfg).__name__}")
+        if cfg.signals != "off":
+            raise NotImplementedError(
+                f"MusConfig(signals={cfg.signals!r}): the signals channel of RULES.md §8 is a later feature; "
+                "use signals='off'")
+        if reward not in ("game", "stones"):
+            raise ValueError(f"reward must be 'game' or 'stones', got {reward!r}")
+        self.num_envs = int(num_envs)
+        self.config = cfg
+        self.reward_mode = reward
+        self.seed = random_seed() if seed is None else normalize_seed(seed)
+        t = get_tables(cfg.kings)
+        self._t = t
+        self._rank_of_card = np.asarray(t.rank_of_card, dtype=np.int64)
+        self._slotpos = _SLOTPOS[cfg.kings]
+        self._bet_amount = np.zeros(NUM_ACTIONS, dtype=np.int32)
+        self._bet_amount[ENVIDO_BASE:ENVIDO_BASE + 5] = cfg.bet_sizes
+        self._discard_kind = Legal.DISCARD_ZERO if cfg.allow_zero_discard else Legal.DISCARD
+        self._allocate()
+        self._rows = np.arange(self.num_envs)
+        self._obs = np.zeros((self.num_envs, OBS_DIM), dtype=np.float32)
+        self._mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+        self._started = False
+
+    # ------------------------------------------------------------------------------------------------
+    def _allocate(self) -> None:
+        """The whole state: one row per table. Seats are absolute unless the comment says relative
+        (``rel = (seat - mano) % 4``); -1 means "none" wherever a seat, card or team is stored."""
+        B = self.num_envs
+
+        def z(shape: tuple[int, ...], dtype: Any, fill: int = 0) -> np.ndarray:
+            return np.full((B, *shape), fill, dtype=dtype)
+
+        self.game_seeds = z((), np.uint64)        # seed of the current episode
+        self.episode = z((), np.int64)            # episodes started on this table (auto-reset count)
+        self.hand_number = z((), np.int32)        # hands dealt in this episode, 0-based
+        self.game_number = z((), np.int32)        # games (juegos) finished in this episode
+        self.mano = z((), np.int8)                # absolute seat of the mano
+        self.hands = z((4, 4), np.int8, -1)       # [b, seat, slot] card id in hand-slot order; -1 empty
+        self.stock = z((NUM_CARDS,), np.int8, -1)  # [b, i] stock, next card at stock_pos; valid < stock_len
+        self.stock_pos = z((), np.int16)
+        self.stock_len = z((), np.int16)
+        self.pile = z((NUM_CARDS,), bool)         # [b, card] card is in the discard pile
+        self.round_disc = z((4, 4), np.int8, -1)  # [b, rel, slot] cards discarded this mus round; -1 none
+        self.disc_count = z((4,), np.int8)        # [b, rel] cards discarded this mus round
+        self.reshuffles = z((), np.int16)         # reshuffles so far in this hand
+        self.mus_round = z((), np.int16)          # completed discard rounds in this hand
+        self.disc_hist = z((DISCARD_ROUNDS, 4), np.int8)  # [b, j, seat] discards of the j-th latest round
+        self.phase = z((), np.int8)               # Phase id of the pending decision
+        self.rel = z((), np.int8)                 # relative seat to act
+        self.legal = z((), np.int8)               # Legal id of the pending decision
+        self.slot = z((), np.int8, -1)            # lance slot being declared or bet (0..3), -1 in mus phase
+        self.ls_lance = z((4,), np.int8)          # [b, slot] lance id (slot 3: JUEGO or PUNTO)
+        self.ls_outcome = z((4,), np.int8)        # [b, slot] Outcome id
+        self.ls_stake = z((4,), np.int32)         # [b, slot] live/final stake; ORDAGO_STAKE (-1) for órdago
+        self.ls_fallback = z((4,), np.int32)      # [b, slot] stones paid if the live stake is refused
+        self.ls_bettor = z((4,), np.int8, -1)     # [b, slot] team of the last bettor/raiser
+        self.ls_winner = z((4,), np.int8, -1)     # [b, slot] team known to have won the lance
+        self.ls_last = z((4,), np.int8, -1)       # [b, slot] seat of the last bettor/raiser
+        self.ls_said = z((4, 4), np.int8, -1)     # [b, slot, seat] speech category said last (-1 silent)
+        self.ls_raised = z((4, 4), np.int32)      # [b, slot, seat] stones bet or raised
+        self.elig = z((4,), bool)                 # [b, rel] may speak in the current lance
+        self.last = z((), np.int8)                # relative seat of the last bettor/raiser
+        self.resp = z((2,), np.int8, -1)          # [b, k] relative seats of responders r1, r2 (-1 none)
+        self.resp_i = z((), np.int8)              # which responder is acting (0 = r1, 1 = r2)
+        self.decl = z((2, 4), np.int8, -1)        # [b, pares/juego, rel] declared 1 yes / 0 no / -1 not yet
+        self.strength = z((5, 4), np.int32)       # [b, lance, rel] higher wins (tables.strength, 31 real = 9)
+        self.pares_b = z((4,), np.int8)           # [b, rel] pares bonus (0 = no pares)
+        self.juego_b = z((4,), np.int8)           # [b, rel] juego bonus (0 = no juego)
+        self.scores_ = z((2,), np.int32)          # [b, team] stones in the current game
+        self.hand_stones = z((2,), np.int32)      # [b, team] stones in the current hand
+        self.games_won = z((2,), np.int16)        # [b, team] games in the current vaca
+        self.vacas_won = z((2,), np.int16)        # [b, team] vacas in the match
+        self.showdown = z((), bool)               # the current hand's cards have been shown
+        self.prev_shown = z((), bool)             # the previous hand's cards were shown
+        self.prev_counts = z((4, 10), np.int8)    # [b, seat, rank-1] previous hand's final rank counts
+        self.prev_stones = z((2,), np.int32)      # [b, team] stones of the previous hand
+        self.todo = z((), np.int8)                # pending transition (_T_*), _T_NONE at a decision
+        self.end_winner = z((), np.int8, -1)      # team winning the game in a pending _T_GAME_END
+        self.end_ordago = z((), bool)             # that game end comes from an accepted órdago
+        # per-step outputs
+        self._rewards = np.zeros((B, 4), dtype=np.float32)
+        self._finished = np.zeros(B, dtype=bool)
+        self._winner = np.full(B, -1, dtype=np.int8)
+        self._final_scores = np.zeros((B, 2), dtype=np.int32)
+        self._hand_finished = np.zeros(B, dtype=bool)
+        self._last_hand_stones = np.zeros((B, 2), dtype=np.int32)
+
+    def state_bytes(self) -> int:
+        """Bytes of game state per table (every state array, per-step outputs excluded)."""
+        skip = {"_rewards", "_finished", "_winner", "_final_scores", "_hand_finished", "_last_hand_stones",
+                "_obs", "_mask", "_rows", "_rank_of_card", "_slotpos", "_bet_amount"}
+        total = sum(v.nbytes for k, v in vars(self).items()
+                    if isinstance(v, np.ndarray) and k not in skip and v.shape[:1] == (self.num_envs,))
+        return total // self.num_envs
+
+    # ------------------------------------------------------------------------------------------------
+    # public API
+    @property
+    def current_player(self) -> npt.NDArray[np.int8]:
+        """``(B,)`` absolute seat whose view the last obs/mask are."""
+        return ((self.mano + self.rel) % 4).astype(np.int8)
+
+    @property
+    def scores(self) -> npt.NDArray[np.int32]:
+        """``(B, 2)`` stones of team 0 and team 1 in each table's current game (a copy)."""
+        return self.scores_.copy()
+
+    def reset(self, seed: int | None = None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """Start a fresh episode on every table (deals from ``shuffle.table_seeds``).
+
+        Returns:
+            ``obs (B, OBS_DIM)`` float32 and ``mask (B, NUM_ACTIONS)`` int8 for each table's first player.
+        """
+        if seed is not None:
+            self.seed = normalize_seed(seed)
+        self.episode[:] = -1
+        self._new_episode(self._rows)
+        self._started = True
+        return self._observe()
+
+    def reset_from_decks(self, decks: npt.ArrayLike, mano: npt.ArrayLike, scores: npt.ArrayLike | None = None,
+                         seeds: npt.ArrayLike | None = None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """Start every table from a given first deal (duplicate tournaments, differential tests).
+
+        Args:
+            decks: ``(B, 40)`` permutations of the card ids, dealt as in ``MusGame.from_deck``.
+            mano: ``(B,)`` absolute seat of each first hand's mano.
+            scores: ``(B, 2)`` starting stones, each in ``0 .. target - 1``; zeros if None.
+            seeds: ``(B,)`` non-negative game seeds for reshuffles and later hands; by default
+                ``table_seeds(seed, i, episode)`` as for :meth:`reset`.
+
+        Raises:
+            ValueError: a bad shape, dtype or value (the message names the first bad table); nothing changes.
+        """
+        B = self.num_envs
+        d = self._int_array("decks", decks, (B, NUM_CARDS))
+        bad = np.flatnonzero((np.sort(d, axis=1) != np.arange(NUM_CARDS)).any(axis=1))
+        if bad.size:
+            raise ValueError(f"decks[{bad[0]}] is not a permutation of the 40 card ids 0..39 "
+                             f"({bad.size} bad row(s)): {d[bad[0]].tolist()}")
+        m = self._int_array("mano", mano, (B,))
+        bad = np.flatnonzero((m < 0) | (m > 3))
+        if bad.size:
+            raise ValueError(f"mano[{bad[0]}] = {m[bad[0]]} is not a seat 0..3")
+        s = np.zeros((B, 2), dtype=np.int64) if scores is None else self._int_array("scores", scores, (B, 2))
+        bad = np.flatnonzero(((s < 0) | (s >= self.config.target)).any(axis=1))
+        if bad.size:
+            raise ValueError(
+                f"scores[{bad[0]}] = {s[bad[0]].tolist()}: each score must be in 0..{self.config.target - 1}")
+        if seeds is not None:
+            sd = self._int_array("seeds", seeds, (B,))
+            if (sd < 0).any():
+                raise ValueError("seeds must be non-negative")
+        if not self._started:
+            self.episode[:] = -1
+        rows = self._rows
+        self.episode += 1
+        self.game_seeds[:] = (table_seeds(self.seed, rows, self.episode) if seeds is None
+                              else sd.astype(np.uint64))
+        self._clear_episode(rows)
+        self.scores_[:] = s
+        self._start_hands(rows, d.astype(np.int8), m.astype(np.int8))
+        self._started = True
+        return self._observe()
+
+    def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8],
+                                                     npt.NDArray[np.float32], npt.NDArray[np.bool_], dict]:
+        """Apply one action per table for its current player.
+
+        Args:
+            actions: ``(B,)`` integer action ids, each legal for its table.
+
+        Returns:
+            ``obs (B, OBS_DIM)``, ``mask (B, NUM_ACTIONS)`` of the next player of each table; ``rewards
+            (B, 4)`` float32 by absolute seat; ``done (B,)`` bool (episode finished, table auto-reset);
+            ``info`` with ``finished``, ``winner`` (team, -1), ``final_scores`` (B, 2), ``hand_finished``
+            and ``hand_stones`` (B, 2) of hands that ended this step.
+
+        Raises:
+            ValueError: bad shape or dtype, or an action illegal on some table (the message names the
+                table, seat, phase and legal actions); nothing changes.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() or reset_from_decks() before step()")
+        a = self._check_actions(actions)
+        self._rewards.fill(0.0)
+        self._finished.fill(False)
+        self._winner.fill(-1)
+        self._hand_finished.fill(False)
+        ph = self.phase.copy()
+        for phase, handler in ((Phase.MUS_CALL, self._on_mus_call), (Phase.DISCARD, self._on_discard),
+                               (Phase.DECLARE, self._on_declare), (Phase.BET_OPEN, self._on_open),
+                               (Phase.BET_RESPOND, self._on_respond), (Phase.BET_CONFIRM, self._on_confirm)):
+            i = np.flatnonzero(ph == phase)
+            if i.size:
+                handler(i, a[i])
+        self._advance()
+        obs, mask = self._observe()
+        info = {"finished": self._finished.copy(), "winner": self._winner.copy(),
+                "final_scores": self._final_scores.copy(), "hand_finished": self._hand_finished.copy(),
+                "hand_stones": self._last_hand_stones.copy()}
+        return obs, mask, self._rewards.copy(), self._finished.copy(), info
+
+    # ------------------------------------------------------------------------------------------------
+    # validation
+    @staticmethod
+    def _int_array(name: str, value: npt.ArrayLike, shape: tuple[int, ...]) -> npt.NDArray[np.int64]:
+        arr = np.asarray(value)
+        if arr.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"{name} must be an integer array, got dtype {arr.dtype}")
+        return arr.astype(np.int64)
+
+    def _check_actions(self, actions: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        a = self._int_array("actions", actions, (self.num_envs,))
+        bad_range = (a < 0) | (a >= NUM_ACTIONS)
+        ok = np.zeros(self.num_envs, dtype=bool)
+        ok[~bad_range] = LEGAL_MASKS[self.legal[~bad_range], a[~bad_range]] == 1
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            b = int(bad[0])
+            act = int(a[b])
+            what = (f"{act} ({action_to_string(act, self.config)})" if 0 <= act < NUM_ACTIONS
+                    else f"{act} (out of range 0..{NUM_ACTIONS - 1})")
+            legal = ", ".join(f"{x} {action_to_string(x, self.config)}" for x in LEGAL_SETS[self.legal[b]])
+            raise ValueError(
+                f"illegal action on {bad.size} table(s); first: table {b}, action {what} for seat "
+                f"{int(self.current_player[b])} in phase {self._phase_name(b)}; legal actions: {legal}")
+        return a
+
+    def _phase_name(self, b: int) -> str:
+        ph = int(self.phase[b])
+        if ph in (Phase.BET_OPEN, Phase.BET_RESPOND, Phase.BET_CONFIRM):
+            return f"{LANCE_NAMES[self.ls_lance[b, self.slot[b]]]}: {PHASE_NAMES[ph]}"
+        if ph == Phase.DECLARE:
+            return f"{'pares' if self.slot[b] == 2 else 'juego'}: declaration"
+        return PHASE_NAMES[ph]
+
+    # ------------------------------------------------------------------------------------------------
+    # episodes and hands
+    def _clear_episode(self, i: npt.NDArray[np.int64]) -> None:
+        self.scores_[i] = 0
+        self.games_won[i] = 0
+        self.vacas_won[i] = 0
+        self.hand_number[i] = 0
+        self.game_number[i] = 0
+        self.prev_shown[i] = False
+        self.prev_counts[i] = 0
+        self.prev_stones[i] = 0
+
+    def _new_episode(self, i: npt.NDArray[np.int64]) -> None:
+        self.episode[i] += 1
+        seeds = table_seeds(self.seed, i, self.episode[i])
+        self.game_seeds[i] = seeds
+        self._clear_episode(i)
+        fm = self.config.first_mano
+        mano = first_mano(seeds).astype(np.int8) if fm == "random" else np.full(i.size, fm, dtype=np.int8)
+        self._start_hands(i, deal_decks(seeds, 0), mano)
+
+    def _start_hands(self, i: npt.NDArray[np.int64], decks: npt.NDArray[np.int8], mano: npt.NDArray[np.int8]) -> None:
+        """Deal ``decks`` (n, 40) with ``mano`` (n,) and open the mus phase (RULES.md §2.5, §3.1)."""
+        n = i.size
+        self.mano[i] = mano
+        by_rel = decks[:, :16].reshape(n, 4, 4).transpose(0, 2, 1)       # [k, rel, j]
+        seats = (mano[:, None].astype(np.int64) + _AR4) % 4
+        hands = np.empty((n, 4, 4), dtype=np.int8)
+        hands[np.arange(n)[:, None], seats] = by_rel
+        self.hands[i] = self._sorted_hands(hands)
+        self.stock[i, :24] = decks[:, 16:]
+        self.stock[i, 24:] = -1
+        self.stock_pos[i] = 0
+        self.stock_len[i] = 24
+        self.pile[i] = False
+        self.round_disc[i] = -1
+        self.disc_count[i] = 0
+        self.reshuffles[i] = 0
+        self.mus_round[i] = 0
+        self.disc_hist[i] = 0
+        self.ls_lance[i] = (GRANDE, CHICA, PARES, JUEGO)
+        self.ls_outcome[i] = Outcome.NOT_PLAYED
+        self.ls_stake[i] = 0
+        self.ls_fallback[i] = 0
+        self.ls_bettor[i] = -1
+        self.ls_winner[i] = -1
+        self.ls_last[i] = -1
+        self.ls_said[i] = -1
+        self.ls_raised[i] = 0
+        self.slot[i] = -1
+        self.decl[i] = -1
+        self.hand_stones[i] = 0
+        self.showdown[i] = False
+        self.todo[i] = _T_NONE
+        self.rel[i] = 0
+        self._set_mus_call(i)
+
+    def _sorted_hands(self, hands: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+        order = np.argsort(self._slotpos[hands], axis=-1, kind="stable")
+        return np.take_along_axis(hands, order, axis=-1)
+
+    def _set_mus_call(self, i: npt.NDArray[np.int64]) -> None:
+        self.phase[i] = Phase.MUS_CALL
+        cap = self.config.max_mus_rounds
+        if cap is None:
+            self.legal[i] = Legal.MUS_CALL
+        else:
+            self.legal[i] = np.where(self.mus_round[i] >= cap, Legal.FORCED_NO_MUS, Legal.MUS_CALL)
+
+    # ------------------------------------------------------------------------------------------------
+    # mus phase (RULES.md §3)
+    def _on_mus_call(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
+        cut = a == _NO_MUS_A
+        self.todo[i[cut]] = _T_BEGIN
+        k = i[~cut]
+        self.rel[k] += 1
+        full = self.rel[k] == 4
+        d = k[full]
+        self.rel[d] = 0
+        self.phase[d] = Phase.DISCARD
+        self.legal[d] = self._discard_kind
+        self.round_disc[d] = -1
+        self.disc_count[d] = 0
+        self._set_mus_call(k[~full])
+
+    def _on_discard(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
+        n = i.size
+        seat = (self.mano[i].astype(np.int64) + self.rel[i]) % 4
+        rel = self.rel[i].astype(np.int64)
+        hand = self.hands[i, seat]                                          # (n, 4)
+        bits = ((a - (ENVIDO_BASE - 17))[:, None] >> _AR4) & 1 == 1         # DISCARD_m = 2 + m
+        out = np.where(bits, hand, -1)
+        rows = np.repeat(i, 4)[bits.ravel()]
+        self.pile[rows, hand[bits]] = True
+        self.round_disc[i, rel] = out
+        self.disc_count[i, rel] = bits.sum(axis=1)
+        self.hands[i, seat] = self._sorted_hands(np.where(bits, -1, hand).astype(np.int8))
+        self.rel[i] += 1
+        full = self.rel[i] == 4
+        d = i[full]
+        if d.size:
+            self._serve(d)
+            self.mus_round[d] += 1
+            self.disc_hist[d, 1:] = self.disc_hist[d, :-1]
+            rel_of_seat = (_AR4 - self.mano[d][:, None].astype(np.int64)) % 4
+            self.disc_hist[d, 0] = np.take_along_axis(self.disc_count[d], rel_of_seat, axis=1)
+            self.rel[d] = 0
+            self._set_mus_call(d)
+        del n
+
+    def _serve(self, d: npt.NDArray[np.int64]) -> None:
+        """The postre serves S0..S3 their replacements, reshuffling when the stock runs out (§3.3, §3.4)."""
+        for p in range(4):
+            need = self.disc_count[d, p].astype(np.int64)
+            j = d[need > 0]
+            if not j.size:
+                continue
+            need = need[need > 0]
+            seat = (self.mano[j].astype(np.int64) + p) % 4
+            have = 4 - need
+            pos = self.stock_pos[j].astype(np.int64)
+            left = self.stock_len[j].astype(np.int64) - pos
+            take = np.minimum(need, left)
+            for t in range(4):
+                m = t < take
+                if m.any():
+                    jm = j[m]
+                    self.hands[jm, seat[m], have[m] + t] = self.stock[jm, pos[m] + t]
+            self.stock_pos[j] = pos + take
+            short = need > take
+            if short.any():
+                r, rs = j[short], seat[short]
+                got, rest = (have + take)[short], (need - take)[short]
+                own = np.zeros((r.size, NUM_CARDS), dtype=bool)
+                if self.config.exclude_own_discards:
+                    disc = self.round_disc[r, p].astype(np.int64)
+                    rr = np.repeat(np.arange(r.size), 4)
+                    ok = disc.ravel() >= 0
+                    own[rr[ok], disc.ravel()[ok]] = True
+                cand = self.pile[r] & ~own
+                keys = card_keys(self.game_seeds[r], STREAM_RESHUFFLE, self.hand_number[r], self.reshuffles[r])
+                keys[~cand] = _U64_MAX
+                order = np.argsort(keys, axis=1, kind="stable").astype(np.int8)
+                count = cand.sum(axis=1)
+                order[np.arange(NUM_CARDS)[None, :] >= count[:, None]] = -1
+                self.stock[r] = order
+                self.stock_len[r] = count
+                self.pile[r] = own
+                self.reshuffles[r] += 1
+                for t in range(4):
+                    m = t < rest
+                    if m.any():
+                        rm = r[m]
+                        self.hands[rm, rs[m], got[m] + t] = self.stock[rm, t]
+                self.stock_pos[r] = rest
+            self.hands[j, seat] = self._sorted_hands(self.hands[j, seat])
+
+    # ------------------------------------------------------------------------------------------------
+    # lances (RULES.md §4)
+    def _begin(self, i: npt.NDArray[np.int64]) -> None:
+        """Evaluate the four hands (table lookups) and open grande."""
+        t = self._t
+        seats = (self.mano[i].astype(np.int64)[:, None] + _AR4) % 4
+        cards = self.hands[i[:, None], seats]                               # (n, rel, 4)
+        ranks = np.sort(self._rank_of_card[cards], axis=-1)
+        idx = multiset_index(ranks)                                         # (n, rel)
+        self.strength[i] = t.strength[:, idx].transpose(1, 0, 2)
+        self.pares_b[i] = t.pares_bonus[idx]
+        juego_b = t.juego_bonus[idx]
+        if self.config.real31 != "off":
+            real = is_real31(cards, self.config.real31, self.config.kings) & (t.juego_points[idx] == 31)
+            if real.any():
+                st = self.strength[i]
+                st[:, JUEGO, :] = np.where(real, REAL31_JUEGO_RANK, st[:, JUEGO, :])
+                self.strength[i] = st
+                juego_b = np.where(real, 3, juego_b)
+        self.juego_b[i] = juego_b
+        self.todo[i] = _T_NONE
+        self._open(i, 0, GRANDE, np.ones((i.size, 4), dtype=bool))
+
+    def _open(self, i: npt.NDArray[np.int64], slot: int, lance: npt.ArrayLike, elig: npt.NDArray[np.bool_]) -> None:
+        self.slot[i] = slot
+        self.ls_lance[i, slot] = lance
+        self.elig[i] = elig
+        self.rel[i] = np.argmax(elig, axis=1)
+        self.phase[i] = Phase.BET_OPEN
+        self.legal[i] = Legal.OPEN
+        self.todo[i] = _T_NONE
+
+    def _after(self, i: npt.NDArray[np.int64]) -> None:
+        """Move on from the lance slot that just closed."""
+        sl = self.slot[i]
+        self._open(i[sl == 0], 1, CHICA, np.ones(((sl == 0).sum(), 4), dtype=bool))
+        for slot in (1, 2):
+            j = i[sl == slot]
+            if j.size:
+                self.slot[j] = slot + 1
+                self._declare(j, slot - 1)
+        self.todo[i[sl == 3]] = _T_SHOWDOWN
+
+    def _holders(self, i: npt.NDArray[np.int64], kind: int) -> npt.NDArray[np.bool_]:
+        return (self.pares_b[i] if kind == 0 else self.juego_b[i]) > 0
+
+    def _declare(self, i: npt.NDArray[np.int64], kind: int) -> None:
+        """Forced declarations: kind 0 pares (slot 2), 1 juego (slot 3)."""
+        has = self._holders(i, kind)
+        if self.config.auto_declare:
+            self.decl[i, kind] = has
+            self.todo[i] = _T_DECLARED
+            return
+        self.phase[i] = Phase.DECLARE
+        self.rel[i] = 0
+        self._set_declare_legal(i, kind, has[:, 0])
+        self.todo[i] = _T_NONE
+
+    @staticmethod
+    def _declare_kind(kind: int, has: npt.NDArray[np.bool_]) -> npt.NDArray[np.int8]:
+        si, no = (Legal.PARES_SI, Legal.PARES_NO) if kind == 0 else (Legal.JUEGO_SI, Legal.JUEGO_NO)
+        return np.where(has, si, no).astype(np.int8)
+
+    def _set_declare_legal(self, i: npt.NDArray[np.int64], kind: int, has: npt.NDArray[np.bool_]) -> None:
+        self.legal[i] = self._declare_kind(kind, has)
+
+    def _on_declare(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
+        for kind in (0, 1):
+            m = self.slot[i] == kind + 2
+            j, aj = i[m], a[m]
+            if not j.size:
+                continue
+            rel = self.rel[j].astype(np.int64)
+            self.decl[j, kind, rel] = aj == _SI[kind]
+            self.rel[j] += 1
+            done = self.rel[j] == 4
+            self.todo[j[done]] = _T_DECLARED
+            k = j[~done]
+            if k.size:
+                has = self._holders(k, kind)
+                self._set_declare_legal(k, kind, has[np.arange(k.size), self.rel[k].astype(np.int64)])
+
+    def _declared(self, i: npt.NDArray[np.int64]) -> None:
+        """After the declarations of slot 2 (pares) or 3 (juego): void, uncontested, punto or betting."""
+        for slot in (2, 3):
+            j = i[self.slot[i] == slot]
+            if not j.size:
+                continue
+            holders = self._holders(j, slot - 2)
+            team = (self.mano[j].astype(np.int64)[:, None] + _AR4) % 2
+            t0 = (holders & (team == 0)).any(axis=1)
+            t1 = (holders & (team == 1)).any(axis=1)
+            nobody = ~(t0 | t1)
+            contested = t0 & t1
+            one = (t0 ^ t1)
+            if slot == 3:
+                p = j[nobody]
+                self.ls_lance[p, 3] = PUNTO
+                if self.config.punto:
+                    self._open(p, 3, PUNTO, np.ones((p.size, 4), dtype=bool))
+                else:
+                    self.ls_outcome[p, 3] = Outcome.VOID
+                    self.todo[p] = _T_AFTER
+            else:
+                self.ls_outcome[j[nobody], 2] = Outcome.VOID
+                self.todo[j[nobody]] = _T_AFTER
+            u = j[one]
+            self.ls_outcome[u, slot] = Outcome.UNCONTESTED
+            self.ls_winner[u, slot] = t1[one]
+            self.todo[u] = _T_AFTER
+            c = j[contested]
+            if c.size:
+                elig = holders[contested] if self.config.holders_only_speak else np.ones((c.size, 4), dtype=bool)
+                self._open(c, slot, self.ls_lance[c, slot], elig)
+
+    # ------------------------------------------------------------------------------------------------
+    # betting (RULES.md §5)
+    def _on_open(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
+        sl = self.slot[i].astype(np.int64)
+        seat = (self.mano[i].astype(np.int64) + self.rel[i]) % 4
+        paso = a == _PASO_A
+        p = i[paso]
+        if p.size:
+            self.ls_said[p, sl[paso], seat[paso]] = _SPEECH[_PASO_A]
+            later = self.elig[p] & (_AR4 > self.rel[p][:, None])
+            more = later.any(axis=1)
+            self.rel[p[more]] = np.argmax(later[more], axis=1)
+            e = p[~more]
+            self.ls_outcome[e, sl[paso][~more]] = Outcome.EN_PASO
+            self.todo[e] = _T_AFTER
+        b = i[~paso]
+        if b.size:
+            self.ls_fallback[b, sl[~paso]] = 1
+            self._bet(b, a[~paso], np.zeros(b.size, dtype=np.int64))
+
+    def _bet(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64], stake_before: npt.NDArray[np.int64]) -> None:
+        """An opening bet, raise or órdago by the acting seat; the other team's responders answer."""
+        sl = self.slot[i].astype(np.int64)
+        mano = self.mano[i].astype(np.int64)
+        rel = self.rel[i].astype(np.int64)
+        seat = (mano + rel) % 4
+        ordago = a == _ORDAGO_A
+        amount = self._bet_amount[a]
+        self.ls_stake[i, sl] = np.where(ordago, ORDAGO_STAKE, stake_before + amount)
+        self.ls_said[i, sl, seat] = _SPEECH[a]
+        self.ls_raised[i, sl, seat] += amount
+        self.ls_last[i, sl] = seat
+        bettor = seat % 2
+        self.ls_bettor[i, sl] = bettor
+        self.last[i] = rel
+        cand_rel = (rel[:, None] + np.array([1, 2, 3])) % 4                     # cyclic order after last
+        ok = (np.take_along_axis(self.elig[i], cand_rel, axis=1)
+              & ((cand_rel + mano[:, None]) % 2 != bettor[:, None]))
+        first = np.argmax(ok, axis=1)
+        ok2 = ok.copy()
+        ok2[np.arange(i.size), first] = False
+        has2 = ok2.any(axis=1)
+        second = np.argmax(ok2, axis=1)
+        r1 = cand_rel[np.arange(i.size), first]
+        r2 = np.where(has2, cand_rel[np.arange(i.size), second], -1)
+        self.resp[i, 0] = r1
+        self.resp[i, 1] = r2
+        self.resp_i[i] = 0
+        self.rel[i] = r1
+        self.phase[i] = Phase.BET_RESPOND
+        self.legal[i] = np.where(ordago, Legal.RESPOND_ORDAGO, Legal.RESPOND)
+
+    def _raise(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
+        sl = self.slot[i].astype(np.int64)
+        stake = self.ls_stake[i, sl].astype(np.int64)
+        self.ls_fallback[i, sl] = stake
+        self._bet(i, a, stake)
+
+    def _on_respond(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
+        sl = self.slot[i].astype(np.int64)
+        seat = (self.mano[i].astype(np.int64) + self.rel[i]) % 4
+        has_r2 = (self.resp_i[i] == 0) & (self.resp[i, 1] >= 0)
+        q, nq = a == _QUIERO_A, a == _NO_QUIERO_A
+        answer = q | nq
+        self.ls_said[i[answer], sl[answer], seat[answer]] = _SPEECH[a[answer]]
+        iq = i[q]
+        if iq.size:
+            confirm = has_r2[q] & (self.ls_stake[iq, sl[q]] != ORDAGO_STAKE) & self.config.partner_override
+            c = iq[confirm]
+            self.resp_i[c] = 1
+            self.rel[c] = self.resp[c, 1]
+            self.phase[c] = Phase.BET_CONFIRM
+            self.legal[c] = Legal.CONFIRM
+            self._accept(iq[~confirm])
+        inq = i[nq]
+        if inq.size:
+            h = has_r2[nq]
+            r2 = inq[h]
+            self.resp_i[r2] = 1
+            self.rel[r2] = self.resp[r2, 1]
+            self._refuse(inq[~h])
+        r = ~answer
+        if r.any():
+            self._raise(i[r], a[r])
+
+    def _on_confirm(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
+        q = a == _QUIERO_A
+        iq = i[q]
+        if iq.size:
+            seat = (self.mano[iq].astype(np.int64) + self.rel[iq]) % 4
+            self.ls_said[iq, self.slot[iq].astype(np.int64), seat] = _SPEECH[_QUIERO_A]
+            self._accept(iq)
+        if (~q).any():
+            self._raise(i[~q], a[~q])
+
+    def _accept(self, i: npt.NDArray[np.int64]) -> None:
+        if not i.size:
+            return
+        sl = self.slot[i].astype(np.int64)
+        ordago = self.ls_stake[i, sl] == ORDAGO_STAKE
+        n = i[~ordago]
+        self.ls_outcome[n, sl[~ordago]] = Outcome.ACCEPTED
+        self.todo[n] = _T_AFTER
+        o = i[ordago]
+        if o.size:
+            so = sl[ordago]
+            self.ls_outcome[o, so] = Outcome.ORDAGO
+            win = (self._lance_winner(o, self.ls_lance[o, so].astype(np.int64)) + self.mano[o]) % 2
+            self.ls_winner[o, so] = win
+            self.showdown[o] = True
+            self._end_game(o, win, by_ordago=True)
+
+    def _refuse(self, i: npt.NDArray[np.int64]) -> None:
+        if not i.size:
+            return
+        sl = self.slot[i].astype(np.int64)
+        bettor = self.ls_bettor[i, sl].astype(np.int64)
+        self.ls_outcome[i, sl] = Outcome.REFUSED
+        self.ls_winner[i, sl] = bettor
+        reached = self._add_stones(i, bettor, self.ls_fallback[i, sl])
+        self._end_game(i[reached], bettor[reached], by_ordago=False)
+        self.todo[i[~reached]] = _T_AFTER
+
+    # ------------------------------------------------------------------------------------------------
+    # scoring (RULES.md §6)
+    def _add_stones(self, i: npt.NDArray[np.int64], team: npt.NDArray[np.int64],
+                    stones: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """Add stones; True where the team reached the target (§6.1)."""
+        self.scores_[i, team] += stones
+        self.hand_stones[i, team] += stones
+        return self.scores_[i, team] >= self.config.target
+
+    def _lance_winner(self, i: npt.NDArray[np.int64], lance: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Relative seat with the best eligible hand for ``lance`` (n,) (the mano wins ties: first argmax)."""
+        s = self.strength[i, lance]                                         # (n, 4)
+        elig = np.where((lance == PARES)[:, None], self.pares_b[i] > 0,
+                        np.where((lance == JUEGO)[:, None], self.juego_b[i] > 0, True))
+        return np.argmax(np.where(elig, s, -1), axis=1)
+
+    def _showdown(self, i: npt.NDArray[np.int64]) -> None:
+        """Count the lances in order, checking the target after each (§6.2)."""
+        self.showdown[i] = True
+        alive = i
+        for slot in range(4):
+            if not alive.size:
+                break
+            out = self.ls_outcome[alive, slot]
+            lance = self.ls_lance[alive, slot].astype(np.int64)
+            fixed = (out == Outcome.REFUSED) | (out == Outcome.UNCONTESTED)
+            mano = self.mano[alive].astype(np.int64)
+            compared = (self._lance_winner(alive, lance) + mano) % 2
+            team = np.where(fixed, self.ls_winner[alive, slot], compared).astype(np.int64)
+            counted = out != Outcome.VOID
+            self.ls_winner[alive[counted & ~fixed], slot] = team[counted & ~fixed]
+            base = np.where(out == Outcome.ACCEPTED, self.ls_stake[alive, slot],
+                            np.where((out == Outcome.EN_PASO) & (lance <= CHICA), 1, 0))
+            same_team = (mano[:, None] + _AR4) % 2 == team[:, None]
+            bonus = np.where(lance == PARES, (self.pares_b[alive] * same_team).sum(axis=1),
+                             np.where(lance == JUEGO, (self.juego_b[alive] * same_team).sum(axis=1),
+                                      np.where(lance == PUNTO, 1, 0)))
+            total = np.where(counted, base + bonus, 0)
+            add = total > 0
+            reached = np.zeros(alive.size, dtype=bool)
+            if add.any():
+                reached[add] = self._add_stones(alive[add], team[add], total[add])
+            self._end_game(alive[reached], team[reached], by_ordago=False)
+            alive = alive[~reached]
+        self.todo[alive] = _T_HAND_END
+
+    # ------------------------------------------------------------------------------------------------
+    # hands, games, vacas (RULES.md §7)
+    def _end_game(self, i: npt.NDArray[np.int64], team: npt.NDArray[np.int64], by_ordago: bool) -> None:
+        self.todo[i] = _T_GAME_END
+        self.end_winner[i] = team
+        self.end_ordago[i] = by_ordago
+
+    def _finish_hand(self, i: npt.NDArray[np.int64]) -> None:
+        """Remember the hand for the next observation (shown cards, stones) and pay stone rewards."""
+        self.prev_shown[i] = self.showdown[i]
+        ranks = self._rank_of_card[self.hands[i]]                            # (n, seat, 4)
+        counts = (ranks[..., None] == np.arange(1, 11)).sum(axis=2)          # (n, seat, 10)
+        self.prev_counts[i] = np.where(self.showdown[i][:, None, None], counts, 0)
+        hs = self.hand_stones[i]
+        self.prev_stones[i] = hs
+        self._hand_finished[i] = True
+        self._last_hand_stones[i] = hs
+        if self.reward_mode == "stones":
+            diff = (hs[:, 0] - hs[:, 1]).astype(np.float32)
+            self._rewards[i] = diff[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
+
+    def _next_hand(self, i: npt.NDArray[np.int64]) -> None:
+        self.hand_number[i] += 1
+        mano = ((self.mano[i] + 1) % 4).astype(np.int8)
+        self._start_hands(i, deal_decks(self.game_seeds[i], self.hand_number[i]), mano)
+
+    def _hand_end(self, i: npt.NDArray[np.int64]) -> None:
+        self._finish_hand(i)
+        self._next_hand(i)
+
+    def _game_end(self, i: npt.NDArray[np.int64]) -> None:
+        cfg = self.config
+        self._finish_hand(i)
+        w = self.end_winner[i].astype(np.int64)
+        self.games_won[i, w] += 1
+        vaca = self.games_won[i, w] >= cfg.juegos_to_win_vaca
+        v = i[vaca]
+        self.vacas_won[v, w[vaca]] += 1
+        self.games_won[v] = 0
+        match = np.zeros(i.size, dtype=bool)
+        match[vaca] = self.vacas_won[v, w[vaca]] >= cfg.vacas_to_win_match
+        m = i[match]
+        if m.size:
+            wm = w[match]
+            self._finished[m] = True
+            self._winner[m] = wm
+            self._final_scores[m] = self.scores_[m]
+            if self.reward_mode == "game":
+                sign = np.where(wm == 0, 1.0, -1.0).astype(np.float32)
+                self._rewards[m] = sign[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
+            self.todo[m] = _T_NONE
+            self._new_episode(m)
+        g = i[~match]
+        if g.size:
+            self.game_number[g] += 1
+            self.scores_[g] = 0
+            self.todo[g] = _T_NONE
+            self._next_hand(g)
+
+    def _advance(self) -> None:
+        """Run pending transitions until every table waits for a decision (a bounded number of rounds)."""
+        handlers = ((_T_BEGIN, self._begin), (_T_AFTER, self._after), (_T_DECLARED, self._declared),
+                    (_T_SHOWDOWN, self._showdown), (_T_GAME_END, self._game_end), (_T_HAND_END, self._hand_end))
+        for _ in range(32):
+            todo = self.todo
+            if not todo.any():
+                return
+            for code, handler in handlers:
+                i = np.flatnonzero(todo == code)
+                if i.size:
+                    handler(i)
+        raise RuntimeError("VectorMusEnv: transitions did not settle (engine bug)")
+
+    # ------------------------------------------------------------------------------------------------
+    # observation (mirrors observation.encode exactly; see tests/test_vector_differential.py)
+    def _observe(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        B = self.num_envs
+        rows = self._rows
+        obs = self._obs
+        obs.fill(0.0)
+        cfg = self.config
+        mano = self.mano.astype(np.int64)
+        seat = (mano + self.rel) % 4
+        me = seat % 2
+        other = 1 - me
+        flat = obs.reshape(-1)
+        base = rows * OBS_DIM
+        ones: list[npt.NDArray[np.int64]] = []
+        dummy = _O["target"]                    # written after the scatter, so "no one-hot" can point here
+
+        # own hand
+        hand = self.hands[rows, seat].astype(np.int64)                      # (B, 4)
+        present = hand >= 0
+        ones.append(np.where(present, _O["hand_numbers"] + 10 * _AR4 + hand % 10, dummy))
+        ones.append(np.where(present, _O["hand_suits"] + 4 * _AR4 + hand // 10, dummy))
+        ranks = np.where(present, self._rank_of_card[hand], 0)
+        counts = (ranks[:, :, None] == np.arange(1, 11)).sum(axis=1)
+        full = present.all(axis=1)
+        idx = multiset_index(np.sort(np.where(present, ranks, 1), axis=1))
+        ones.append(np.where(full, _O["pares_class"] + self._t.pares_class[idx], dummy)[:, None])
+        # per-table scalar one-hots
+        phase = self.phase.astype(np.int64)
+        slot = np.maximum(self.slot, 0).astype(np.int64)
+        lance_now = self.ls_lance[rows, slot].astype(np.int64)
+        in_lance = (phase >= Phase.DECLARE) & (phase <= Phase.BET_CONFIRM)
+        betting = phase >= Phase.BET_OPEN
+        responder = np.where(phase == Phase.BET_OPEN, 0, self.resp_i.astype(np.int64) + 1)
+        ones.append(np.stack([
+            np.full(B, _O["kings8"] if cfg.kings == 8 else dummy),
+            _O["mano"] + (mano - seat) % 4,
+            np.full(B, _O["acting"]),
+            _O["phase"] + phase,
+            np.where(in_lance, _O["lance"] + lance_now, dummy),
+            np.where(in_lance & betting, _O["responder"] + responder, dummy),
+            np.where(self.ls_lance[:, 3] == PUNTO, _O["punto"], dummy),
+            np.where(self.prev_shown, _O["prev_shown"], dummy),
+        ], axis=1))
+        # lance slots
+        q_of_seat = (_AR4[None, :] - seat[:, None]) % 4                     # [b, seat] -> q
+        seat_of_q = (seat[:, None] + _AR4) % 4                              # [b, q] -> seat
+        for s in range(4):
+            lo = _LANCE_O[s]
+            stake = self.ls_stake[:, s]
+            bettor = self.ls_bettor[:, s].astype(np.int64)
+            winner = self.ls_winner[:, s].astype(np.int64)
+            last = self.ls_last[:, s].astype(np.int64)
+            said = np.take_along_axis(self.ls_said[:, s], seat_of_q, axis=1).astype(np.int64)   # [b, q]
+            ones.append(np.stack([
+                lo["outcome"] + self.ls_outcome[:, s].astype(np.int64),
+                np.where(stake == ORDAGO_STAKE, lo["ordago"], dummy),
+                np.where(bettor >= 0, lo["bettor"] + (bettor != me), dummy),
+                np.where(winner >= 0, lo["winner"] + (winner != me), dummy),
+                np.where(last >= 0, lo["last"] + q_of_seat[rows, np.maximum(last, 0)], dummy),
+            ], axis=1))
+            ones.append(np.where(said >= 0, lo["speech"] + 5 * _AR4 + said, dummy))
+        # declarations: [b, kind, rel] -> q
+        q_of_rel = (_AR4[None, :] + mano[:, None] - seat[:, None]) % 4
+        for kind, name in ((0, "pares_decl"), (1, "juego_decl")):
+            d = self.decl[:, kind].astype(np.int64)
+            ones.append(np.where(d >= 0, _O[name] + 2 * q_of_rel + (1 - d), dummy))
+        pos = np.concatenate(ones, axis=1)
+        flat[(base[:, None] + pos).ravel()] = 1.0
+
+        # dense values (written after the scatter; "target" last since it is the dummy column)
+        obs[:, OFFSETS["rank_counts"]] = counts
+        obs[:, _O["points"]] = np.where(full, self._t.juego_points[idx] / 40.0, 0.0)
+        for s in range(4):
+            lo = _LANCE_O[s]
+            stake = self.ls_stake[:, s]
+            obs[:, lo["stake"]] = np.where(stake > 0, stake / STAKE_SCALE, 0.0)
+            obs[:, lo["fallback"]] = self.ls_fallback[:, s] / STAKE_SCALE
+            raised = np.take_along_axis(self.ls_raised[:, s], seat_of_q, axis=1)
+            obs[:, lo["raised"]:lo["raised"] + 4] = raised / STAKE_SCALE
+        obs[:, _O["mus_rounds"]] = self.mus_round / ROUNDS_SCALE
+        obs[:, OFFSETS["discards"]] = (np.take_along_axis(
+            self.disc_hist, np.broadcast_to(seat_of_q[:, None, :], (B, DISCARD_ROUNDS, 4)), axis=2) / 4.0
+        ).reshape(B, -1)
+        target = cfg.target
+        for name, arr in (("hand_stones", self.hand_stones), ("scores", self.scores_),
+                          ("prev_stones", self.prev_stones)):
+            o = _O[name]
+            obs[:, o] = arr[rows, me] / target
+            obs[:, o + 1] = arr[rows, other] / target
+        for name, arr in (("games_won", self.games_won), ("vacas_won", self.vacas_won)):
+            o = _O[name]
+            obs[:, o] = arr[rows, me]
+            obs[:, o + 1] = arr[rows, other]
+        obs[:, OFFSETS["prev_rank_counts"]] = np.take_along_axis(
+            self.prev_counts, seat_of_q[:, :, None], axis=1).reshape(B, -1)
+        obs[:, _O["target"]] = target / TARGET_SCALE
+        self._mask[:] = LEGAL_MASKS[self.legal]
+        return obs.copy(), self._mask.copy()
+
+    # ------------------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"VectorMusEnv(num_envs={self.num_envs}, config={self.config!r}, reward={self.reward_mode!r})"
