@@ -1,14 +1,19 @@
 """mus-env: the reference reinforcement-learning environment for Mus (RULES.md, DESIGN.md).
 
-The rules modules (``config``, ``cards``, ``tables``, ``actions``, ``game``) import no RL framework.
+The rules modules (``config``, ``cards``, ``tables``, ``actions``, ``game``, ``vector``) import no RL framework;
+``mus_env.mus_v0`` (PettingZoo) and ``mus_env.wrappers`` (Gymnasium) are imported on demand:
+``from mus_env import mus_v0``.
 """
 
 from .actions import NUM_ACTIONS, Action, action_to_string, string_to_action
 from .config import MusConfig
 from .game import HandRecord, IllegalActionError, MusGame, Outcome, Phase
+from .observation import OBS_DIM, STATE_DIM
+from .vector import VectorMusEnv
 
 __all__ = [
-    "Action", "HandRecord", "IllegalActionError", "MusConfig", "MusGame", "NUM_ACTIONS", "Outcome", "Phase",
+    "Action", "HandRecord", "IllegalActionError", "MusConfig", "MusGame", "NUM_ACTIONS", "OBS_DIM", "Outcome", "Phase",
+    "STATE_DIM", "VectorMusEnv",
     "action_to_string", "string_to_action",
 ]
 

@@ -31,7 +31,7 @@ from .tables import LANCE_NAMES, get_tables
 
 __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
-    "ROUNDS_SCALE", "DISCARD_ROUNDS", "encode", "encode_state", "decode", "observation_table", "speech_of",
+    "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode", "observation_table", "speech_of",
 ]
 
 STAKE_SCALE = 10.0
@@ -53,14 +53,14 @@ def speech_of(action: int) -> int:
 
 
 _LANCE_PIECES = (
-    ("outcome", NUM_OUTCOMES, "one-hot outcome of the lance (" + ", ".join(OUTCOME_NAMES) + ")"),
+    ("outcome", NUM_OUTCOMES, "outcome one-hot (" + ", ".join(OUTCOME_NAMES) + ")"),
     ("stake", 1, "live or final numeric stake / STAKE_SCALE (0 before a bet and for an órdago)"),
-    ("ordago", 1, "1 once an órdago is live or accepted in this lance"),
+    ("ordago", 1, "1 once an órdago is live or accepted"),
     ("fallback", 1, "stones the bettor gets if refused / STAKE_SCALE"),
     ("bettor", 2, "team of the last bettor or raiser: own, other (zeros before any bet)"),
     ("last", 4, "seat q of the last bettor or raiser"),
     ("speech", 20, "per seat q, one-hot of what it said last: " + ", ".join(SPEECH_NAMES)),
-    ("raised", 4, "per seat q, stones it has bet or raised in this lance / STAKE_SCALE"),
+    ("raised", 4, "per seat q, stones it has bet or raised / STAKE_SCALE"),
     ("winner", 2, "team known to have won the lance: own, other (refused, uncontested, órdago)"),
 )
 
@@ -69,8 +69,8 @@ PIECES: tuple[tuple[str, int, str], ...] = (
                          "A 2 3 4 5 6 7 S C R, one-hot, 4x10"),
     ("hand_suits", 16, "own hand: slot s x suit o c e b, one-hot, 4x4"),
     ("rank_counts", 10, "own hand: count of each rank 1..10 of the variant (8 kings use ranks 1..8)"),
-    ("pares_class", 4, "own pares: none, par, medias, duples"),
-    ("points", 1, "own juego total / 40"),
+    ("pares_class", 4, "own pares: none, par, medias, duples (zeros while discarding)"),
+    ("points", 1, "own juego total / 40 (0 while discarding)"),
     ("kings8", 1, "1 with 8 kings (3 = rey, 2 = as), 0 with 4 kings"),
     ("mano", 4, "seat q of the mano of this hand"),
     ("acting", 4, "seat q of the player to act (zeros once the game is over)"),
@@ -78,7 +78,8 @@ PIECES: tuple[tuple[str, int, str], ...] = (
     ("lance", 5, "lance being bet or declared: " + ", ".join(LANCE_NAMES)),
     ("responder", 3, "during betting: opening round, first responder, second responder (partner has answered)"),
 ) + tuple(
-    (f"{slot}_{name}", size, f"{slot} lance: {meaning}") for slot in SLOT_NAMES for name, size, meaning in _LANCE_PIECES
+    (f"lance_{name}", 4 * size, f"per lance slot ({', '.join(SLOT_NAMES)}), {size} each: {meaning}")
+    for name, size, meaning in _LANCE_PIECES
 ) + (
     ("punto", 1, "1 when the fourth lance is punto (nobody holds juego)"),
     ("pares_decl", 8, "per seat q: declared pares sí, pares no (zeros before declaring)"),
@@ -102,10 +103,25 @@ for _name, _size, _ in PIECES:
     _o += _size
 OBS_DIM = _o
 STATE_DIM = OBS_DIM + 4 * NUM_CARDS
-del _o, _name, _size
+
+# Bounds of every entry (for observation spaces): 0..1 except counts and the unbounded amounts.
+_UPPER = {"rank_counts": 4.0, "prev_rank_counts": 4.0, "games_won": 3.0, "vacas_won": 3.0}
+_UNBOUNDED = ("lance_stake", "lance_fallback", "lance_raised", "mus_rounds", "hand_stones", "scores", "target",
+              "prev_stones")
+OBS_LOW = np.zeros(OBS_DIM, dtype=np.float32)
+OBS_HIGH = np.ones(OBS_DIM, dtype=np.float32)
+for _name, _hi in _UPPER.items():
+    OBS_HIGH[OFFSETS[_name]] = _hi
+for _name in _UNBOUNDED:
+    OBS_HIGH[OFFSETS[_name]] = np.inf
+OBS_LOW.setflags(write=False)
+OBS_HIGH.setflags(write=False)
+del _o, _name, _size, _hi
 
 _O = {name: sl.start for name, sl in OFFSETS.items()}
-_LANCE_O = [{name: _O[f"{slot}_{name}"] for name, _, _ in _LANCE_PIECES} for slot in SLOT_NAMES]
+#: Offset of each lance piece of slot i: ``LANCE_OFFSETS[i]["stake"]``.
+LANCE_OFFSETS = [{name: _O[f"lance_{name}"] + i * size for name, size, _ in _LANCE_PIECES} for i in range(4)]
+_LANCE_O = LANCE_OFFSETS
 _NUMBER_K = [c % 10 for c in range(NUM_CARDS)]
 _SUIT = [c // 10 for c in range(NUM_CARDS)]
 _RANK = {k: [int(r) for r in get_tables(k).rank_of_card] for k in (8, 4)}
@@ -288,8 +304,8 @@ def decode(obs: npt.ArrayLike) -> dict[str, Any]:
         return int(round(float(v[0]) * scale)), int(round(float(v[1]) * scale))
 
     lances = []
-    for slot in SLOT_NAMES:
-        p = {name: x[OFFSETS[f"{slot}_{name}"]] for name, _, _ in _LANCE_PIECES}
+    for i in range(4):
+        p = {name: x[_LANCE_O[i][name]:_LANCE_O[i][name] + size] for name, size, _ in _LANCE_PIECES}
         speech = p["speech"].reshape(4, 5)
         lances.append({
             "outcome": OUTCOME_NAMES[_onehot(p["outcome"])],

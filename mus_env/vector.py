@@ -26,6 +26,8 @@ Example:
 
 from __future__ import annotations
 
+from functools import lru_cache
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -35,16 +37,26 @@ from .actions import ENVIDO_BASE, NUM_ACTIONS, Action, action_to_string
 from .cards import NUM_CARDS, slot_order_key
 from .config import MusConfig
 from .observation import (
-    _LANCE_O,
     DISCARD_ROUNDS,
     OBS_DIM,
     OFFSETS,
+    PIECES,
     ROUNDS_SCALE,
     STAKE_SCALE,
     TARGET_SCALE,
     speech_of,
 )
-from .phases import LEGAL_MASKS, LEGAL_SETS, ORDAGO_STAKE, PHASE_NAMES, Legal, Outcome, Phase
+from .phases import (
+    LEGAL_MASKS,
+    LEGAL_SETS,
+    NUM_OUTCOMES,
+    NUM_PHASES,
+    ORDAGO_STAKE,
+    PHASE_NAMES,
+    Legal,
+    Outcome,
+    Phase,
+)
 from .shuffle import STREAM_RESHUFFLE, card_keys, deal_decks, first_mano, normalize_seed, random_seed, table_seeds
 from .tables import (
     CHICA,
@@ -77,6 +89,60 @@ _AR4 = np.arange(4)
 _U64_MAX = np.uint64(np.iinfo(np.uint64).max)
 
 _O = {name: sl.start for name, sl in OFFSETS.items()}
+_AR2, _AR5 = np.arange(2), np.arange(5)
+_TEAM_ORDER = np.array([[0, 1], [1, 0]])                # by own team: (own, other) team ids
+_DECL_CODES = np.array([1, 0])                          # declared sí, no
+_HAND_COLS = _O["points"] + 1                           # hand_numbers .. points are contiguous from 0
+assert [n for n, _, _ in PIECES[:5]] == ["hand_numbers", "hand_suits", "rank_counts", "pares_class", "points"]
+
+# Index of a hand (its card ids in slot order, -1 for empty trailing slots) among all sets of 0..4 cards.
+_BINOM40 = np.array([[comb(n, k) for k in range(5)] for n in range(41)], dtype=np.int64)
+_SET_OFFSET = np.cumsum([0] + [comb(NUM_CARDS, k) for k in range(4)])   # start row of the k-card sets
+
+
+def _hand_key(hand: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
+    """``(n, 4)`` hands -> row of :func:`_hand_table` (colex index of the sorted card set, per set size)."""
+    h = np.sort(hand.astype(np.int64), axis=1)                          # empty (-1) first
+    k = (h >= 0).sum(axis=1)
+    # the j-th smallest present card is at column 4 - k + j
+    j = _AR4[None, :] - (4 - k)[:, None]
+    terms = np.where(j >= 0, _BINOM40[np.maximum(h, 0), np.clip(j + 1, 0, 4)], 0)
+    return _SET_OFFSET[k] + terms.sum(axis=1)
+
+
+@lru_cache(maxsize=2)
+def _hand_table(kings: int) -> npt.NDArray[np.float32]:
+    """Hand pieces (hand_numbers .. points) of every set of 0..4 cards, encoded as observation.encode
+    does, one row per :func:`_hand_key`. About 29 MB per variant, built once."""
+    from itertools import combinations
+
+    t = get_tables(kings)
+    rows = []
+    for k in range(5):
+        sets = np.array(list(combinations(range(NUM_CARDS), k)), dtype=np.int64).reshape(comb(NUM_CARDS, k), k)
+        hands = np.full((len(sets), 4), -1, dtype=np.int64)
+        if k:
+            order = np.argsort(_SLOTPOS[kings][sets], axis=1)
+            hands[:, :k] = np.take_along_axis(sets, order, axis=1)
+        rows.append(hands)
+    hands = np.concatenate(rows)
+    keys = _hand_key(hands)
+    assert np.array_equal(np.sort(keys), np.arange(len(hands)))
+    table = np.zeros((len(hands), _HAND_COLS), dtype=np.float32)
+    present = hands >= 0
+    r = np.arange(len(hands))[:, None]
+    table[r, np.where(present, _O["hand_numbers"] + 10 * _AR4 + hands % 10, _HAND_COLS - 1)] = 1.0
+    table[r, np.where(present, _O["hand_suits"] + 4 * _AR4 + hands // 10, _HAND_COLS - 1)] = 1.0
+    ranks = np.where(present, t.rank_of_card[np.maximum(hands, 0)], 0)
+    table[:, OFFSETS["rank_counts"]] = (ranks[:, :, None] == np.arange(1, 11)).sum(axis=1)
+    full = present.all(axis=1)
+    idx = multiset_index(np.sort(np.where(present, ranks, 1), axis=1))
+    table[:, OFFSETS["pares_class"]] = (t.pares_class[idx][:, None] == _AR4) & full[:, None]
+    table[:, _O["points"]] = np.where(full, t.juego_points[idx] / 40.0, 0.0)
+    out = np.empty_like(table)
+    out[keys] = table
+    out.setflags(write=False)
+    return out
 
 
 class VectorMusEnv:
@@ -120,6 +186,7 @@ class VectorMusEnv:
         self._bet_amount = np.zeros(NUM_ACTIONS, dtype=np.int32)
         self._bet_amount[ENVIDO_BASE:ENVIDO_BASE + 5] = cfg.bet_sizes
         self._discard_kind = Legal.DISCARD_ZERO if cfg.allow_zero_discard else Legal.DISCARD
+        self._hand_table = _hand_table(cfg.kings)
         self._allocate()
         self._rows = np.arange(self.num_envs)
         self._obs = np.zeros((self.num_envs, OBS_DIM), dtype=np.float32)
@@ -167,7 +234,7 @@ class VectorMusEnv:
         self.last = z((), np.int8)                # relative seat of the last bettor/raiser
         self.resp = z((2,), np.int8, -1)          # [b, k] relative seats of responders r1, r2 (-1 none)
         self.resp_i = z((), np.int8)              # which responder is acting (0 = r1, 1 = r2)
-        self.decl = z((2, 4), np.int8, -1)        # [b, pares/juego, rel] declared 1 yes / 0 no / -1 not yet
+        self.decl = z((2, 4), np.int8, -1)        # [b, pares/juego, seat] declared 1 yes / 0 no / -1 not yet
         self.strength = z((5, 4), np.int32)       # [b, lance, rel] higher wins (tables.strength, 31 real = 9)
         self.pares_b = z((4,), np.int8)           # [b, rel] pares bonus (0 = no pares)
         self.juego_b = z((4,), np.int8)           # [b, rel] juego bonus (0 = no juego)
@@ -549,7 +616,8 @@ class VectorMusEnv:
         """Forced declarations: kind 0 pares (slot 2), 1 juego (slot 3)."""
         has = self._holders(i, kind)
         if self.config.auto_declare:
-            self.decl[i, kind] = has
+            seats = (self.mano[i].astype(np.int64)[:, None] + _AR4) % 4
+            self.decl[i[:, None], kind, seats] = has
             self.todo[i] = _T_DECLARED
             return
         self.phase[i] = Phase.DECLARE
@@ -571,8 +639,8 @@ class VectorMusEnv:
             j, aj = i[m], a[m]
             if not j.size:
                 continue
-            rel = self.rel[j].astype(np.int64)
-            self.decl[j, kind, rel] = aj == _SI[kind]
+            seat = (self.mano[j].astype(np.int64) + self.rel[j]) % 4
+            self.decl[j, kind, seat] = aj == _SI[kind]
             self.rel[j] += 1
             done = self.rel[j] == 4
             self.todo[j[done]] = _T_DECLARED
@@ -859,102 +927,73 @@ class VectorMusEnv:
     # ------------------------------------------------------------------------------------------------
     # observation (mirrors observation.encode exactly; see tests/test_vector_differential.py)
     def _observe(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """Write the acting seat's observation and mask of every table into the preallocated buffers.
+
+        Every piece is written densely (no zero-fill, no scatter); seat-relative pieces are absolute
+        per-seat arrays rotated by the observer (``seat_of_q``).
+        """
         B = self.num_envs
         rows = self._rows
         obs = self._obs
-        obs.fill(0.0)
-        cfg = self.config
         mano = self.mano.astype(np.int64)
         seat = (mano + self.rel) % 4
-        me = seat % 2
-        other = 1 - me
-        flat = obs.reshape(-1)
-        base = rows * OBS_DIM
-        ones: list[npt.NDArray[np.int64]] = []
-        dummy = _O["target"]                    # written after the scatter, so "no one-hot" can point here
+        me = seat & 1
+        seat_of_q = (seat[:, None] + _AR4) % 4                              # [b, q] -> absolute seat
+        team_order = _TEAM_ORDER[me]                                        # [b, 0 own / 1 other] -> team
 
-        # own hand
-        hand = self.hands[rows, seat].astype(np.int64)                      # (B, 4)
-        present = hand >= 0
-        ones.append(np.where(present, _O["hand_numbers"] + 10 * _AR4 + hand % 10, dummy))
-        ones.append(np.where(present, _O["hand_suits"] + 4 * _AR4 + hand // 10, dummy))
-        ranks = np.where(present, self._rank_of_card[hand], 0)
-        counts = (ranks[:, :, None] == np.arange(1, 11)).sum(axis=1)
-        full = present.all(axis=1)
-        idx = multiset_index(np.sort(np.where(present, ranks, 1), axis=1))
-        ones.append(np.where(full, _O["pares_class"] + self._t.pares_class[idx], dummy)[:, None])
-        # per-table scalar one-hots
+        def rotate(x: np.ndarray, axis: int) -> np.ndarray:
+            """Per-seat axis of ``x`` reordered as q = 0 self, 1 right, 2 partner, 3 left."""
+            shape = [B] + [1] * (x.ndim - 1)
+            shape[axis] = 4
+            return np.take_along_axis(x, seat_of_q.reshape(shape), axis=axis)
+
+        # own hand: one table row per (variant, set of cards)
+        hand = self.hands[rows, seat]
+        obs[:, :_HAND_COLS] = self._hand_table[_hand_key(hand)]
         phase = self.phase.astype(np.int64)
-        slot = np.maximum(self.slot, 0).astype(np.int64)
-        lance_now = self.ls_lance[rows, slot].astype(np.int64)
         in_lance = (phase >= Phase.DECLARE) & (phase <= Phase.BET_CONFIRM)
-        betting = phase >= Phase.BET_OPEN
-        responder = np.where(phase == Phase.BET_OPEN, 0, self.resp_i.astype(np.int64) + 1)
-        ones.append(np.stack([
-            np.full(B, _O["kings8"] if cfg.kings == 8 else dummy),
-            _O["mano"] + (mano - seat) % 4,
-            np.full(B, _O["acting"]),
-            _O["phase"] + phase,
-            np.where(in_lance, _O["lance"] + lance_now, dummy),
-            np.where(in_lance & betting, _O["responder"] + responder, dummy),
-            np.where(self.ls_lance[:, 3] == PUNTO, _O["punto"], dummy),
-            np.where(self.prev_shown, _O["prev_shown"], dummy),
-        ], axis=1))
-        # lance slots
-        q_of_seat = (_AR4[None, :] - seat[:, None]) % 4                     # [b, seat] -> q
-        seat_of_q = (seat[:, None] + _AR4) % 4                              # [b, q] -> seat
-        for s in range(4):
-            lo = _LANCE_O[s]
-            stake = self.ls_stake[:, s]
-            bettor = self.ls_bettor[:, s].astype(np.int64)
-            winner = self.ls_winner[:, s].astype(np.int64)
-            last = self.ls_last[:, s].astype(np.int64)
-            said = np.take_along_axis(self.ls_said[:, s], seat_of_q, axis=1).astype(np.int64)   # [b, q]
-            ones.append(np.stack([
-                lo["outcome"] + self.ls_outcome[:, s].astype(np.int64),
-                np.where(stake == ORDAGO_STAKE, lo["ordago"], dummy),
-                np.where(bettor >= 0, lo["bettor"] + (bettor != me), dummy),
-                np.where(winner >= 0, lo["winner"] + (winner != me), dummy),
-                np.where(last >= 0, lo["last"] + q_of_seat[rows, np.maximum(last, 0)], dummy),
-            ], axis=1))
-            ones.append(np.where(said >= 0, lo["speech"] + 5 * _AR4 + said, dummy))
-        # declarations: [b, kind, rel] -> q
-        q_of_rel = (_AR4[None, :] + mano[:, None] - seat[:, None]) % 4
-        for kind, name in ((0, "pares_decl"), (1, "juego_decl")):
-            d = self.decl[:, kind].astype(np.int64)
-            ones.append(np.where(d >= 0, _O[name] + 2 * q_of_rel + (1 - d), dummy))
-        pos = np.concatenate(ones, axis=1)
-        flat[(base[:, None] + pos).ravel()] = 1.0
-
-        # dense values (written after the scatter; "target" last since it is the dummy column)
-        obs[:, OFFSETS["rank_counts"]] = counts
-        obs[:, _O["points"]] = np.where(full, self._t.juego_points[idx] / 40.0, 0.0)
-        for s in range(4):
-            lo = _LANCE_O[s]
-            stake = self.ls_stake[:, s]
-            obs[:, lo["stake"]] = np.where(stake > 0, stake / STAKE_SCALE, 0.0)
-            obs[:, lo["fallback"]] = self.ls_fallback[:, s] / STAKE_SCALE
-            raised = np.take_along_axis(self.ls_raised[:, s], seat_of_q, axis=1)
-            obs[:, lo["raised"]:lo["raised"] + 4] = raised / STAKE_SCALE
+        slot = np.maximum(self.slot, 0).astype(np.int64)
+        lance_now = np.where(in_lance, self.ls_lance[rows, slot], -1)
+        responder = np.where(phase == Phase.BET_OPEN, 0, np.where(in_lance & (phase > Phase.DECLARE),
+                                                                   self.resp_i.astype(np.int64) + 1, -1))
+        obs[:, _O["kings8"]] = 1.0 if self.config.kings == 8 else 0.0
+        obs[:, OFFSETS["mano"]] = ((mano - seat) % 4)[:, None] == _AR4
+        obs[:, OFFSETS["acting"]] = _AR4 == 0
+        obs[:, OFFSETS["phase"]] = phase[:, None] == np.arange(NUM_PHASES)
+        obs[:, OFFSETS["lance"]] = lance_now[:, None] == np.arange(5)
+        obs[:, OFFSETS["responder"]] = responder[:, None] == np.arange(3)
+        # betting record of the four lance slots
+        obs[:, OFFSETS["lance_outcome"]] = (self.ls_outcome[:, :, None] == np.arange(NUM_OUTCOMES)).reshape(B, -1)
+        stake = self.ls_stake
+        obs[:, OFFSETS["lance_stake"]] = np.where(stake > 0, stake, 0) / STAKE_SCALE
+        obs[:, OFFSETS["lance_ordago"]] = stake == ORDAGO_STAKE
+        obs[:, OFFSETS["lance_fallback"]] = self.ls_fallback / STAKE_SCALE
+        rel_team = np.where(self.ls_bettor >= 0, self.ls_bettor ^ me[:, None], -1)
+        obs[:, OFFSETS["lance_bettor"]] = (rel_team[:, :, None] == _AR2).reshape(B, -1)
+        last_q = np.where(self.ls_last >= 0, (self.ls_last - seat[:, None]) % 4, -1)
+        obs[:, OFFSETS["lance_last"]] = (last_q[:, :, None] == _AR4).reshape(B, -1)
+        said = rotate(self.ls_said, 2)
+        obs[:, OFFSETS["lance_speech"]] = (said[:, :, :, None] == _AR5).reshape(B, -1)
+        obs[:, OFFSETS["lance_raised"]] = rotate(self.ls_raised, 2).reshape(B, -1) / STAKE_SCALE
+        rel_team = np.where(self.ls_winner >= 0, self.ls_winner ^ me[:, None], -1)
+        obs[:, OFFSETS["lance_winner"]] = (rel_team[:, :, None] == _AR2).reshape(B, -1)
+        obs[:, _O["punto"]] = self.ls_lance[:, 3] == PUNTO
+        decl = rotate(self.decl, 2)                                          # [b, kind, q]
+        obs[:, _O["pares_decl"]:_O["pares_decl"] + 16] = (decl[:, :, :, None] == _DECL_CODES).reshape(B, -1)
+        # mus phase summary, stones and scores
         obs[:, _O["mus_rounds"]] = self.mus_round / ROUNDS_SCALE
-        obs[:, OFFSETS["discards"]] = (np.take_along_axis(
-            self.disc_hist, np.broadcast_to(seat_of_q[:, None, :], (B, DISCARD_ROUNDS, 4)), axis=2) / 4.0
-        ).reshape(B, -1)
-        target = cfg.target
-        for name, arr in (("hand_stones", self.hand_stones), ("scores", self.scores_),
-                          ("prev_stones", self.prev_stones)):
-            o = _O[name]
-            obs[:, o] = arr[rows, me] / target
-            obs[:, o + 1] = arr[rows, other] / target
-        for name, arr in (("games_won", self.games_won), ("vacas_won", self.vacas_won)):
-            o = _O[name]
-            obs[:, o] = arr[rows, me]
-            obs[:, o + 1] = arr[rows, other]
-        obs[:, OFFSETS["prev_rank_counts"]] = np.take_along_axis(
-            self.prev_counts, seat_of_q[:, :, None], axis=1).reshape(B, -1)
+        obs[:, OFFSETS["discards"]] = rotate(self.disc_hist, 2).reshape(B, -1) / 4.0
+        target = self.config.target
+        obs[:, OFFSETS["hand_stones"]] = np.take_along_axis(self.hand_stones, team_order, axis=1) / target
+        obs[:, OFFSETS["scores"]] = np.take_along_axis(self.scores_, team_order, axis=1) / target
         obs[:, _O["target"]] = target / TARGET_SCALE
-        self._mask[:] = LEGAL_MASKS[self.legal]
-        return obs.copy(), self._mask.copy()
+        obs[:, OFFSETS["games_won"]] = np.take_along_axis(self.games_won, team_order, axis=1)
+        obs[:, OFFSETS["vacas_won"]] = np.take_along_axis(self.vacas_won, team_order, axis=1)
+        obs[:, _O["prev_shown"]] = self.prev_shown
+        obs[:, OFFSETS["prev_rank_counts"]] = rotate(self.prev_counts, 1).reshape(B, -1)
+        obs[:, OFFSETS["prev_stones"]] = np.take_along_axis(self.prev_stones, team_order, axis=1) / target
+        np.take(LEGAL_MASKS, self.legal, axis=0, out=self._mask)
+        return obs, self._mask
 
     # ------------------------------------------------------------------------------------------------
     def __repr__(self) -> str:
