@@ -240,6 +240,7 @@ class VectorMusEnv:
         self.juego_b = z((4,), np.int8)           # [b, rel] juego bonus (0 = no juego)
         self.scores_ = z((2,), np.int32)          # [b, team] stones in the current game
         self.hand_stones = z((2,), np.int32)      # [b, team] stones in the current hand
+        self.lance_stones = z((4, 2), np.int32)   # [b, slot, team] stones of the current hand per lance slot
         self.games_won = z((2,), np.int16)        # [b, team] games in the current vaca
         self.vacas_won = z((2,), np.int16)        # [b, team] vacas in the match
         self.showdown = z((), bool)               # the current hand's cards have been shown
@@ -256,13 +257,12 @@ class VectorMusEnv:
         self._final_scores = np.zeros((B, 2), dtype=np.int32)
         self._hand_finished = np.zeros(B, dtype=bool)
         self._last_hand_stones = np.zeros((B, 2), dtype=np.int32)
+        self._last_lance_stones = np.zeros((B, 4, 2), dtype=np.int32)
 
     def state_bytes(self) -> int:
         """Bytes of game state per table (every state array, per-step outputs excluded)."""
-        skip = {"_rewards", "_finished", "_winner", "_final_scores", "_hand_finished", "_last_hand_stones",
-                "_obs", "_mask", "_rows", "_rank_of_card", "_slotpos", "_bet_amount"}
         total = sum(v.nbytes for k, v in vars(self).items()
-                    if isinstance(v, np.ndarray) and k not in skip and v.shape[:1] == (self.num_envs,))
+                    if isinstance(v, np.ndarray) and not k.startswith("_") and v.shape[:1] == (self.num_envs,))
         return total // self.num_envs
 
     # ------------------------------------------------------------------------------------------------
@@ -304,36 +304,56 @@ class VectorMusEnv:
         Raises:
             ValueError: a bad shape, dtype or value (the message names the first bad table); nothing changes.
         """
-        B = self.num_envs
-        d = self._int_array("decks", decks, (B, NUM_CARDS))
+        return self.reset_tables(self._rows, decks, mano, scores, seeds)
+
+    def reset_tables(self, tables: npt.ArrayLike, decks: npt.ArrayLike, mano: npt.ArrayLike,
+                     scores: npt.ArrayLike | None = None, seeds: npt.ArrayLike | None = None,
+                     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """Start a new episode on some tables from given deals; the other tables are untouched.
+
+        Args:
+            tables: ``(n,)`` distinct table indices.
+            decks, mano, scores, seeds: as in :meth:`reset_from_decks`, with n rows.
+
+        Returns:
+            The observation and mask buffers, with the reset tables' rows refreshed.
+        """
+        t = np.asarray(tables)
+        t = self._int_array("tables", t, (t.size,)) if t.size else np.zeros(0, dtype=np.int64)
+        n = t.size
+        if ((t < 0) | (t >= self.num_envs)).any() or np.unique(t).size != n:
+            raise ValueError(f"tables must be distinct indices in 0..{self.num_envs - 1}, got {t.tolist()}")
+        d = self._int_array("decks", decks, (n, NUM_CARDS))
         bad = np.flatnonzero((np.sort(d, axis=1) != np.arange(NUM_CARDS)).any(axis=1))
         if bad.size:
             raise ValueError(f"decks[{bad[0]}] is not a permutation of the 40 card ids 0..39 "
                              f"({bad.size} bad row(s)): {d[bad[0]].tolist()}")
-        m = self._int_array("mano", mano, (B,))
+        m = self._int_array("mano", mano, (n,))
         bad = np.flatnonzero((m < 0) | (m > 3))
         if bad.size:
             raise ValueError(f"mano[{bad[0]}] = {m[bad[0]]} is not a seat 0..3")
-        s = np.zeros((B, 2), dtype=np.int64) if scores is None else self._int_array("scores", scores, (B, 2))
+        s = np.zeros((n, 2), dtype=np.int64) if scores is None else self._int_array("scores", scores, (n, 2))
         bad = np.flatnonzero(((s < 0) | (s >= self.config.target)).any(axis=1))
         if bad.size:
             raise ValueError(
                 f"scores[{bad[0]}] = {s[bad[0]].tolist()}: each score must be in 0..{self.config.target - 1}")
         if seeds is not None:
-            sd = self._int_array("seeds", seeds, (B,))
+            sd = self._int_array("seeds", seeds, (n,))
             if (sd < 0).any():
                 raise ValueError("seeds must be non-negative")
+        if not self._started and n < self.num_envs:
+            self.reset()                                    # the other tables need a game too
         if not self._started:
             self.episode[:] = -1
-        rows = self._rows
-        self.episode += 1
-        self.game_seeds[:] = (table_seeds(self.seed, rows, self.episode) if seeds is None
-                              else sd.astype(np.uint64))
-        self._clear_episode(rows)
-        self.scores_[:] = s
-        self._start_hands(rows, d.astype(np.int8), m.astype(np.int8))
-        self._started = True
-        return self._observe()
+        self.episode[t] += 1
+        self.game_seeds[t] = table_seeds(self.seed, t, self.episode[t]) if seeds is None else sd.astype(np.uint64)
+        self._clear_episode(t)
+        self.scores_[t] = s
+        self._start_hands(t, d.astype(np.int8), m.astype(np.int8))
+        if not self._started:
+            self._started = True
+            return self._observe()
+        return self.observe(t)
 
     def step(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8],
                                                      npt.NDArray[np.float32], npt.NDArray[np.bool_], dict]:
@@ -345,8 +365,9 @@ class VectorMusEnv:
         Returns:
             ``obs (B, OBS_DIM)``, ``mask (B, NUM_ACTIONS)`` of the next player of each table; ``rewards
             (B, 4)`` float32 by absolute seat; ``done (B,)`` bool (episode finished, table auto-reset);
-            ``info`` with ``finished``, ``winner`` (team, -1), ``final_scores`` (B, 2), ``hand_finished``
-            and ``hand_stones`` (B, 2) of hands that ended this step.
+            ``info`` with ``finished``, ``winner`` (team, -1), ``final_scores`` (B, 2), ``hand_finished``,
+            ``hand_stones`` (B, 2) and ``lance_stones`` (B, 4 slots, 2 teams) of hands that ended this step.
+            ``obs`` and ``mask`` are the engine's buffers, overwritten by the next call: copy them to keep them.
 
         Raises:
             ValueError: bad shape or dtype, or an action illegal on some table (the message names the
@@ -370,7 +391,7 @@ class VectorMusEnv:
         obs, mask = self._observe()
         info = {"finished": self._finished.copy(), "winner": self._winner.copy(),
                 "final_scores": self._final_scores.copy(), "hand_finished": self._hand_finished.copy(),
-                "hand_stones": self._last_hand_stones.copy()}
+                "hand_stones": self._last_hand_stones.copy(), "lance_stones": self._last_lance_stones.copy()}
         return obs, mask, self._rewards.copy(), self._finished.copy(), info
 
     # ------------------------------------------------------------------------------------------------
@@ -461,6 +482,7 @@ class VectorMusEnv:
         self.slot[i] = -1
         self.decl[i] = -1
         self.hand_stones[i] = 0
+        self.lance_stones[i] = 0
         self.showdown[i] = False
         self.todo[i] = _T_NONE
         self.rel[i] = 0
@@ -801,17 +823,18 @@ class VectorMusEnv:
         bettor = self.ls_bettor[i, sl].astype(np.int64)
         self.ls_outcome[i, sl] = Outcome.REFUSED
         self.ls_winner[i, sl] = bettor
-        reached = self._add_stones(i, bettor, self.ls_fallback[i, sl])
+        reached = self._add_stones(i, bettor, self.ls_fallback[i, sl], sl)
         self._end_game(i[reached], bettor[reached], by_ordago=False)
         self.todo[i[~reached]] = _T_AFTER
 
     # ------------------------------------------------------------------------------------------------
     # scoring (RULES.md §6)
     def _add_stones(self, i: npt.NDArray[np.int64], team: npt.NDArray[np.int64],
-                    stones: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-        """Add stones; True where the team reached the target (§6.1)."""
+                    stones: npt.NDArray[np.int64], slot: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """Add stones won in lance ``slot``; True where the team reached the target (§6.1)."""
         self.scores_[i, team] += stones
         self.hand_stones[i, team] += stones
+        self.lance_stones[i, slot, team] += stones
         return self.scores_[i, team] >= self.config.target
 
     def _lance_winner(self, i: npt.NDArray[np.int64], lance: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -846,7 +869,7 @@ class VectorMusEnv:
             add = total > 0
             reached = np.zeros(alive.size, dtype=bool)
             if add.any():
-                reached[add] = self._add_stones(alive[add], team[add], total[add])
+                reached[add] = self._add_stones(alive[add], team[add], total[add], slot)
             self._end_game(alive[reached], team[reached], by_ordago=False)
             alive = alive[~reached]
         self.todo[alive] = _T_HAND_END
@@ -868,6 +891,7 @@ class VectorMusEnv:
         self.prev_stones[i] = hs
         self._hand_finished[i] = True
         self._last_hand_stones[i] = hs
+        self._last_lance_stones[i] = self.lance_stones[i]
         if self.reward_mode == "stones":
             diff = (hs[:, 0] - hs[:, 1]).astype(np.float32)
             self._rewards[i] = diff[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
@@ -927,16 +951,31 @@ class VectorMusEnv:
     # ------------------------------------------------------------------------------------------------
     # observation (mirrors observation.encode exactly; see tests/test_vector_differential.py)
     def _observe(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
-        """Write the acting seat's observation and mask of every table into the preallocated buffers.
+        """Observation and mask of every table's acting seat, written into the preallocated buffers."""
+        self._encode(slice(None), self._obs)
+        np.take(LEGAL_MASKS, self.legal, axis=0, out=self._mask)
+        return self._obs, self._mask
+
+    def observe(self, tables: npt.ArrayLike | None = None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """Refresh (all, or the given ``tables``) rows of the observation and mask buffers and return them."""
+        if tables is None:
+            return self._observe()
+        i = np.asarray(tables, dtype=np.int64)
+        if i.size:
+            self._obs[i] = self._encode(i, np.empty((i.size, OBS_DIM), dtype=np.float32))
+            self._mask[i] = LEGAL_MASKS[self.legal[i]]
+        return self._obs, self._mask
+
+    def _encode(self, i: slice | npt.NDArray[np.int64], obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Write the acting seat's observation of tables ``i`` (a slice or index array) into ``obs``.
 
         Every piece is written densely (no zero-fill, no scatter); seat-relative pieces are absolute
-        per-seat arrays rotated by the observer (``seat_of_q``).
+        per-seat arrays rotated by the observer (``seat_of_q``). Mirrors ``observation.encode``.
         """
-        B = self.num_envs
-        rows = self._rows
-        obs = self._obs
-        mano = self.mano.astype(np.int64)
-        seat = (mano + self.rel) % 4
+        mano = self.mano[i].astype(np.int64)
+        B = mano.shape[0]
+        rows = np.arange(B)
+        seat = (mano + self.rel[i]) % 4
         me = seat & 1
         seat_of_q = (seat[:, None] + _AR4) % 4                              # [b, q] -> absolute seat
         team_order = _TEAM_ORDER[me]                                        # [b, 0 own / 1 other] -> team
@@ -948,14 +987,14 @@ class VectorMusEnv:
             return np.take_along_axis(x, seat_of_q.reshape(shape), axis=axis)
 
         # own hand: one table row per (variant, set of cards)
-        hand = self.hands[rows, seat]
+        hand = self.hands[i][rows, seat]
         obs[:, :_HAND_COLS] = self._hand_table[_hand_key(hand)]
-        phase = self.phase.astype(np.int64)
+        phase = self.phase[i].astype(np.int64)
         in_lance = (phase >= Phase.DECLARE) & (phase <= Phase.BET_CONFIRM)
-        slot = np.maximum(self.slot, 0).astype(np.int64)
-        lance_now = np.where(in_lance, self.ls_lance[rows, slot], -1)
+        slot = np.maximum(self.slot[i], 0).astype(np.int64)
+        lance_now = np.where(in_lance, self.ls_lance[i][rows, slot], -1)
         responder = np.where(phase == Phase.BET_OPEN, 0, np.where(in_lance & (phase > Phase.DECLARE),
-                                                                   self.resp_i.astype(np.int64) + 1, -1))
+                                                                   self.resp_i[i].astype(np.int64) + 1, -1))
         obs[:, _O["kings8"]] = 1.0 if self.config.kings == 8 else 0.0
         obs[:, OFFSETS["mano"]] = ((mano - seat) % 4)[:, None] == _AR4
         obs[:, OFFSETS["acting"]] = _AR4 == 0
@@ -963,37 +1002,36 @@ class VectorMusEnv:
         obs[:, OFFSETS["lance"]] = lance_now[:, None] == np.arange(5)
         obs[:, OFFSETS["responder"]] = responder[:, None] == np.arange(3)
         # betting record of the four lance slots
-        obs[:, OFFSETS["lance_outcome"]] = (self.ls_outcome[:, :, None] == np.arange(NUM_OUTCOMES)).reshape(B, -1)
-        stake = self.ls_stake
+        obs[:, OFFSETS["lance_outcome"]] = (self.ls_outcome[i][:, :, None] == np.arange(NUM_OUTCOMES)).reshape(B, -1)
+        stake = self.ls_stake[i]
         obs[:, OFFSETS["lance_stake"]] = np.where(stake > 0, stake, 0) / STAKE_SCALE
         obs[:, OFFSETS["lance_ordago"]] = stake == ORDAGO_STAKE
-        obs[:, OFFSETS["lance_fallback"]] = self.ls_fallback / STAKE_SCALE
-        rel_team = np.where(self.ls_bettor >= 0, self.ls_bettor ^ me[:, None], -1)
+        obs[:, OFFSETS["lance_fallback"]] = self.ls_fallback[i] / STAKE_SCALE
+        rel_team = np.where(self.ls_bettor[i] >= 0, self.ls_bettor[i] ^ me[:, None], -1)
         obs[:, OFFSETS["lance_bettor"]] = (rel_team[:, :, None] == _AR2).reshape(B, -1)
-        last_q = np.where(self.ls_last >= 0, (self.ls_last - seat[:, None]) % 4, -1)
+        last_q = np.where(self.ls_last[i] >= 0, (self.ls_last[i] - seat[:, None]) % 4, -1)
         obs[:, OFFSETS["lance_last"]] = (last_q[:, :, None] == _AR4).reshape(B, -1)
-        said = rotate(self.ls_said, 2)
+        said = rotate(self.ls_said[i], 2)
         obs[:, OFFSETS["lance_speech"]] = (said[:, :, :, None] == _AR5).reshape(B, -1)
-        obs[:, OFFSETS["lance_raised"]] = rotate(self.ls_raised, 2).reshape(B, -1) / STAKE_SCALE
-        rel_team = np.where(self.ls_winner >= 0, self.ls_winner ^ me[:, None], -1)
+        obs[:, OFFSETS["lance_raised"]] = rotate(self.ls_raised[i], 2).reshape(B, -1) / STAKE_SCALE
+        rel_team = np.where(self.ls_winner[i] >= 0, self.ls_winner[i] ^ me[:, None], -1)
         obs[:, OFFSETS["lance_winner"]] = (rel_team[:, :, None] == _AR2).reshape(B, -1)
-        obs[:, _O["punto"]] = self.ls_lance[:, 3] == PUNTO
-        decl = rotate(self.decl, 2)                                          # [b, kind, q]
+        obs[:, _O["punto"]] = self.ls_lance[i][:, 3] == PUNTO
+        decl = rotate(self.decl[i], 2)                                          # [b, kind, q]
         obs[:, _O["pares_decl"]:_O["pares_decl"] + 16] = (decl[:, :, :, None] == _DECL_CODES).reshape(B, -1)
         # mus phase summary, stones and scores
-        obs[:, _O["mus_rounds"]] = self.mus_round / ROUNDS_SCALE
-        obs[:, OFFSETS["discards"]] = rotate(self.disc_hist, 2).reshape(B, -1) / 4.0
+        obs[:, _O["mus_rounds"]] = self.mus_round[i] / ROUNDS_SCALE
+        obs[:, OFFSETS["discards"]] = rotate(self.disc_hist[i], 2).reshape(B, -1) / 4.0
         target = self.config.target
-        obs[:, OFFSETS["hand_stones"]] = np.take_along_axis(self.hand_stones, team_order, axis=1) / target
-        obs[:, OFFSETS["scores"]] = np.take_along_axis(self.scores_, team_order, axis=1) / target
+        obs[:, OFFSETS["hand_stones"]] = np.take_along_axis(self.hand_stones[i], team_order, axis=1) / target
+        obs[:, OFFSETS["scores"]] = np.take_along_axis(self.scores_[i], team_order, axis=1) / target
         obs[:, _O["target"]] = target / TARGET_SCALE
-        obs[:, OFFSETS["games_won"]] = np.take_along_axis(self.games_won, team_order, axis=1)
-        obs[:, OFFSETS["vacas_won"]] = np.take_along_axis(self.vacas_won, team_order, axis=1)
-        obs[:, _O["prev_shown"]] = self.prev_shown
-        obs[:, OFFSETS["prev_rank_counts"]] = rotate(self.prev_counts, 1).reshape(B, -1)
-        obs[:, OFFSETS["prev_stones"]] = np.take_along_axis(self.prev_stones, team_order, axis=1) / target
-        np.take(LEGAL_MASKS, self.legal, axis=0, out=self._mask)
-        return obs, self._mask
+        obs[:, OFFSETS["games_won"]] = np.take_along_axis(self.games_won[i], team_order, axis=1)
+        obs[:, OFFSETS["vacas_won"]] = np.take_along_axis(self.vacas_won[i], team_order, axis=1)
+        obs[:, _O["prev_shown"]] = self.prev_shown[i]
+        obs[:, OFFSETS["prev_rank_counts"]] = rotate(self.prev_counts[i], 1).reshape(B, -1)
+        obs[:, OFFSETS["prev_stones"]] = np.take_along_axis(self.prev_stones[i], team_order, axis=1) / target
+        return obs
 
     # ------------------------------------------------------------------------------------------------
     def __repr__(self) -> str:
