@@ -1,0 +1,499 @@
+"""Duplicate tournaments between agents on VectorMusEnv: pair results, an Elo ladder, tables and plots.
+
+Format (DESIGN.md, "Evaluation protocol"): every deal of a seeded deal set (deck, mano, starting scores,
+game seed) is played twice, once with agent A on team 0 (seats 0 and 2) and B on team 1, once with the
+teams swapped. Two units are measured:
+
+* hands (``--hands N``): each deal is one hand; the result is A's stones minus B's stones, averaged over
+  the two seatings (the duplicate difference), reported as a mean per hand with a 95% confidence
+  interval over deals; stones per lance, envido / órdago / no-quiero rates ride along.
+* games (``--games N``): each deal starts a whole game from 0-0 (later hands come from the deal's seed,
+  so both seatings see the same cards hand by hand); the result is A's game win rate over paired games.
+
+The Elo ladder is a Bradley-Terry fit of all pairwise duplicate results (games if played, else hands
+scored 1 / 0.5 / 0 by the sign of the duplicate difference), anchored so that ``random`` = 1000 when
+present, with bootstrap error bars.
+
+Command line: ``mus tournament --agents random,rule,equity,ordago --hands 4000 --out runs/ladder``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents import Agent, make_agent
+from experiments.deals import DealSet, make_deals
+from mus_env import Action, MusConfig, VectorMusEnv
+from mus_env.observation import SLOT_NAMES
+from mus_env.phases import Phase
+
+__all__ = ["PairResult", "play_pair", "round_robin", "elo_ladder", "main"]
+
+_ENVIDO = np.zeros(31, dtype=bool)
+_ENVIDO[int(Action.ENVIDO_2):int(Action.ENVIDO_10) + 1] = True
+
+
+@dataclass
+class PairResult:
+    """Raw per-deal results of agent ``a`` against agent ``b`` (side 0: a on team 0; side 1: swapped).
+
+    Attributes:
+        hand_diff: ``(n,)`` per deal, a's stones minus b's stones averaged over the two seatings (hands mode).
+        hand_stones: ``(n, 2 sides, 2)`` stones of (a, b) in each seating.
+        lance_stones: ``(n, 2 sides, 4 slots, 2)`` stones of (a, b) per lance slot.
+        game_wins: ``(m, 2 sides)`` 1 where a won the game (games mode).
+        game_hands: ``(m, 2 sides)`` hands the game lasted.
+        stats: per agent name, counts of ``bets`` (betting decisions), ``envido``, ``ordago``,
+            ``responses`` (answers to a bet), ``no_quiero``, ``decisions``.
+    """
+
+    a: str
+    b: str
+    hand_diff: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    hand_stones: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros((0, 2, 2), dtype=np.int32))
+    lance_stones: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros((0, 2, 4, 2), dtype=np.int32))
+    game_wins: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int8))
+    game_hands: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int32))
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    # summaries -----------------------------------------------------------------------------------
+    def mean_diff(self) -> tuple[float, float, float]:
+        """Mean duplicate stones-per-hand difference (a - b) and its 95% confidence interval."""
+        return _mean_ci(self.hand_diff)
+
+    def game_win_rate(self) -> tuple[float, float, float]:
+        """a's win rate over paired games, with a 95% confidence interval over deals."""
+        if not len(self.game_wins):
+            return (float("nan"),) * 3
+        return _mean_ci(self.game_wins.mean(axis=1))
+
+    def match_scores(self) -> npt.NDArray[np.float64]:
+        """Per deal, a's score in [0, 1] for the Elo fit (games if played, else the sign of hand_diff)."""
+        if len(self.game_wins):
+            return self.game_wins.mean(axis=1).astype(np.float64)
+        return (np.sign(self.hand_diff) + 1.0) / 2.0
+
+    def summary(self) -> dict[str, Any]:
+        m, lo, hi = self.mean_diff()
+        w, wlo, whi = self.game_win_rate()
+        out = {"a": self.a, "b": self.b, "deals": int(len(self.hand_diff)), "games_deals": int(len(self.game_wins)),
+               "mean_diff": m, "ci_low": lo, "ci_high": hi, "game_win_rate": w, "win_ci_low": wlo,
+               "win_ci_high": whi, "seconds": self.seconds}
+        if len(self.lance_stones):
+            per = self.lance_stones.mean(axis=(0, 1))               # (4 slots, 2)
+            for s, name in enumerate(SLOT_NAMES):
+                out[f"{name}_a"] = float(per[s, 0])
+                out[f"{name}_b"] = float(per[s, 1])
+        for who in (self.a, self.b):
+            st = self.stats.get(who, {})
+            key = "a" if who == self.a else "b"
+            out[f"envido_rate_{key}"] = st.get("envido", 0) / max(st.get("bets", 0), 1)
+            out[f"ordago_rate_{key}"] = st.get("ordago", 0) / max(st.get("bets", 0), 1)
+            out[f"no_quiero_rate_{key}"] = st.get("no_quiero", 0) / max(st.get("responses", 0), 1)
+        return out
+
+
+def _mean_ci(x: npt.ArrayLike) -> tuple[float, float, float]:
+    x = np.asarray(x, dtype=np.float64)
+    if not len(x):
+        return (float("nan"),) * 3
+    m = float(x.mean())
+    half = 1.96 * float(x.std(ddof=1)) / float(np.sqrt(len(x))) if len(x) > 1 else float("inf")
+    return m, m - half, m + half
+
+
+def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "hands",
+              config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
+              names: tuple[str, str] | None = None,
+              progress: Callable[[int], None] | None = None) -> PairResult:
+    """Play every deal twice (seats swapped) between two agents on a VectorMusEnv.
+
+    Args:
+        agent_a, agent_b: the agents (may be the same object).
+        deals: the deal set.
+        mode: "hands" (one hand per deal) or "games" (a whole game per deal).
+        config: the ruleset (its target bounds the deal scores).
+        max_tables: tables stepped at once (two per deal in flight).
+        seed: seeds the agents' random generator.
+        names: names of a and b in the result (default: the agents' ``name``).
+        progress: called with the number of deals (both seatings) completed since the last call.
+    """
+    if mode not in ("hands", "games"):
+        raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
+    cfg = MusConfig() if config is None else config
+    n = len(deals)
+    pairs = max(1, min(n, max_tables // 2))
+    B = 2 * pairs
+    venv = VectorMusEnv(B, cfg, seed=seed, reward="stones")
+    rng = np.random.default_rng([seed, 0xA6E27])
+    name_a, name_b = names or (agent_a.name, agent_b.name)
+    agents = (agent_a, agent_b)
+    # team_agent[t, team] = 0 for a, 1 for b; table 2k: a on team 0, table 2k+1: a on team 1.
+    side = np.arange(B) % 2
+    team_agent = np.stack([side, 1 - side], axis=1)
+    next_deal = np.arange(B) // 2                       # pair k plays deals k, k + pairs, ...
+    current = next_deal.copy()
+    active = current < n
+    games = mode == "games"
+    scores = np.zeros((n, 2), dtype=np.int64) if games else deals.scores.astype(np.int64)
+    res = PairResult(name_a, name_b)
+    hand_stones = np.zeros((n, 2, 2), dtype=np.int32)
+    lance_stones = np.zeros((n, 2, 4, 2), dtype=np.int32)
+    wins = np.zeros((n, 2), dtype=np.int8)
+    hands_played = np.zeros((n, 2), dtype=np.int32)
+    done_count = np.zeros(n, dtype=np.int8)
+    stats = {k: {"decisions": 0, "bets": 0, "envido": 0, "ordago": 0, "responses": 0, "no_quiero": 0}
+             for k in (name_a, name_b)}
+    start_idx = np.where(active, current, 0)
+    obs, mask = venv.reset_from_decks(deals.decks[start_idx], deals.mano[start_idx], scores[start_idx],
+                                      deals.seeds[start_idx])
+    rows = np.arange(B)
+    t0 = time.perf_counter()
+    actions = np.zeros(B, dtype=np.int64)
+    while active.any():
+        seat = venv.current_player.astype(np.int64)
+        who = team_agent[rows, seat % 2]
+        phase = venv.phase
+        for k in (0, 1):
+            sel = np.flatnonzero(who == k)
+            if not sel.size:
+                continue
+            act = np.asarray(agents[k].act_batch(obs[sel], mask[sel], rng), dtype=np.int64)
+            actions[sel] = act
+            counted = active[sel]
+            st = stats[(name_a, name_b)[k]]
+            ph = phase[sel][counted]
+            ac = act[counted]
+            betting = (ph >= Phase.BET_OPEN) & (ph <= Phase.BET_CONFIRM)
+            st["decisions"] += int(counted.sum())
+            st["bets"] += int(betting.sum())
+            st["envido"] += int((betting & _ENVIDO[ac]).sum())
+            st["ordago"] += int((betting & (ac == Action.ORDAGO)).sum())
+            resp = ph == Phase.BET_RESPOND
+            st["responses"] += int(resp.sum())
+            st["no_quiero"] += int((resp & (ac == Action.NO_QUIERO)).sum())
+        obs, mask, _, done, info = venv.step(actions)
+        ended = (done if games else info["hand_finished"]) & active
+        idx = np.flatnonzero(ended)
+        if games:
+            fin_hand = np.flatnonzero(info["hand_finished"] & active)
+            np.add.at(hands_played, (current[fin_hand], side[fin_hand]), 1)
+        if idx.size:
+            d, s = current[idx], side[idx]
+            a_team = s                                   # side 0: a is team 0
+            if games:
+                wins[d, s] = info["winner"][idx] == a_team
+            else:
+                hs = info["hand_stones"][idx]
+                hand_stones[d, s, 0] = hs[np.arange(idx.size), a_team]
+                hand_stones[d, s, 1] = hs[np.arange(idx.size), 1 - a_team]
+                ls = info["lance_stones"][idx]
+                lance_stones[d, s, :, 0] = ls[np.arange(idx.size), :, a_team]
+                lance_stones[d, s, :, 1] = ls[np.arange(idx.size), :, 1 - a_team]
+            done_count[d] += 1
+            if progress is not None:
+                progress(int((done_count[d] == 2).sum()))
+            current[idx] += pairs
+            more = current[idx] < n
+            active[idx[~more]] = False
+            r = idx[more]
+            if r.size:
+                dd = current[r]
+                obs, mask = venv.reset_tables(r, deals.decks[dd], deals.mano[dd], scores[dd], deals.seeds[dd])
+    res.seconds = time.perf_counter() - t0
+    res.stats = stats
+    if games:
+        res.game_wins = wins
+        res.game_hands = hands_played
+    else:
+        res.hand_stones = hand_stones
+        res.lance_stones = lance_stones
+        res.hand_diff = (hand_stones[:, :, 0] - hand_stones[:, :, 1]).mean(axis=1).astype(np.float64)
+    return res
+
+
+def elo_ladder(names: Sequence[str], results: Sequence[PairResult], *, bootstrap: int = 200,
+               seed: int = 0, anchor: str = "random") -> dict[str, tuple[float, float]]:
+    """Bradley-Terry (Elo scale) ratings of ``names`` from pairwise duplicate results.
+
+    Returns:
+        ``{name: (rating, standard error)}``; ``anchor`` (if present) is fixed at 1000, else the mean is.
+    """
+    idx = {n: i for i, n in enumerate(names)}
+    rng = np.random.default_rng(seed)
+
+    def fit(samples: list[tuple[int, int, npt.NDArray[np.float64]]]) -> npt.NDArray[np.float64]:
+        k = len(names)
+        wins = np.full((k, k), 0.5)                      # a half-win prior each way keeps ratings finite
+        np.fill_diagonal(wins, 0.0)
+        games = wins + wins.T
+        for i, j, s in samples:
+            if i == j:
+                continue
+            wins[i, j] += s.sum()
+            wins[j, i] += len(s) - s.sum()
+            games[i, j] += len(s)
+            games[j, i] += len(s)
+        gamma = np.ones(k)
+        for _ in range(2000):
+            denom = (games / (gamma[:, None] + gamma[None, :])).sum(axis=1)
+            new = wins.sum(axis=1) / denom
+            new /= np.exp(np.log(new).mean())
+            if np.allclose(new, gamma, rtol=1e-10, atol=0):
+                gamma = new
+                break
+            gamma = new
+        r = 400.0 * np.log10(gamma)
+        return r - (r[idx[anchor]] - 1000.0 if anchor in idx else r.mean() - 1000.0)
+
+    samples = [(idx[p.a], idx[p.b], p.match_scores()) for p in results]
+    point = fit(samples)
+    boots = []
+    for _ in range(bootstrap):
+        boots.append(fit([(i, j, s[rng.integers(0, len(s), len(s))]) for i, j, s in samples if len(s)]))
+    se = np.std(boots, axis=0, ddof=1) if bootstrap > 1 else np.zeros(len(names))
+    return {n: (float(point[i]), float(se[i])) for n, i in idx.items()}
+
+
+def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hands",
+                config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
+                progress: bool = True) -> list[PairResult]:
+    """Every pair of distinct agents plays the whole deal set (duplicate)."""
+    agents = {spec: make_agent(spec) for spec in agent_specs}
+    pairs = list(itertools.combinations(agent_specs, 2))
+    results: list[PairResult] = []
+    bar = _Progress(len(pairs) * len(deals), f"{mode}", enabled=progress)
+    with bar:
+        for a, b in pairs:
+            bar.describe(f"{a} vs {b} ({mode})")
+            results.append(play_pair(agents[a], agents[b], deals, mode=mode, config=config,
+                                     max_tables=max_tables, seed=seed, names=(a, b), progress=bar.advance))
+    return results
+
+
+class _Progress:
+    """A rich progress bar (or nothing when disabled / rich is missing)."""
+
+    def __init__(self, total: int, description: str, enabled: bool = True) -> None:
+        self.total, self.description, self.enabled = total, description, enabled
+        self._progress = None
+        self._task = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            try:
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+            except ImportError:
+                return self
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                      TimeRemainingColumn(), transient=False)
+            self._progress.__enter__()
+            self._task = self._progress.add_task(self.description, total=self.total)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+
+    def advance(self, k: int) -> None:
+        if self._progress is not None and k:
+            self._progress.advance(self._task, k)
+
+    def describe(self, text: str) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, description=text)
+
+
+# ------------------------------------------------------------------------------------------------------
+# output: table, CSV, JSON, plots
+def write_outputs(out: Path, names: Sequence[str], hand_results: list[PairResult],
+                  game_results: list[PairResult], ladder: dict[str, tuple[float, float]],
+                  meta: dict[str, Any], plots: bool = True) -> dict[str, Path]:
+    """Write ``pairs.csv``, ``ladder.csv``, ``results.json`` and (optionally) ``ladder.png``, ``lances.png``."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for p in hand_results:
+        rows.append({"mode": "hands", **p.summary()})
+    for p in game_results:
+        rows.append({"mode": "games", **p.summary()})
+    files = {}
+    keys = sorted({k for r in rows for k in r}, key=lambda k: (k not in ("mode", "a", "b"), k))
+    files["pairs"] = out / "pairs.csv"
+    with open(files["pairs"], "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    lance = per_agent_lance_stones(names, hand_results)
+    files["ladder"] = out / "ladder.csv"
+    order = sorted(names, key=lambda n: -ladder[n][0])
+    with open(files["ladder"], "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["rank", "agent", "elo", "elo_se", *(f"{s}_stones_per_hand" for s in SLOT_NAMES)])
+        for rank, n in enumerate(order, 1):
+            w.writerow([rank, n, round(ladder[n][0], 1), round(ladder[n][1], 1),
+                        *(round(float(v), 4) for v in lance.get(n, np.zeros(4)))])
+    files["json"] = out / "results.json"
+    with open(files["json"], "w") as f:
+        json.dump({"meta": meta, "ladder": {n: {"elo": ladder[n][0], "se": ladder[n][1]} for n in order},
+                   "pairs": rows, "lance_stones_per_hand": {n: list(map(float, v)) for n, v in lance.items()}},
+                  f, indent=2, default=float)
+    if plots:
+        files.update(_plots(out, order, ladder, lance))
+    return files
+
+
+def per_agent_lance_stones(names: Sequence[str], results: list[PairResult]) -> dict[str, npt.NDArray[np.float64]]:
+    """Mean stones per hand won by each agent's team in each lance slot, over all its hand matches."""
+    acc: dict[str, list[npt.NDArray[np.float64]]] = {n: [] for n in names}
+    for p in results:
+        if not len(p.lance_stones):
+            continue
+        acc[p.a].append(p.lance_stones[..., 0].reshape(-1, 4))
+        acc[p.b].append(p.lance_stones[..., 1].reshape(-1, 4))
+    return {n: np.concatenate(v).mean(axis=0) for n, v in acc.items() if v}
+
+
+def _plots(out: Path, order: Sequence[str], ladder: dict[str, tuple[float, float]],
+           lance: dict[str, npt.NDArray[np.float64]]) -> dict[str, Path]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = {}
+    fig, ax = plt.subplots(figsize=(6, 0.5 + 0.5 * len(order)))
+    y = np.arange(len(order))[::-1]
+    ax.errorbar([ladder[n][0] for n in order], y, xerr=[1.96 * ladder[n][1] for n in order], fmt="o", capsize=4)
+    ax.set_yticks(y, order)
+    ax.set_xlabel("Elo (Bradley-Terry on duplicate results), 95% bootstrap interval")
+    ax.set_title("mus-env baseline ladder")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    files["ladder_png"] = out / "ladder.png"
+    fig.savefig(files["ladder_png"], dpi=120)
+    plt.close(fig)
+    if lance:
+        names = [n for n in order if n in lance]
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        width = 0.8 / max(len(names), 1)
+        x = np.arange(4)
+        for k, n in enumerate(names):
+            ax.bar(x + k * width - 0.4 + width / 2, lance[n], width, label=n)
+        ax.set_xticks(x, ["grande", "chica", "pares", "juego/punto"])
+        ax.set_ylabel("stones per hand won by the agent's team")
+        ax.set_title("Stones per lance (duplicate hands)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        files["lances_png"] = out / "lances.png"
+        fig.savefig(files["lances_png"], dpi=120)
+        plt.close(fig)
+    return files
+
+
+def print_tables(names: Sequence[str], hand_results: list[PairResult], game_results: list[PairResult],
+                 ladder: dict[str, tuple[float, float]]) -> None:
+    """Print the ladder and the pair results (rich tables; plain text if rich is missing)."""
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover - rich is in the tools extra
+        for n in sorted(names, key=lambda n: -ladder[n][0]):
+            print(f"{n:>12} {ladder[n][0]:8.1f} ± {1.96 * ladder[n][1]:.1f}")
+        return
+    console = Console()
+    t = Table(title="Elo ladder (duplicate)")
+    for c in ("rank", "agent", "Elo", "95% CI"):
+        t.add_column(c, justify="right")
+    for rank, n in enumerate(sorted(names, key=lambda n: -ladder[n][0]), 1):
+        r, se = ladder[n]
+        t.add_row(str(rank), n, f"{r:.0f}", f"± {1.96 * se:.0f}")
+    console.print(t)
+    if hand_results:
+        t = Table(title="Duplicate hands: stones per hand, A minus B")
+        for c in ("A", "B", "deals", "mean", "95% CI", "envido A/B", "órdago A/B", "no quiero A/B"):
+            t.add_column(c, justify="right")
+        for p in hand_results:
+            s = p.summary()
+            t.add_row(p.a, p.b, str(s["deals"]), f"{s['mean_diff']:+.3f}",
+                      f"[{s['ci_low']:+.3f}, {s['ci_high']:+.3f}]",
+                      f"{s['envido_rate_a']:.2f}/{s['envido_rate_b']:.2f}",
+                      f"{s['ordago_rate_a']:.2f}/{s['ordago_rate_b']:.2f}",
+                      f"{s['no_quiero_rate_a']:.2f}/{s['no_quiero_rate_b']:.2f}")
+        console.print(t)
+    if game_results:
+        t = Table(title="Duplicate games: A's win rate over paired games")
+        for c in ("A", "B", "deals", "win rate", "95% CI", "hands/game"):
+            t.add_column(c, justify="right")
+        for p in game_results:
+            w, lo, hi = p.game_win_rate()
+            t.add_row(p.a, p.b, str(len(p.game_wins)), f"{w:.3f}", f"[{lo:.3f}, {hi:.3f}]",
+                      f"{p.game_hands.mean():.1f}")
+        console.print(t)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="mus tournament", description="Duplicate round-robin tournament between agents.")
+    p.add_argument("--agents", default="random,rule,equity,ordago",
+                   help="comma-separated agent specs: random, rule, equity, ordago, or a checkpoint path")
+    p.add_argument("--hands", type=int, default=4000, help="duplicate deals played as single hands (0: none)")
+    p.add_argument("--games", type=int, default=0, help="duplicate deals played as whole games (0: none)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deal sets and the agents' randomness")
+    p.add_argument("--kings", type=int, default=8, choices=(8, 4))
+    p.add_argument("--target", type=int, default=40)
+    p.add_argument("--random-scores", action="store_true", help="hand deals start from random scores, not 0-0")
+    p.add_argument("--tables", type=int, default=2048, help="tables stepped at once")
+    p.add_argument("--out", default="runs/tournament", help="output directory (CSV, JSON, PNG)")
+    p.add_argument("--records", type=int, default=0,
+                   help="also write JSON records of this many duplicate games per pair (played on MusGame)")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = p.parse_args(argv)
+    specs = [s.strip() for s in args.agents.split(",") if s.strip()]
+    if len(specs) < 2 or len(set(specs)) != len(specs):
+        p.error(f"--agents needs at least two distinct agents, got {specs}")
+    if args.hands <= 0 and args.games <= 0:
+        p.error("nothing to play: give --hands N and/or --games N")
+    for s in specs:
+        make_agent(s)                                   # fail early on a bad spec
+    cfg = MusConfig(kings=args.kings, target=args.target)
+    hand_results: list[PairResult] = []
+    game_results: list[PairResult] = []
+    t0 = time.perf_counter()
+    if args.hands > 0:
+        deals = make_deals(args.hands, args.seed, cfg.target, args.random_scores)
+        hand_results = round_robin(specs, deals, mode="hands", config=cfg, max_tables=args.tables, seed=args.seed,
+                                   progress=not args.quiet)
+    if args.games > 0:
+        deals = make_deals(args.games, args.seed + 1, cfg.target)
+        game_results = round_robin(specs, deals, mode="games", config=cfg, max_tables=args.tables, seed=args.seed,
+                                   progress=not args.quiet)
+    ladder = elo_ladder(specs, game_results or hand_results, seed=args.seed)
+    elapsed = time.perf_counter() - t0
+    hands_played = sum(2 * len(r.hand_diff) for r in hand_results) + sum(int(r.game_hands.sum()) for r in game_results)
+    meta = {"agents": specs, "hands": args.hands, "games": args.games, "seed": args.seed,
+            "config": cfg.to_dict(), "seconds": elapsed, "hands_played": hands_played,
+            "hands_per_second": hands_played / elapsed if elapsed else None,
+            "elo_from": "games" if game_results else "hands"}
+    print_tables(specs, hand_results, game_results, ladder)
+    files = write_outputs(Path(args.out), specs, hand_results, game_results, ladder, meta, plots=not args.no_plots)
+    if args.records > 0:
+        from experiments.records_io import write_tournament_records
+        files["records"] = write_tournament_records(Path(args.out) / "records", specs, cfg, args.records, args.seed)
+    print(f"{hands_played} hands in {elapsed:.1f} s ({hands_played / elapsed:,.0f} hands/s); "
+          f"wrote {', '.join(str(f) for f in files.values())}")
+
+
+if __name__ == "__main__":
+    main()
