@@ -1,0 +1,243 @@
+"""``mus bench``: decisions per second of every engine and interface, and of peer environments, in one run.
+
+Each entry plays random legal actions for about ``--seconds`` seconds (after a short warm-up) and counts
+decisions (one action of one player; chance events are not counted):
+
+* ``scalar``: ``MusGame`` with ``legal_actions()`` at every decision;
+* ``raw_env`` / ``env()``: ``mus_v0`` through the PettingZoo ``agent_iter`` / ``last`` / ``step`` loop, with
+  the action chosen from the mask;
+* ``vector B=...``: ``VectorMusEnv`` at several batch sizes, observation and mask included;
+* ``texas_holdem_v4``: PettingZoo's classic env (the same loop as ``env()``), when installed;
+* ``openspiel bridge``: OpenSpiel's C++ bridge (auction and card play, no double-dummy solver) driven from
+  Python, random legal play including chance outcomes, when ``pyspiel`` is installed
+  (``pip install mus-env[bench]``).
+
+Ratios are against texas_holdem_v4 (for the AEC envs) and OpenSpiel bridge (for the batched engine),
+measured in the same run. Timings are medians of ``--repeats`` runs; machines are shared and noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from mus_env import MusConfig, MusGame, VectorMusEnv
+
+#: OpenSpiel bridge with the card play phase played out (the default computes a double-dummy result at the end
+#: of the auction, which costs ~0.1 s per deal and measures the solver rather than the environment).
+OPENSPIEL_BRIDGE = "bridge(use_double_dummy_result=false)"
+
+__all__ = ["bench_scalar", "bench_aec", "bench_vector", "bench_openspiel", "main"]
+
+
+def _timed(run: Callable[[float], int], seconds: float, repeats: int) -> float:
+    """Median decisions/s over ``repeats`` runs of ``run(seconds) -> decisions``."""
+    run(min(0.3, seconds))                                   # warm-up
+    rates = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        n = run(seconds)
+        rates.append(n / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
+def bench_scalar(seconds: float, repeats: int = 3, config: MusConfig | None = None) -> float:
+    """Decisions/s of MusGame with random legal play (``legal_actions()`` every decision)."""
+    cfg = config or MusConfig()
+    rnd = random.Random(0)
+
+    def run(sec: float) -> int:
+        n, seed, end = 0, 0, time.perf_counter() + sec
+        while time.perf_counter() < end:
+            g = MusGame(cfg, seed=seed)
+            seed += 1
+            while not g.is_over:
+                la = g.legal_actions()
+                g.step(la[rnd.randrange(len(la))])
+                n += 1
+        return n
+    return _timed(run, seconds, repeats)
+
+
+def bench_aec(make_env: Callable[[], object], seconds: float, repeats: int = 3) -> float:
+    """Decisions/s of a PettingZoo AEC env with random masked play (the standard agent_iter loop)."""
+    rng = np.random.default_rng(0)
+
+    def run(sec: float) -> int:
+        env = make_env()
+        n, ep, end = 0, 0, time.perf_counter() + sec
+        while time.perf_counter() < end:
+            env.reset(seed=ep)
+            ep += 1
+            for _agent in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
+                if term or trunc:
+                    action = None
+                else:
+                    legal = np.flatnonzero(obs["action_mask"])
+                    action = int(legal[rng.integers(len(legal))])
+                    n += 1
+                env.step(action)
+        env.close()
+        return n
+    return _timed(run, seconds, repeats)
+
+
+def bench_vector(batch: int, seconds: float, repeats: int = 3, config: MusConfig | None = None) -> float:
+    """Decisions/s of VectorMusEnv at batch size ``batch`` (obs and mask included)."""
+    venv = VectorMusEnv(batch, config or MusConfig(), seed=0)
+    obs, mask = venv.reset()
+    rng = np.random.default_rng(0)
+    state = {"mask": mask}
+
+    def run(sec: float) -> int:
+        steps, end = 0, time.perf_counter() + sec
+        m = state["mask"]
+        while time.perf_counter() < end:
+            actions = (rng.random(m.shape) * m).argmax(axis=1)
+            _, m, _, _, _ = venv.step(actions)
+            steps += 1
+        state["mask"] = m
+        return steps * batch
+    return _timed(run, seconds, repeats)
+
+
+def bench_openspiel(game_name: str, seconds: float, repeats: int = 3) -> float | None:
+    """Decisions/s of an OpenSpiel game with random legal play including chance outcomes (None if absent)."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game(game_name)
+    rnd = random.Random(0)
+
+    def run(sec: float) -> int:
+        n, end = 0, time.perf_counter() + sec
+        while time.perf_counter() < end:
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes = state.chance_outcomes()
+                    state.apply_action(outcomes[rnd.randrange(len(outcomes))][0])
+                else:
+                    legal = state.legal_actions()
+                    state.apply_action(legal[rnd.randrange(len(legal))])
+                    n += 1
+        return n
+    return _timed(run, seconds, repeats)
+
+
+def _texas() -> Callable[[], object] | None:
+    try:
+        from pettingzoo.classic import texas_holdem_v4
+        texas_holdem_v4.env().close()
+    except Exception:  # noqa: BLE001 - rlcard/pygame missing or broken: the peer is just absent
+        return None
+    return texas_holdem_v4.env
+
+
+def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (1, 256, 1024, 4096),
+            peers: bool = True, log: Callable[[str], None] = print) -> dict:
+    """Run every benchmark; returns ``{"results": {name: decisions/s}, "ratios": {...}, ...}``."""
+    from mus_env import mus_v0
+
+    res: dict[str, float | None] = {}
+    log("scalar MusGame ...")
+    res["scalar"] = bench_scalar(seconds, repeats)
+    log("mus_v0.raw_env ...")
+    res["raw_env"] = bench_aec(mus_v0.raw_env, seconds, repeats)
+    log("mus_v0.env ...")
+    res["env"] = bench_aec(mus_v0.env, seconds, repeats)
+    for b in batches:
+        log(f"VectorMusEnv B={b} ...")
+        res[f"vector B={b}"] = bench_vector(b, seconds, repeats)
+    if peers:
+        texas = _texas()
+        log("texas_holdem_v4 ..." if texas else "texas_holdem_v4 not installed (pip install mus-env[bench])")
+        res["texas_holdem_v4"] = bench_aec(texas, seconds, repeats) if texas else None
+        log("openspiel bridge ...")
+        res["openspiel bridge"] = bench_openspiel(OPENSPIEL_BRIDGE, seconds, repeats)
+    ratios = {}
+    if res.get("texas_holdem_v4"):
+        ratios["env / texas_holdem_v4"] = res["env"] / res["texas_holdem_v4"]
+        ratios["raw_env / texas_holdem_v4"] = res["raw_env"] / res["texas_holdem_v4"]
+    if res.get("openspiel bridge"):
+        for b in batches:
+            ratios[f"vector B={b} / openspiel bridge"] = res[f"vector B={b}"] / res["openspiel bridge"]
+    venv = VectorMusEnv(8)
+    return {"results": res, "ratios": ratios, "us_per_decision_scalar": 1e6 / res["scalar"],
+            "state_bytes_per_table": venv.state_bytes(), "seconds": seconds, "repeats": repeats,
+            "python": sys.version.split()[0], "numpy": np.__version__}
+
+
+def print_table(report: dict) -> None:
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover
+        for k, v in report["results"].items():
+            print(f"{k:>24}  {'-' if v is None else f'{v:,.0f}'}")
+        return
+    t = Table(title="mus bench: random legal play (median decisions/s)")
+    t.add_column("engine / interface")
+    t.add_column("decisions/s", justify="right")
+    t.add_column("µs/decision", justify="right")
+    for k, v in report["results"].items():
+        t.add_row(k, "not installed" if v is None else f"{v:,.0f}", "" if v is None else f"{1e6 / v:.2f}")
+    console = Console()
+    console.print(t)
+    if report["ratios"]:
+        r = Table(title="ratios (same run)")
+        r.add_column("ratio")
+        r.add_column("x", justify="right")
+        for k, v in report["ratios"].items():
+            r.add_row(k, f"{v:.2f}")
+        console.print(r)
+    console.print(f"VectorMusEnv state: {report['state_bytes_per_table']} bytes per table")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="mus bench", description="Decisions/s of the engines and peer environments.")
+    p.add_argument("--seconds", type=float, default=2.0, help="seconds per timed run")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per entry (the median is reported)")
+    p.add_argument("--batches", default="1,256,1024,4096", help="VectorMusEnv batch sizes")
+    p.add_argument("--engine", choices=("all", "scalar", "aec", "vector", "peers"), default="all",
+                   help="run only one group")
+    p.add_argument("--no-peers", action="store_true", help="skip texas_holdem_v4 and OpenSpiel")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = p.parse_args(argv)
+    batches = tuple(int(b) for b in args.batches.split(",") if b)
+    log = (lambda s: print(s, file=sys.stderr)) if not args.json else (lambda s: None)
+    if args.engine == "all":
+        report = run_all(args.seconds, args.repeats, batches, peers=not args.no_peers, log=log)
+    else:
+        from mus_env import mus_v0
+        res: dict[str, float | None] = {}
+        if args.engine == "scalar":
+            res["scalar"] = bench_scalar(args.seconds, args.repeats)
+        elif args.engine == "aec":
+            res["raw_env"] = bench_aec(mus_v0.raw_env, args.seconds, args.repeats)
+            res["env"] = bench_aec(mus_v0.env, args.seconds, args.repeats)
+        elif args.engine == "vector":
+            for b in batches:
+                res[f"vector B={b}"] = bench_vector(b, args.seconds, args.repeats)
+        else:
+            texas = _texas()
+            res["texas_holdem_v4"] = bench_aec(texas, args.seconds, args.repeats) if texas else None
+            res["openspiel bridge"] = bench_openspiel(OPENSPIEL_BRIDGE, args.seconds, args.repeats)
+        report = {"results": res, "ratios": {}, "state_bytes_per_table": VectorMusEnv(8).state_bytes()}
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_table(report)
+
+
+if __name__ == "__main__":
+    main()
