@@ -92,14 +92,14 @@ class MusConfig:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if self.kings not in (8, 4) or isinstance(self.kings, bool):
+        if isinstance(self.kings, bool) or not isinstance(self.kings, int) or self.kings not in (8, 4):
             raise ValueError(f"MusConfig.kings must be 8 or 4, got {self.kings!r}")
         target = _int("target", self.target, "an int >= 1 (usually 40 or 30)")
         if target < 1:
             raise ValueError(f"MusConfig.target must be an int >= 1 (usually 40 or 30), got {target!r}")
         for name in ("juegos_to_win_vaca", "vacas_to_win_match"):
             value = getattr(self, name)
-            if isinstance(value, bool) or value not in (1, 2, 3):
+            if isinstance(value, bool) or not isinstance(value, int) or value not in (1, 2, 3):
                 raise ValueError(f"MusConfig.{name} must be 1, 2 or 3, got {value!r}")
         if self.real31 not in REAL31_CHOICES:
             raise ValueError(f"MusConfig.real31 must be one of {', '.join(REAL31_CHOICES)}; got {self.real31!r}")
@@ -130,7 +130,8 @@ class MusConfig:
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise ValueError(f"MusConfig.signal_intercept_p must be a number in [0, 1], got {p!r}")
         set_(self, "signal_intercept_p", float(p))
-        if self.first_mano != "random" and (isinstance(self.first_mano, bool) or self.first_mano not in (0, 1, 2, 3)):
+        fm = self.first_mano
+        if fm != "random" and (isinstance(fm, bool) or not isinstance(fm, int) or fm not in (0, 1, 2, 3)):
             raise ValueError(f"MusConfig.first_mano must be 'random' or a seat 0, 1, 2 or 3, got {self.first_mano!r}")
 
     def replace(self, **changes: Any) -> MusConfig:

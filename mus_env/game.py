@@ -460,9 +460,9 @@ class MusGame:
         """Apply ``action`` for :attr:`current_player`.
 
         Raises:
-            IllegalActionError: the action is not an int, out of range, or not legal now; the message names
-                the action, the seat, the phase and the legal actions; nothing is changed.
-            ValueError: the game is over.
+            IllegalActionError: the action is not an int, out of range, or not legal now (including any
+                action once the game is over); the message names the action, the seat, the phase and the
+                legal actions; nothing is changed.
         """
         if action.__class__ is not int:
             action = self._coerce(action)
@@ -495,7 +495,7 @@ class MusGame:
 
     def _illegal(self, action: int, what: str | None = None) -> Exception:
         if self._phase == Phase.GAME_OVER:
-            return ValueError(
+            return IllegalActionError(
                 f"the game is over (team {self._winner} won, scores {self.scores}); no action is legal. "
                 "Start a new MusGame (or reset the environment).")
         if what is None:

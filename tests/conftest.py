@@ -1,0 +1,37 @@
+"""Shared pytest options: ``--runslow`` enables tests marked ``slow``; ``--fuzz-games N`` sizes the fuzz."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+DEFAULT_FUZZ_GAMES = 10_000
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="run tests marked slow (long fuzzing or training runs)")
+    parser.addoption("--fuzz-games", action="store", type=int, default=None,
+                     help="number of random games of tests/test_fuzz.py (default: $MUS_FUZZ_GAMES or "
+                          f"{DEFAULT_FUZZ_GAMES})")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def fuzz_games(request: pytest.FixtureRequest) -> int:
+    """Games of the default fuzz run: ``--fuzz-games``, else ``$MUS_FUZZ_GAMES``, else 10,000."""
+    n = request.config.getoption("--fuzz-games")
+    if n is None:
+        n = int(os.environ.get("MUS_FUZZ_GAMES", DEFAULT_FUZZ_GAMES))
+    if n < 1:
+        raise pytest.UsageError(f"--fuzz-games / MUS_FUZZ_GAMES must be >= 1, got {n}")
+    return n

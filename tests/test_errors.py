@@ -1,0 +1,296 @@
+"""Illegal input: every error the public API raises, its class and message, and that nothing changes.
+
+Games are built with ``MusGame.from_deck`` on fixed decks and driven to each decision kind (mus call, discard,
+opening round, response, response to an órdago, partner confirmation, manual declaration, game over).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mus_env import Action, IllegalActionError, MusConfig, MusGame, Phase, action_to_string
+
+DECK = list(range(40))
+# Relative seat s holds DECK[s], DECK[s + 4], ...: S0 = {Ao, 5o, Ac, 5c}: pares (AA, 55), the others too.
+
+
+def snapshot(g: MusGame) -> tuple:
+    """Everything observable about a game that an illegal step must leave unchanged."""
+    return (g.hands, g.scores, g.current_player, g.legal_actions(), g.legal_action_mask().tolist(), g.hand_actions,
+            g.stock, g.discard_pile, g.phase, g.phase_name, g.hand_number, g.game_number, g.mus_round, g.betting,
+            g.declarations, g.hand_stones, g.is_over, g.winner, len(g.hand_log), len(g.game_results),
+            g.discard_counts)
+
+
+def _game(actions: list[int], **cfg) -> MusGame:
+    g = MusGame.from_deck(DECK, mano=1, config=MusConfig(**cfg), seed=7)
+    for a in actions:
+        g.step(a)
+    return g
+
+
+PASO, ENV2, QUIERO, NO_QUIERO, ORDAGO = (int(Action.PASO), int(Action.ENVIDO_2), int(Action.QUIERO),
+                                         int(Action.NO_QUIERO), int(Action.ORDAGO))
+STATES = {
+    "mus call": ([], {}),
+    "discard": ([0, 0, 0, 0], {}),
+    "discard, second player": ([0, 0, 0, 0, int(Action.DISCARD_15)], {}),
+    "grande opening": ([1], {}),
+    "grande response": ([1, ENV2], {}),
+    "grande response after r1 no quiero": ([1, ENV2, NO_QUIERO], {}),
+    "response to órdago": ([1, ORDAGO], {}),
+    "partner confirmation": ([1, ENV2, QUIERO], {}),
+    "chica opening": ([1, PASO, PASO, PASO, PASO], {}),
+    "manual pares declaration": ([1] + [PASO] * 8, {"auto_declare": False}),
+    "forced no mus": ([], {"max_mus_rounds": 0}),
+}
+EXPECTED_PHASE = {
+    "mus call": Phase.MUS_CALL, "discard": Phase.DISCARD, "discard, second player": Phase.DISCARD,
+    "grande opening": Phase.BET_OPEN, "grande response": Phase.BET_RESPOND,
+    "grande response after r1 no quiero": Phase.BET_RESPOND, "response to órdago": Phase.BET_RESPOND,
+    "partner confirmation": Phase.BET_CONFIRM, "chica opening": Phase.BET_OPEN,
+    "manual pares declaration": Phase.DECLARE, "forced no mus": Phase.MUS_CALL,
+}
+
+
+@pytest.fixture(params=sorted(STATES))
+def state(request) -> MusGame:
+    actions, cfg = STATES[request.param]
+    g = _game(actions, **cfg)
+    assert g.phase == EXPECTED_PHASE[request.param], (request.param, g.describe())
+    return g
+
+
+def _assert_message(msg: str, g: MusGame, action_text: str) -> None:
+    assert action_text in msg, msg
+    assert re.search(rf"\bseat {g.current_player}\b", msg), msg
+    assert g.phase_name in msg, msg
+    for a in g.legal_actions():
+        assert action_to_string(a, g.config) in msg, (a, msg)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# step
+
+
+def test_every_illegal_action_id_is_refused(state: MusGame) -> None:
+    g = state
+    legal = set(g.legal_actions())
+    assert legal
+    before = snapshot(g)
+    for a in range(31):
+        if a in legal:
+            continue
+        with pytest.raises(IllegalActionError) as info:
+            g.step(a)
+        assert isinstance(info.value, ValueError)
+        msg = str(info.value)
+        _assert_message(msg, g, action_to_string(a, g.config))
+        assert re.search(rf"\b{a}\b", msg), msg
+        assert snapshot(g) == before, a
+
+
+@pytest.mark.parametrize("bad", [-1, 31, 999, 1.5, "0", None, True, False, np.True_, np.float64(0.0), [0], 2**70])
+def test_non_actions_are_refused(state: MusGame, bad) -> None:
+    g = state
+    before = snapshot(g)
+    with pytest.raises(IllegalActionError) as info:
+        g.step(bad)
+    assert isinstance(info.value, ValueError)
+    _assert_message(str(info.value), g, str(bad) if not isinstance(bad, str) else repr(bad))
+    assert snapshot(g) == before
+
+
+def test_numpy_integer_actions_are_accepted() -> None:
+    g = _game([])
+    g.step(np.int64(Action.MUS))
+    g.step(np.int8(Action.NO_MUS))
+    assert g.phase == Phase.BET_OPEN
+
+
+def test_step_after_game_over() -> None:
+    g = _game([1, ORDAGO, QUIERO])
+    assert g.is_over and g.current_player == -1 and g.legal_actions() == []
+    assert not g.legal_action_mask().any()
+    before = snapshot(g)
+    for a in (0, 1, 18, 24, 26, -1, 31, 1.5, None):
+        with pytest.raises(ValueError) as info:
+            g.step(a)
+        assert "over" in str(info.value), str(info.value)
+    with pytest.raises(ValueError):
+        g.step_envido(2)
+    assert snapshot(g) == before
+
+
+def test_step_envido_errors() -> None:
+    g = _game([1])                     # grande opening: envidos legal
+    before = snapshot(g)
+    for bad in (1, 0, -2, 2.5, "3", None, True):
+        with pytest.raises(IllegalActionError):
+            g.step_envido(bad)
+        assert snapshot(g) == before
+    m = _game([])                      # mus call: no envido
+    before = snapshot(m)
+    with pytest.raises(IllegalActionError) as info:
+        m.step_envido(7)
+    assert "envido 7" in str(info.value) and m.phase_name in str(info.value)
+    assert snapshot(m) == before
+    g.step_envido(7)                   # any int >= 2 is accepted where envido is legal
+    assert g.betting["stake"] == 7
+
+
+# ----------------------------------------------------------------------------------------------------------
+# from_deck
+
+
+@pytest.mark.parametrize("deck", [
+    list(range(39)),
+    list(range(41)),
+    [0] + list(range(1, 39)) + [0],
+    list(range(1, 41)),
+    [-1] + list(range(1, 40)),
+    [float(c) for c in range(40)],
+    np.arange(40, dtype=np.float64),
+    [str(c) for c in range(40)],
+    [],
+    None,
+    np.arange(40).reshape(4, 10).tolist()[:3],
+], ids=["39 ids", "41 ids", "duplicate", "id 40", "id -1", "floats", "float array", "strings", "empty", "None",
+        "ragged"])
+def test_from_deck_rejects_non_permutations(deck) -> None:
+    with pytest.raises(ValueError, match="deck"):
+        MusGame.from_deck(deck)
+
+
+def test_from_deck_accepts_any_int_permutation() -> None:
+    rng = np.random.default_rng(0)
+    for dtype in (np.int8, np.int64, np.uint8):
+        deck = rng.permutation(40).astype(dtype)
+        g = MusGame.from_deck(deck, mano=2)
+        for rel in range(4):
+            assert sorted(g.hands[(2 + rel) % 4]) == sorted(int(c) for c in deck[rel:16:4])
+        assert g.stock == tuple(int(c) for c in deck[16:])
+
+
+@pytest.mark.parametrize("mano", [4, -1, "0", 1.5, None, True])
+def test_from_deck_rejects_bad_mano(mano) -> None:
+    with pytest.raises(ValueError, match="mano"):
+        MusGame.from_deck(DECK, mano=mano)
+
+
+@pytest.mark.parametrize(("scores", "target"), [
+    ((-1, 0), 40), ((0, -5), 40),
+    ((40, 0), 40), ((0, 40), 40), ((41, 3), 40), ((30, 0), 30), ((0, 99), 30),
+    ((1.5, 0), 40), (("1", 0), 40), ((1, 2, 3), 40), ((1,), 40), (None, 40), ((True, 0), 40),
+])
+def test_from_deck_rejects_bad_scores(scores, target) -> None:
+    with pytest.raises(ValueError, match="score"):
+        MusGame.from_deck(DECK, scores=scores, config=MusConfig(target=target))
+
+
+def test_from_deck_accepts_scores_just_below_target() -> None:
+    g = MusGame.from_deck(DECK, scores=(39, 39))
+    assert g.scores == (39, 39)
+    g = MusGame.from_deck(DECK, scores=(29, 0), config=MusConfig(target=30))
+    assert g.scores == (29, 0)
+
+
+@pytest.mark.parametrize("seed", [1.5, "0", True, [1]])
+def test_bad_seed(seed) -> None:
+    with pytest.raises(ValueError, match="seed"):
+        MusGame(seed=seed)
+    with pytest.raises(ValueError, match="seed"):
+        MusGame.from_deck(DECK, seed=seed)
+
+
+def test_bad_config_object() -> None:
+    with pytest.raises(ValueError, match="config"):
+        MusGame(config={"kings": 8})
+
+
+# ----------------------------------------------------------------------------------------------------------
+# MusConfig
+
+BAD_CONFIG_VALUES = {
+    "kings": [5, 0, "8", True, None, [8]],
+    "target": [0, -5, 40.0, "40", True, None],
+    "juegos_to_win_vaca": [0, 4, "2", True, None],
+    "vacas_to_win_match": [0, 4, "1", True, None],
+    "real31": ["on", "", None, True, "SOTA"],
+    "punto": ["maybe", 1, 0, None, "ON"],
+    "allow_zero_discard": [1, 0, "True", None],
+    "partner_override": [0, "yes", None],
+    "holders_only_speak": [None, "False", 1],
+    "exclude_own_discards": [1, "on", None],
+    "bet_sizes": [(2, 3, 4, 5), (2, 3, 4, 5, 10, 20), (1, 2, 3, 4, 5), (2, 2, 3, 4, 5), (3, 2, 4, 5, 10), 5,
+                  (2, 3, 4, 5, 10.0), (2, 3, 4, 5, True), "23456", None],
+    "max_mus_rounds": [-1, 1.5, "3", True],
+    "signals": ["on", "", None, "false", "TRUTHFUL"],
+    "signal_intercept_p": [-0.1, 1.5, "0.5", None, True, float("nan")],
+    "auto_declare": [1, "on", None],
+    "first_mano": [4, -1, "0", "Random", True, None],
+}
+
+
+def test_bad_config_table_covers_every_field() -> None:
+    assert set(BAD_CONFIG_VALUES) == {f.name for f in dataclasses.fields(MusConfig)}
+
+
+@pytest.mark.parametrize(("field", "value"), [(f, v) for f, vs in BAD_CONFIG_VALUES.items() for v in vs])
+def test_bad_config_value_names_the_field(field: str, value) -> None:
+    with pytest.raises(ValueError, match=rf"\b{field}\b"):
+        MusConfig(**{field: value})
+    with pytest.raises(ValueError, match=rf"\b{field}\b"):
+        MusConfig().replace(**{field: value})
+
+
+@pytest.mark.parametrize(("field", "value"), [("kings", 8.0), ("kings", 4.0), ("juegos_to_win_vaca", 2.0),
+                                              ("vacas_to_win_match", 1.0), ("first_mano", 1.0)])
+def test_integral_floats_are_not_ints(field: str, value: float) -> None:
+    """``target=40.0`` and ``max_mus_rounds=1.0`` are refused; the other int fields must refuse floats too."""
+    with pytest.raises(ValueError, match=rf"\b{field}\b"):
+        MusConfig(**{field: value})
+
+
+def test_good_config_values_are_accepted() -> None:
+    cfg = MusConfig(kings=4, target=30, juegos_to_win_vaca=3, vacas_to_win_match=2, real31="sota_4suits",
+                    punto="off", allow_zero_discard=True, partner_override=False, holders_only_speak=False,
+                    exclude_own_discards=False, bet_sizes=[2, 4, 8, 16, 32], max_mus_rounds=0, signals="free",
+                    signal_intercept_p=1, auto_declare=False, first_mano=3)
+    assert cfg.punto is False and cfg.bet_sizes == (2, 4, 8, 16, 32) and cfg.signal_intercept_p == 1.0
+    assert MusConfig(punto="on").punto is True
+    assert MusConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ValueError, match="bogus"):
+        MusConfig.from_dict({"bogus": 1})
+
+
+def test_truthful_signals_not_implemented() -> None:
+    cfg = MusConfig(signals="truthful")
+    with pytest.raises(NotImplementedError, match="signals"):
+        MusGame(cfg, seed=0)
+    with pytest.raises(NotImplementedError, match="signals"):
+        MusGame.from_deck(DECK, config=cfg)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# dependency direction (DESIGN.md, STYLE.md 1)
+
+
+def test_rules_modules_import_no_rl_framework() -> None:
+    code = (
+        "import sys\n"
+        "import mus_env.game, mus_env.tables, mus_env.cards, mus_env.config, mus_env.actions, mus_env.shuffle\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('gymnasium', 'pettingzoo', 'torch'))\n"
+        "print(','.join(bad))\n"
+        "sys.exit(1 if bad else 0)\n"
+    )
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=repo)
+    assert out.returncode == 0, f"rules modules imported: {out.stdout.strip()} {out.stderr[-2000:]}"
