@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -65,6 +66,21 @@ _MUS_A, _NO_MUS_A = int(Action.MUS), int(Action.NO_MUS)
 _PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = (int(Action.PASO), int(Action.QUIERO), int(Action.NO_QUIERO),
                                                int(Action.ORDAGO))
 _PARES_SI, _PARES_NO, _JUEGO_SI, _JUEGO_NO = 27, 28, 29, 30
+
+
+@lru_cache(maxsize=2)
+def _variant_lists(kings: int) -> tuple:
+    """Plain-Python copies of the tables of a variant (list lookups are the scalar engine's hot path)."""
+    t = get_tables(kings)
+    return ([int(r) for r in t.rank_of_card], [slot_order_key(c, kings) for c in range(NUM_CARDS)],
+            t.strength.tolist(), t.index_of_desc_ranks, t.pares_bonus.tolist(), t.juego_bonus.tolist())
+
+
+@cache
+def _responders(elig: tuple[int, ...], last: int) -> tuple[int, ...]:
+    """Relative seats answering a bet by relative seat ``last``: eligible seats of the other team (odd
+    distance from ``last``) in cyclic turn order after it (RULES.md §5.3)."""
+    return tuple(p for p in ((last + 1) % 4, (last + 2) % 4, (last + 3) % 4) if p in elig and (p - last) % 2 == 1)
 
 
 class ActionEvent(NamedTuple):
@@ -183,7 +199,7 @@ class MusGame:
                 "use signals='off'")
         self._init_common(cfg, random_seed() if seed is None else normalize_seed(seed))
         mano = int(first_mano(self.seed)) if cfg.first_mano == "random" else int(cfg.first_mano)
-        self._start_hand([int(c) for c in deal_decks(self.seed, 0)], mano)
+        self._start_hand(deal_decks(self.seed, 0).tolist(), mano)
 
     @classmethod
     def from_deck(cls, deck: npt.ArrayLike, mano: int = 0, scores: tuple[int, int] = (0, 0),
@@ -248,12 +264,8 @@ class MusGame:
         self.seed = seed
         t = get_tables(cfg.kings)
         self._tables = t
-        self._rank = [int(r) for r in t.rank_of_card]
-        self._slot_key = [slot_order_key(c, cfg.kings) for c in range(NUM_CARDS)]
-        self._strength = t.strength.tolist()
-        self._index = t.index_of_desc_ranks
-        self._pares_bonus = t.pares_bonus.tolist()
-        self._juego_bonus = t.juego_bonus.tolist()
+        (self._rank, self._slot_key, self._strength, self._index, self._pares_bonus,
+         self._juego_bonus) = _variant_lists(cfg.kings)
         self._bet_sizes = cfg.bet_sizes
         self._discard_legal = _DISCARD_ZERO if cfg.allow_zero_discard else _DISCARD
         self._scores = [0, 0]
@@ -699,9 +711,7 @@ class MusGame:
         ls.bettor = seat % 2
         last = self._rel
         self._last = last
-        elig, m = self._elig, self._mano
-        self._resp = tuple(p for p in ((last + 1) % 4, (last + 2) % 4, (last + 3) % 4)
-                           if p in elig and (p + m) % 2 != ls.bettor)
+        self._resp = _responders(self._elig, last)
         self._resp_i = 0
         self._set_decision(Phase.BET_RESPOND, self._resp[0],
                            _RESPOND_ORDAGO if ls.stake == ORDAGO_STAKE else _RESPOND)
@@ -841,7 +851,7 @@ class MusGame:
 
     def _next_hand(self) -> None:
         self._hand_number += 1
-        self._start_hand([int(c) for c in deal_decks(self.seed, self._hand_number)], (self._mano + 1) % 4)
+        self._start_hand(deal_decks(self.seed, self._hand_number).tolist(), (self._mano + 1) % 4)
 
     def _end_game(self, team: int, by_ordago: bool) -> None:
         self._finish_hand(game_winner=team)
