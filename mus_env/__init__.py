@@ -18,3 +18,12 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """Import the RL adapters on first use, so that the rules modules never pull in gymnasium/pettingzoo."""
+    if name in ("mus_v0", "wrappers", "records"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,7 +32,7 @@ from .tables import LANCE_NAMES, get_tables
 __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
     "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode",
-    "observation_table", "speech_of",
+    "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM",
 ]
 
 STAKE_SCALE = 10.0
@@ -65,37 +65,53 @@ _LANCE_PIECES = (
     ("winner", 2, "team known to have won the lance: own, other (refused, uncontested, órdago)"),
 )
 
-PIECES: tuple[tuple[str, int, str], ...] = (
+def _lance_piece(name: str) -> tuple[str, int, str]:
+    size, meaning = next((sz, m) for n, sz, m in _LANCE_PIECES if n == name)
+    return (f"lance_{name}", 4 * size, f"per lance slot ({', '.join(SLOT_NAMES)}), {size} each: {meaning}")
+
+
+#: The pieces that depend on who observes (own hand, seat- and team-relative records), first and contiguous:
+#: the batched engine keeps them per observer and copies the observer's block in one go.
+OBSERVER_PIECES: tuple[tuple[str, int, str], ...] = (
     ("hand_numbers", 40, "own hand: slot s (hand-slot order, the bits of a discard mask) x card number "
                          "A 2 3 4 5 6 7 S C R, one-hot, 4x10"),
     ("hand_suits", 16, "own hand: slot s x suit o c e b, one-hot, 4x4"),
     ("rank_counts", 10, "own hand: count of each rank 1..10 of the variant (8 kings use ranks 1..8)"),
     ("pares_class", 4, "own pares: none, par, medias, duples (zeros while discarding)"),
     ("points", 1, "own juego total / 40 (0 while discarding)"),
+    _lance_piece("bettor"),
+    _lance_piece("last"),
+    _lance_piece("speech"),
+    _lance_piece("raised"),
+    _lance_piece("winner"),
+    ("pares_decl", 8, "per seat q: declared pares sí, pares no (zeros before declaring)"),
+    ("juego_decl", 8, "per seat q: declared juego sí, juego no"),
+    ("discards", 4 * DISCARD_ROUNDS, "cards discarded / 4 per seat q in the last 3 mus rounds, most recent first"),
+    ("prev_rank_counts", 40, "previous hand's final hands, per seat q x rank counts 1..10 (when shown)"),
+)
+
+PIECES: tuple[tuple[str, int, str], ...] = OBSERVER_PIECES + (
     ("kings8", 1, "1 with 8 kings (3 = rey, 2 = as), 0 with 4 kings"),
     ("mano", 4, "seat q of the mano of this hand"),
     ("acting", 4, "seat q of the player to act (zeros once the game is over)"),
     ("phase", NUM_PHASES, "one-hot decision kind: " + ", ".join(PHASE_NAMES)),
     ("lance", 5, "lance being bet or declared: " + ", ".join(LANCE_NAMES)),
     ("responder", 3, "during betting: opening round, first responder, second responder (partner has answered)"),
-) + tuple(
-    (f"lance_{name}", 4 * size, f"per lance slot ({', '.join(SLOT_NAMES)}), {size} each: {meaning}")
-    for name, size, meaning in _LANCE_PIECES
-) + (
+    _lance_piece("outcome"),
+    _lance_piece("stake"),
+    _lance_piece("ordago"),
+    _lance_piece("fallback"),
     ("punto", 1, "1 when the fourth lance is punto (nobody holds juego)"),
-    ("pares_decl", 8, "per seat q: declared pares sí, pares no (zeros before declaring)"),
-    ("juego_decl", 8, "per seat q: declared juego sí, juego no"),
     ("mus_rounds", 1, "completed discard rounds this hand / ROUNDS_SCALE"),
-    ("discards", 4 * DISCARD_ROUNDS, "cards discarded / 4 per seat q in the last 3 mus rounds, most recent first"),
     ("hand_stones", 2, "stones won in this hand so far: own, other / target"),
     ("scores", 2, "game score: own, other / target"),
     ("target", 1, "stones to win a game / TARGET_SCALE"),
     ("games_won", 2, "games won in this vaca: own, other"),
     ("vacas_won", 2, "vacas won in the match: own, other"),
     ("prev_shown", 1, "1 if the previous hand's cards were shown (showdown or órdago)"),
-    ("prev_rank_counts", 40, "previous hand's final hands, per seat q x rank counts 1..10 (when shown)"),
     ("prev_stones", 2, "stones won in the previous hand: own, other / target"),
 )
+assert sorted(n for n, _, _ in PIECES if n.startswith("lance_")) == sorted(f"lance_{n}" for n, _, _ in _LANCE_PIECES)
 
 OFFSETS: dict[str, slice] = {}
 _o = 0
@@ -103,6 +119,8 @@ for _name, _size, _ in PIECES:
     OFFSETS[_name] = slice(_o, _o + _size)
     _o += _size
 OBS_DIM = _o
+#: Width of the observer-dependent block at the start of the vector (:data:`OBSERVER_PIECES`).
+OBSERVER_DIM = sum(size for _, size, _ in OBSERVER_PIECES)
 STATE_DIM = OBS_DIM + 4 * NUM_CARDS
 
 # Bounds of every entry (for observation spaces): 0..1 except counts and the unbounded amounts.

@@ -26,6 +26,8 @@ Example:
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from math import comb
 from typing import Any
@@ -39,6 +41,7 @@ from .config import MusConfig
 from .observation import (
     DISCARD_ROUNDS,
     OBS_DIM,
+    OBSERVER_DIM,
     OFFSETS,
     PIECES,
     ROUNDS_SCALE,
@@ -74,7 +77,7 @@ from .tables import (
 __all__ = ["VectorMusEnv"]
 
 # Pending transitions between decisions (what the engine still has to do for a table within a step).
-_T_NONE, _T_BEGIN, _T_AFTER, _T_DECLARED, _T_SHOWDOWN, _T_HAND_END, _T_GAME_END = range(7)
+_T_NONE, _T_BEGIN, _T_AFTER, _T_DECLARED, _T_SHOWDOWN, _T_HAND_END, _T_GAME_END, _T_DEAL = range(8)
 
 _MUS_A, _NO_MUS_A, _PASO_A = int(Action.MUS), int(Action.NO_MUS), int(Action.PASO)
 _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = int(Action.QUIERO), int(Action.NO_QUIERO), int(Action.ORDAGO)
@@ -93,6 +96,12 @@ _AR2, _AR5 = np.arange(2), np.arange(5)
 _TEAM_ORDER = np.array([[0, 1], [1, 0]])                # by own team: (own, other) team ids
 _DECL_CODES = np.array([1, 0])                          # declared sí, no
 _HAND_COLS = _O["points"] + 1                           # hand_numbers .. points are contiguous from 0
+# Columns of the per-observer block (observation.OBSERVER_PIECES, at the start of the vector).
+_V_BETTOR, _V_LAST, _V_SPEECH = _O["lance_bettor"], _O["lance_last"], _O["lance_speech"]
+_V_RAISED, _V_WINNER, _V_DECL = _O["lance_raised"], _O["lance_winner"], _O["pares_decl"]
+_V_DISC, _V_PREV = _O["discards"], _O["prev_rank_counts"]
+_OBSERVERS = np.arange(4)
+_ROT = (_OBSERVERS[:, None] + _AR4[None, :]) % 4        # [observer, q] -> absolute seat
 assert [n for n, _, _ in PIECES[:5]] == ["hand_numbers", "hand_suits", "rank_counts", "pares_class", "points"]
 
 # Index of a hand (its card ids in slot order, -1 for empty trailing slots) among all sets of 0..4 cards.
@@ -154,6 +163,8 @@ class VectorMusEnv:
         seed: master seed; game ``i``'s e-th episode uses ``shuffle.table_seeds(seed, i, e)``. None draws one.
         reward: "game" (+1/-1 per team at the end of an episode) or "stones" (each finished hand, the
             team's stones minus the other team's).
+        threads: worker threads stepping disjoint slices of the tables (numpy releases the GIL, so two
+            threads use two cores); "auto" = 2 when B >= 1024 and the machine has 2 cores, else 1.
 
     Attributes:
         num_envs: B.
@@ -163,7 +174,7 @@ class VectorMusEnv:
     """
 
     def __init__(self, num_envs: int, config: MusConfig | None = None, seed: int | None = None,
-                 reward: str = "game") -> None:
+                 reward: str = "game", threads: int | str = "auto") -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         cfg = MusConfig() if config is None else config
@@ -189,6 +200,14 @@ class VectorMusEnv:
         self._hand_table = _hand_table(cfg.kings)
         self._allocate()
         self._rows = np.arange(self.num_envs)
+        if threads == "auto":
+            threads = 2 if self.num_envs >= 1024 and (os.cpu_count() or 1) >= 2 else 1
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be an int >= 1 or 'auto', got {threads!r}")
+        self.threads = min(threads, self.num_envs)
+        edges = np.linspace(0, self.num_envs, self.threads + 1).astype(int)
+        self._parts = [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        self._executor: ThreadPoolExecutor | None = None
         self._obs = np.zeros((self.num_envs, OBS_DIM), dtype=np.float32)
         self._mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
         self._started = False
@@ -248,6 +267,9 @@ class VectorMusEnv:
         self.prev_counts = z((4, 10), np.int8)    # [b, seat, rank-1] previous hand's final rank counts
         self.prev_stones = z((2,), np.int32)      # [b, team] stones of the previous hand
         self.todo = z((), np.int8)                # pending transition (_T_*), _T_NONE at a decision
+        # Cache, not state: the observer-dependent block of the observation for each of the 4 seats,
+        # updated where the state it encodes changes (so observing is one copy per table).
+        self._view = np.zeros((B, 4, OBSERVER_DIM), dtype=np.float32)
         self.end_winner = z((), np.int8, -1)      # team winning the game in a pending _T_GAME_END
         self.end_ordago = z((), bool)             # that game end comes from an accepted órdago
         # per-step outputs
@@ -380,15 +402,13 @@ class VectorMusEnv:
         self._finished.fill(False)
         self._winner.fill(-1)
         self._hand_finished.fill(False)
-        ph = self.phase.copy()
-        for phase, handler in ((Phase.MUS_CALL, self._on_mus_call), (Phase.DISCARD, self._on_discard),
-                               (Phase.DECLARE, self._on_declare), (Phase.BET_OPEN, self._on_open),
-                               (Phase.BET_RESPOND, self._on_respond), (Phase.BET_CONFIRM, self._on_confirm)):
-            i = np.flatnonzero(ph == phase)
-            if i.size:
-                handler(i, a[i])
-        self._advance()
-        obs, mask = self._observe()
+        parts = self._parts
+        if len(parts) == 1:
+            self._step_rows(parts[0], a)
+        else:
+            for f in [self._pool().submit(self._step_rows, rows, a) for rows in parts]:
+                f.result()
+        obs, mask = self._obs, self._mask
         info = {"finished": self._finished.copy(), "winner": self._winner.copy(),
                 "final_scores": self._final_scores.copy(), "hand_finished": self._hand_finished.copy(),
                 "hand_stones": self._last_hand_stones.copy(), "lance_stones": self._last_lance_stones.copy()}
@@ -440,16 +460,25 @@ class VectorMusEnv:
         self.game_number[i] = 0
         self.prev_shown[i] = False
         self.prev_counts[i] = 0
+        self._view[i, :, _V_PREV:_V_PREV + 40] = 0.0
         self.prev_stones[i] = 0
 
-    def _new_episode(self, i: npt.NDArray[np.int64]) -> None:
+    def _new_episode(self, i: npt.NDArray[np.int64], deal_now: bool = True) -> None:
+        """A fresh episode on tables ``i`` from their next table seed (dealt now, or by a pending _T_DEAL)."""
         self.episode[i] += 1
         seeds = table_seeds(self.seed, i, self.episode[i])
         self.game_seeds[i] = seeds
         self._clear_episode(i)
         fm = self.config.first_mano
-        mano = first_mano(seeds).astype(np.int8) if fm == "random" else np.full(i.size, fm, dtype=np.int8)
-        self._start_hands(i, deal_decks(seeds, 0), mano)
+        self.mano[i] = first_mano(seeds) if fm == "random" else fm
+        if deal_now:
+            self._deal(i)
+        else:
+            self.todo[i] = _T_DEAL
+
+    def _deal(self, i: npt.NDArray[np.int64]) -> None:
+        """Deal hand ``hand_number`` of each table's game from its seed, with the mano already set."""
+        self._start_hands(i, deal_decks(self.game_seeds[i], self.hand_number[i]), self.mano[i])
 
     def _start_hands(self, i: npt.NDArray[np.int64], decks: npt.NDArray[np.int8], mano: npt.NDArray[np.int8]) -> None:
         """Deal ``decks`` (n, 40) with ``mano`` (n,) and open the mus phase (RULES.md §2.5, §3.1)."""
@@ -481,6 +510,8 @@ class VectorMusEnv:
         self.ls_raised[i] = 0
         self.slot[i] = -1
         self.decl[i] = -1
+        self._view[i, :, _V_BETTOR:_V_PREV] = 0.0
+        self._view_hands(i)
         self.hand_stones[i] = 0
         self.lance_stones[i] = 0
         self.showdown[i] = False
@@ -528,6 +559,7 @@ class VectorMusEnv:
         self.round_disc[i, rel] = out
         self.disc_count[i, rel] = bits.sum(axis=1)
         self.hands[i, seat] = self._sorted_hands(np.where(bits, -1, hand).astype(np.int8))
+        self._view_hands(i, seat)
         self.rel[i] += 1
         full = self.rel[i] == 4
         d = i[full]
@@ -537,6 +569,10 @@ class VectorMusEnv:
             self.disc_hist[d, 1:] = self.disc_hist[d, :-1]
             rel_of_seat = (_AR4 - self.mano[d][:, None].astype(np.int64)) % 4
             self.disc_hist[d, 0] = np.take_along_axis(self.disc_count[d], rel_of_seat, axis=1)
+            self._view_hands(d)
+            dh = self.disc_hist[d][:, :, _ROT]                               # [n, j, observer, q]
+            self._view[d, :, _V_DISC:_V_DISC + 4 * DISCARD_ROUNDS] = dh.transpose(0, 2, 1, 3).reshape(
+                d.size, 4, -1) / 4.0
             self.rel[d] = 0
             self._set_mus_call(d)
         del n
@@ -640,6 +676,8 @@ class VectorMusEnv:
         if self.config.auto_declare:
             seats = (self.mano[i].astype(np.int64)[:, None] + _AR4) % 4
             self.decl[i[:, None], kind, seats] = has
+            for p in range(4):
+                self._view_decl(i, kind, seats[:, p], has[:, p])
             self.todo[i] = _T_DECLARED
             return
         self.phase[i] = Phase.DECLARE
@@ -663,6 +701,7 @@ class VectorMusEnv:
                 continue
             seat = (self.mano[j].astype(np.int64) + self.rel[j]) % 4
             self.decl[j, kind, seat] = aj == _SI[kind]
+            self._view_decl(j, kind, seat, aj == _SI[kind])
             self.rel[j] += 1
             done = self.rel[j] == 4
             self.todo[j[done]] = _T_DECLARED
@@ -698,6 +737,7 @@ class VectorMusEnv:
             u = j[one]
             self.ls_outcome[u, slot] = Outcome.UNCONTESTED
             self.ls_winner[u, slot] = t1[one]
+            self._view_team(u, _V_WINNER, np.full(u.size, slot), t1[one].astype(np.int64))
             self.todo[u] = _T_AFTER
             c = j[contested]
             if c.size:
@@ -713,6 +753,7 @@ class VectorMusEnv:
         p = i[paso]
         if p.size:
             self.ls_said[p, sl[paso], seat[paso]] = _SPEECH[_PASO_A]
+            self._view_speech(p, sl[paso], seat[paso], np.full(p.size, _SPEECH[_PASO_A]))
             later = self.elig[p] & (_AR4 > self.rel[p][:, None])
             more = later.any(axis=1)
             self.rel[p[more]] = np.argmax(later[more], axis=1)
@@ -738,6 +779,10 @@ class VectorMusEnv:
         self.ls_last[i, sl] = seat
         bettor = seat % 2
         self.ls_bettor[i, sl] = bettor
+        self._view_speech(i, sl, seat, _SPEECH[a])
+        self._view_seat_value(i, _V_RAISED + 4 * sl, seat, self.ls_raised[i, sl, seat] / STAKE_SCALE)
+        self._view_onehot(i, _V_LAST + 4 * sl, 4, (seat[:, None] - _OBSERVERS) % 4)
+        self._view_team(i, _V_BETTOR, sl, bettor)
         self.last[i] = rel
         cand_rel = (rel[:, None] + np.array([1, 2, 3])) % 4                     # cyclic order after last
         ok = (np.take_along_axis(self.elig[i], cand_rel, axis=1)
@@ -769,6 +814,7 @@ class VectorMusEnv:
         q, nq = a == _QUIERO_A, a == _NO_QUIERO_A
         answer = q | nq
         self.ls_said[i[answer], sl[answer], seat[answer]] = _SPEECH[a[answer]]
+        self._view_speech(i[answer], sl[answer], seat[answer], _SPEECH[a[answer]])
         iq = i[q]
         if iq.size:
             confirm = has_r2[q] & (self.ls_stake[iq, sl[q]] != ORDAGO_STAKE) & self.config.partner_override
@@ -795,6 +841,7 @@ class VectorMusEnv:
         if iq.size:
             seat = (self.mano[iq].astype(np.int64) + self.rel[iq]) % 4
             self.ls_said[iq, self.slot[iq].astype(np.int64), seat] = _SPEECH[_QUIERO_A]
+            self._view_speech(iq, self.slot[iq].astype(np.int64), seat, np.full(iq.size, _SPEECH[_QUIERO_A]))
             self._accept(iq)
         if (~q).any():
             self._raise(i[~q], a[~q])
@@ -823,6 +870,7 @@ class VectorMusEnv:
         bettor = self.ls_bettor[i, sl].astype(np.int64)
         self.ls_outcome[i, sl] = Outcome.REFUSED
         self.ls_winner[i, sl] = bettor
+        self._view_team(i, _V_WINNER, sl, bettor)
         reached = self._add_stones(i, bettor, self.ls_fallback[i, sl], sl)
         self._end_game(i[reached], bettor[reached], by_ordago=False)
         self.todo[i[~reached]] = _T_AFTER
@@ -887,6 +935,7 @@ class VectorMusEnv:
         ranks = self._rank_of_card[self.hands[i]]                            # (n, seat, 4)
         counts = (ranks[..., None] == np.arange(1, 11)).sum(axis=2)          # (n, seat, 10)
         self.prev_counts[i] = np.where(self.showdown[i][:, None, None], counts, 0)
+        self._view[i, :, _V_PREV:_V_PREV + 40] = self.prev_counts[i][:, _ROT].reshape(i.size, 4, 40)
         hs = self.hand_stones[i]
         self.prev_stones[i] = hs
         self._hand_finished[i] = True
@@ -897,9 +946,10 @@ class VectorMusEnv:
             self._rewards[i] = diff[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
 
     def _next_hand(self, i: npt.NDArray[np.int64]) -> None:
+        """Rotate the mano and leave the deal of the next hand pending (one batched deal per round)."""
         self.hand_number[i] += 1
-        mano = ((self.mano[i] + 1) % 4).astype(np.int8)
-        self._start_hands(i, deal_decks(self.game_seeds[i], self.hand_number[i]), mano)
+        self.mano[i] = (self.mano[i] + 1) % 4
+        self.todo[i] = _T_DEAL
 
     def _hand_end(self, i: npt.NDArray[np.int64]) -> None:
         self._finish_hand(i)
@@ -925,31 +975,91 @@ class VectorMusEnv:
             if self.reward_mode == "game":
                 sign = np.where(wm == 0, 1.0, -1.0).astype(np.float32)
                 self._rewards[m] = sign[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
-            self.todo[m] = _T_NONE
-            self._new_episode(m)
+            self._new_episode(m, deal_now=False)
         g = i[~match]
         if g.size:
             self.game_number[g] += 1
             self.scores_[g] = 0
-            self.todo[g] = _T_NONE
             self._next_hand(g)
 
-    def _advance(self) -> None:
-        """Run pending transitions until every table waits for a decision (a bounded number of rounds)."""
+    def _advance(self, rows: slice) -> None:
+        """Run pending transitions of tables ``rows`` until each waits for a decision (bounded rounds)."""
         handlers = ((_T_BEGIN, self._begin), (_T_AFTER, self._after), (_T_DECLARED, self._declared),
-                    (_T_SHOWDOWN, self._showdown), (_T_GAME_END, self._game_end), (_T_HAND_END, self._hand_end))
+                    (_T_SHOWDOWN, self._showdown), (_T_GAME_END, self._game_end), (_T_HAND_END, self._hand_end),
+                    (_T_DEAL, self._deal))
         for _ in range(32):
-            todo = self.todo
+            todo = self.todo[rows]
             if not todo.any():
                 return
             for code, handler in handlers:
                 i = np.flatnonzero(todo == code)
                 if i.size:
-                    handler(i)
+                    handler(i + rows.start)
         raise RuntimeError("VectorMusEnv: transitions did not settle (engine bug)")
+
+    def _step_rows(self, rows: slice, a: npt.NDArray[np.int64]) -> None:
+        """The whole step for the tables of ``rows`` (a contiguous slice; threads take disjoint slices)."""
+        ph = self.phase[rows].copy()
+        for phase, handler in ((Phase.MUS_CALL, self._on_mus_call), (Phase.DISCARD, self._on_discard),
+                               (Phase.DECLARE, self._on_declare), (Phase.BET_OPEN, self._on_open),
+                               (Phase.BET_RESPOND, self._on_respond), (Phase.BET_CONFIRM, self._on_confirm)):
+            i = np.flatnonzero(ph == phase)
+            if i.size:
+                i += rows.start
+                handler(i, a[i])
+        self._advance(rows)
+        self._encode(rows, self._obs[rows])
+        np.take(LEGAL_MASKS, self.legal[rows], axis=0, out=self._mask[rows])
 
     # ------------------------------------------------------------------------------------------------
     # observation (mirrors observation.encode exactly; see tests/test_vector_differential.py)
+    # ------------------------------------------------------------------------------------------------
+    # the per-observer cache (self._view): one writer per kind of change
+    def _view_hands(self, i: npt.NDArray[np.int64], seat: npt.NDArray[np.int64] | None = None) -> None:
+        """Own-hand pieces of tables ``i``: every seat's, or ``seat`` (n,)'s only."""
+        if seat is None:
+            keys = _hand_key(self.hands[i].reshape(-1, 4)).reshape(i.size, 4)
+            self._view[i, :, :_HAND_COLS] = self._hand_table[keys]
+        else:
+            self._view[i, seat, :_HAND_COLS] = self._hand_table[_hand_key(self.hands[i, seat])]
+
+    def _view_cells(self, i: npt.NDArray[np.int64], cols: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Flat indices into ``self._view`` of columns ``cols`` (n, 4 observers, ...) of tables ``i`` (n,)."""
+        row = (i[:, None] * 4 + _OBSERVERS) * OBSERVER_DIM                  # (n, 4)
+        return row.reshape(row.shape + (1,) * (cols.ndim - 2)) + cols
+
+    def _view_onehot(self, i: npt.NDArray[np.int64], base: npt.ArrayLike, width: int,
+                     hot: npt.NDArray[np.int64]) -> None:
+        """For each table of ``i`` and each observer: columns ``base .. base+width`` one-hot at ``hot``
+        (n, 4 observers); ``base`` is (n,) or a scalar."""
+        cols = np.broadcast_to(np.asarray(base).reshape(-1, 1, 1) + np.arange(width), (i.size, 4, width))
+        self._view.reshape(-1)[self._view_cells(i, cols)] = np.arange(width) == hot[:, :, None]
+
+    def _view_speech(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64], seat: npt.NDArray[np.int64],
+                     cat: npt.NDArray[np.int8]) -> None:
+        """Seat ``seat`` said ``cat`` in lance ``slot``: its speech one-hot as each observer sees it."""
+        q = (seat[:, None] - _OBSERVERS) % 4                                # (n, 4 observers)
+        cols = (_V_SPEECH + 20 * slot[:, None] + 5 * q)[:, :, None] + _AR5
+        self._view.reshape(-1)[self._view_cells(i, cols)] = _AR5 == cat.reshape(-1, 1, 1)
+
+    def _view_seat_value(self, i: npt.NDArray[np.int64], base: npt.NDArray[np.int64], seat: npt.NDArray[np.int64],
+                         value: npt.NDArray[np.float64]) -> None:
+        """Column ``base + q`` (q = the seat as each observer sees it) set to ``value`` (n,)."""
+        cols = base[:, None] + (seat[:, None] - _OBSERVERS) % 4
+        self._view.reshape(-1)[self._view_cells(i, cols)] = value[:, None]
+
+    def _view_team(self, i: npt.NDArray[np.int64], piece: int, slot: npt.NDArray[np.int64],
+                   team: npt.NDArray[np.int64]) -> None:
+        """A team-relative pair (own, other) of lance ``slot`` in ``piece`` (bettor or winner)."""
+        self._view_onehot(i, piece + 2 * slot, 2, team[:, None] ^ (_OBSERVERS & 1))
+
+    def _view_decl(self, i: npt.NDArray[np.int64], kind: int, seat: npt.NDArray[np.int64],
+                   yes: npt.NDArray[np.bool_]) -> None:
+        """Seat ``seat`` declared ``yes`` for pares (kind 0) or juego (kind 1)."""
+        q = (seat[:, None] - _OBSERVERS) % 4
+        cols = _V_DECL + 8 * kind + 2 * q + np.where(yes, 0, 1)[:, None]
+        self._view.reshape(-1)[self._view_cells(i, cols)] = 1.0
+
     def _observe(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
         """Observation and mask of every table's acting seat, written into the preallocated buffers."""
         self._encode(slice(None), self._obs)
@@ -969,26 +1079,17 @@ class VectorMusEnv:
     def _encode(self, i: slice | npt.NDArray[np.int64], obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Write the acting seat's observation of tables ``i`` (a slice or index array) into ``obs``.
 
-        Every piece is written densely (no zero-fill, no scatter); seat-relative pieces are absolute
-        per-seat arrays rotated by the observer (``seat_of_q``). Mirrors ``observation.encode``.
+        The observer-dependent block is one copy from the per-seat cache ``self._view``; every other
+        piece is written densely (no zero-fill, no scatter). Mirrors ``observation.encode``.
         """
         mano = self.mano[i].astype(np.int64)
         B = mano.shape[0]
         rows = np.arange(B)
         seat = (mano + self.rel[i]) % 4
         me = seat & 1
-        seat_of_q = (seat[:, None] + _AR4) % 4                              # [b, q] -> absolute seat
         team_order = _TEAM_ORDER[me]                                        # [b, 0 own / 1 other] -> team
-
-        def rotate(x: np.ndarray, axis: int) -> np.ndarray:
-            """Per-seat axis of ``x`` reordered as q = 0 self, 1 right, 2 partner, 3 left."""
-            shape = [B] + [1] * (x.ndim - 1)
-            shape[axis] = 4
-            return np.take_along_axis(x, seat_of_q.reshape(shape), axis=axis)
-
-        # own hand: one table row per (variant, set of cards)
-        hand = self.hands[i][rows, seat]
-        obs[:, :_HAND_COLS] = self._hand_table[_hand_key(hand)]
+        # the observer-dependent block, kept per seat in self._view
+        obs[:, :OBSERVER_DIM] = self._view[i][rows, seat]
         phase = self.phase[i].astype(np.int64)
         in_lance = (phase >= Phase.DECLARE) & (phase <= Phase.BET_CONFIRM)
         slot = np.maximum(self.slot[i], 0).astype(np.int64)
@@ -1007,21 +1108,9 @@ class VectorMusEnv:
         obs[:, OFFSETS["lance_stake"]] = np.where(stake > 0, stake, 0) / STAKE_SCALE
         obs[:, OFFSETS["lance_ordago"]] = stake == ORDAGO_STAKE
         obs[:, OFFSETS["lance_fallback"]] = self.ls_fallback[i] / STAKE_SCALE
-        rel_team = np.where(self.ls_bettor[i] >= 0, self.ls_bettor[i] ^ me[:, None], -1)
-        obs[:, OFFSETS["lance_bettor"]] = (rel_team[:, :, None] == _AR2).reshape(B, -1)
-        last_q = np.where(self.ls_last[i] >= 0, (self.ls_last[i] - seat[:, None]) % 4, -1)
-        obs[:, OFFSETS["lance_last"]] = (last_q[:, :, None] == _AR4).reshape(B, -1)
-        said = rotate(self.ls_said[i], 2)
-        obs[:, OFFSETS["lance_speech"]] = (said[:, :, :, None] == _AR5).reshape(B, -1)
-        obs[:, OFFSETS["lance_raised"]] = rotate(self.ls_raised[i], 2).reshape(B, -1) / STAKE_SCALE
-        rel_team = np.where(self.ls_winner[i] >= 0, self.ls_winner[i] ^ me[:, None], -1)
-        obs[:, OFFSETS["lance_winner"]] = (rel_team[:, :, None] == _AR2).reshape(B, -1)
         obs[:, _O["punto"]] = self.ls_lance[i][:, 3] == PUNTO
-        decl = rotate(self.decl[i], 2)                                          # [b, kind, q]
-        obs[:, _O["pares_decl"]:_O["pares_decl"] + 16] = (decl[:, :, :, None] == _DECL_CODES).reshape(B, -1)
         # mus phase summary, stones and scores
         obs[:, _O["mus_rounds"]] = self.mus_round[i] / ROUNDS_SCALE
-        obs[:, OFFSETS["discards"]] = rotate(self.disc_hist[i], 2).reshape(B, -1) / 4.0
         target = self.config.target
         obs[:, OFFSETS["hand_stones"]] = np.take_along_axis(self.hand_stones[i], team_order, axis=1) / target
         obs[:, OFFSETS["scores"]] = np.take_along_axis(self.scores_[i], team_order, axis=1) / target
@@ -1029,9 +1118,24 @@ class VectorMusEnv:
         obs[:, OFFSETS["games_won"]] = np.take_along_axis(self.games_won[i], team_order, axis=1)
         obs[:, OFFSETS["vacas_won"]] = np.take_along_axis(self.vacas_won[i], team_order, axis=1)
         obs[:, _O["prev_shown"]] = self.prev_shown[i]
-        obs[:, OFFSETS["prev_rank_counts"]] = rotate(self.prev_counts[i], 1).reshape(B, -1)
         obs[:, OFFSETS["prev_stones"]] = np.take_along_axis(self.prev_stones[i], team_order, axis=1) / target
         return obs
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="mus-vector")
+        return self._executor
+
+    def close(self) -> None:
+        """Stop the worker threads (if any); the env stays usable and restarts them on demand."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_executor"] = None                     # threads are not copied or pickled
+        return state
 
     # ------------------------------------------------------------------------------------------------
     def __repr__(self) -> str:

@@ -183,7 +183,7 @@ class MusGymEnv(gymnasium.Env):
     # --------------------------------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
-        """Deal a new episode and play the other seats until a learner seat is to act."""
+        """Deal a new episode and play the other seats until a learner seat is to act (``options`` is unused)."""
         if seed is None and self._initial_seed is not None:
             seed, self._initial_seed = self._initial_seed, None
         super().reset(seed=seed)

@@ -1,0 +1,268 @@
+"""The Gymnasium single-agent view ``MusGymEnv``: Gymnasium's env checker, the learner/opponent loop against
+the engine, rewards, seeding, bad input, and a MaskablePPO smoke run."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import time
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from mus_env import Action, IllegalActionError, MusConfig, mus_v0
+from mus_env.observation import OBS_DIM
+from mus_env.wrappers import ENV_ID, MusGymEnv, uniform_random_policy
+
+
+def masked(info: dict, rng: np.random.Generator) -> int:
+    legal = np.flatnonzero(info["action_mask"])
+    return int(legal[rng.integers(len(legal))])
+
+
+def expected_team_total(game, team: int, reward: str) -> float:
+    """The learner team's whole-episode return, recomputed from the finished game alone."""
+    if reward == "game":
+        return 1.0 if game.winner == team else -1.0
+    total = 0
+    for rec in game.hand_log:
+        total += (rec.scores_after[0] - rec.scores_before[0]) - (rec.scores_after[1] - rec.scores_before[1])
+    for res in game.game_results:
+        if res.by_ordago:
+            credit = game.config.target - res.scores[res.winner]
+            total += credit if res.winner == 0 else -credit
+    return float(total if team == 0 else -total)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Gymnasium conformance
+
+
+def test_check_env_direct():
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*(infinity|spec|render modes).*")
+        check_env(MusGymEnv(illegal_action="terminate"))
+        check_env(MusGymEnv(learner_seats=(1, 3), reward="stones", illegal_action="terminate", kings=4, target=30))
+
+
+def test_check_env_through_registry_with_render_modes(capsys):
+    env = gymnasium.make(ENV_ID, illegal_action="terminate", render_mode="ansi")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*infinity.*")
+        check_env(env.unwrapped)           # also renders every declared mode through env.spec.make
+    env.close()
+
+
+def test_gymnasium_make_passes_arguments():
+    env = gymnasium.make(ENV_ID, kings=4, learner_seats=(1,), reward="stones")
+    obs, info = env.reset(seed=0)
+    u = env.unwrapped
+    assert isinstance(u, MusGymEnv) and u.config.kings == 4 and u.learner_seats == (1,)
+    assert obs.shape == (OBS_DIM,) and obs.dtype == np.float32 and info["seat"] == 1
+    assert env.get_wrapper_attr("action_masks")().dtype == bool
+
+
+def test_spaces():
+    env = MusGymEnv(target=30)
+    assert env.action_space == gymnasium.spaces.Discrete(31)
+    assert env.observation_space == mus_v0.raw_env(target=30).observation_space("player_0")["observation"]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the loop against the engine
+
+
+@pytest.mark.parametrize("learners, reward, cfg", [
+    ((0,), "game", MusConfig()),
+    ((0, 2), "stones", MusConfig(kings=4, target=30)),
+    ((3,), "stones", MusConfig(juegos_to_win_vaca=2, target=20)),
+    ((1, 3), "game", MusConfig(auto_declare=False, partner_override=False)),
+])
+def test_episodes_against_the_engine(learners, reward, cfg):
+    env = MusGymEnv(cfg, learner_seats=learners, reward=reward)
+    rng = np.random.default_rng(4)
+    team = learners[0] % 2
+    for episode in range(150):
+        obs, info = env.reset(seed=episode)
+        game = env.game
+        total, terminated = 0.0, False
+        while not terminated:
+            seat = info["seat"]
+            assert seat in learners and game.current_player == seat
+            assert np.array_equal(obs, game.observe(seat))
+            assert np.flatnonzero(info["action_mask"]).tolist() == game.legal_actions()
+            assert np.array_equal(env.action_masks(), info["action_mask"].astype(bool))
+            assert env.observation_space.contains(obs)
+            obs, reward_, terminated, truncated, info = env.step(masked(info, rng))
+            assert truncated is False and terminated is game.is_over
+            total += reward_
+        assert not info["action_mask"].any() and not env.action_masks().any()
+        assert total == expected_team_total(game, team, reward)
+        with pytest.raises(ValueError, match="reset"):
+            env.step(0)
+
+
+def test_learner_never_acting_games_are_skipped():
+    # With seat 1 as mano, seat 1 cuts and bets órdago at grande and seat 2 accepts it before seat 0 speaks.
+    def cutter(obs, mask, rng):
+        return int(Action.NO_MUS) if mask[Action.NO_MUS] else int(Action.ORDAGO) if mask[Action.ORDAGO] else \
+            int(np.flatnonzero(mask)[0])
+
+    calls = {"n": 0}
+
+    def accepter_once(obs, mask, rng):                 # accepts the first órdago only
+        calls["n"] += 1
+        if mask[Action.QUIERO] and calls["n"] == 1:
+            return int(Action.QUIERO)
+        return int(Action.NO_QUIERO) if mask[Action.NO_QUIERO] else int(np.flatnonzero(mask)[0])
+
+    env = MusGymEnv(first_mano=1, opponents={1: cutter, 2: accepter_once})
+    obs, info = env.reset(seed=0)
+    assert env.skipped_games == 1 and env.game.current_player == 0 and not env.game.is_over
+    always = MusGymEnv(first_mano=1, opponents={1: cutter, 2: lambda o, m, r: int(Action.QUIERO)})
+    with pytest.raises(RuntimeError, match="before a learner seat"):
+        always.reset(seed=0)
+
+
+def test_opponent_forms_and_rng():
+    class Passer:
+        def act(self, obs, mask, rng):
+            assert obs.shape == (OBS_DIM,) and mask.dtype == np.int8 and isinstance(rng, np.random.Generator)
+            for a in (Action.NO_MUS, Action.PASO, Action.NO_QUIERO, Action.QUIERO):
+                if mask[a]:
+                    return int(a)
+            return int(np.flatnonzero(mask)[0])
+
+    seen = []
+
+    def partner(obs, mask, rng):
+        seen.append(obs.copy())
+        return uniform_random_policy(obs, mask, rng)
+
+    for opponents in (Passer(), {1: Passer(), 3: Passer(), 2: partner}, {1: Passer()}):
+        env = MusGymEnv(opponents=opponents, first_mano=1)
+        obs, info = env.reset(seed=2)
+        env.step(masked(info, np.random.default_rng(0)))
+    assert seen, "the partner's agent was called"
+
+
+def test_same_seed_same_episode():
+    def run(seed):
+        env = MusGymEnv(learner_seats=(0, 2), reward="stones")
+        obs, info = env.reset(seed=seed)
+        rng = np.random.default_rng(0)
+        out = [obs.tobytes()]
+        terminated = False
+        while not terminated:
+            obs, r, terminated, _, info = env.step(masked(info, rng))
+            out.append((obs.tobytes(), r))
+        return out
+    assert run(8) == run(8)
+    assert run(8) != run(9)
+    a, b = MusGymEnv(seed=5), MusGymEnv()
+    assert np.array_equal(a.reset()[0], b.reset(seed=5)[0])
+
+
+def test_deepcopy_and_pickle_mid_episode():
+    env = MusGymEnv(learner_seats=(0, 2), reward="stones", kings=4)
+    obs, info = env.reset(seed=1)
+    rng = np.random.default_rng(3)
+    obs, *_, info = env.step(masked(info, rng))
+    copies = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    for c in [env, *copies]:
+        r = np.random.default_rng(9)
+        i, trace, done = info, [], False
+        while not done:
+            o, rew, done, _, i = c.step(masked(i, r))
+            trace.append((o.tobytes(), rew))
+        c.trace = trace
+    assert copies[0].trace == env.trace == copies[1].trace
+
+
+# ----------------------------------------------------------------------------------------------------------
+# bad input
+
+
+def test_illegal_learner_action_raises_and_changes_nothing():
+    env = MusGymEnv()
+    obs, info = env.reset(seed=0)
+    state = env.game.state()
+    for bad in (next(a for a in range(31) if not info["action_mask"][a]), 31, -1, "mus", None):
+        with pytest.raises(IllegalActionError):
+            env.step(bad)
+        assert np.array_equal(env.game.state(), state)
+    env.step(np.array(masked(info, np.random.default_rng(0))))      # a 0-d array is an action too
+
+
+def test_illegal_action_terminate_mode():
+    env = MusGymEnv(illegal_action="terminate", illegal_reward=-2)
+    obs, info = env.reset(seed=0)
+    bad = next(a for a in range(31) if not info["action_mask"][a])
+    obs2, r, terminated, truncated, info2 = env.step(bad)
+    assert (r, terminated, truncated, info2["illegal_action"]) == (-2.0, True, False, True)
+    assert np.array_equal(obs, obs2) and not info2["action_mask"].any()
+    with pytest.raises(ValueError, match="reset"):
+        env.step(0)
+
+
+def test_illegal_opponent_action_names_the_seat():
+    env = MusGymEnv(first_mano=1, opponents={1: lambda o, m, r: 30})
+    with pytest.raises(IllegalActionError, match="seat 1"):
+        env.reset(seed=0)
+
+
+def test_bad_constructor_arguments():
+    cases = [
+        ({"learner_seats": ()}, "learner_seats"), ({"learner_seats": (0, 1)}, "one team"),
+        ({"learner_seats": (4,)}, "learner_seats"), ({"learner_seats": (0, 0)}, "learner_seats"),
+        ({"learner_seats": "0"}, "learner_seats"), ({"opponents": 3}, "seat"),
+        ({"opponents": {0: uniform_random_policy}}, "non-learner"), ({"reward": "points"}, "'game', 'stones'"),
+        ({"illegal_action": "ignore"}, "'raise', 'terminate'"),
+        ({"kingz": 4}, "accepted fields"), ({"kings": 6}, "MusConfig.kings"), ({"seed": -3}, "seed"),
+        ({"illegal_reward": "x"}, "illegal_reward"),
+    ]
+    for kwargs, match in cases:
+        with pytest.raises(ValueError, match=match):
+            MusGymEnv(**kwargs)
+    with pytest.raises(RuntimeError, match="reset"):
+        MusGymEnv().step(0)
+    with pytest.warns(UserWarning, match="rgb_array.*not supported"):
+        assert MusGymEnv(render_mode="rgb_array").render_mode is None
+
+
+def test_render(capsys):
+    env = MusGymEnv(render_mode="ansi", learner_seats=(2,))
+    env.reset(seed=0)
+    text = env.render()
+    assert "cards of player_2" in text and "score" in text
+    human = MusGymEnv(render_mode="human")
+    human.reset(seed=0)
+    assert "score" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# MaskablePPO works unchanged
+
+
+@pytest.mark.filterwarnings("ignore:.*rgb_array")     # make_vec_env asks every env for render_mode="rgb_array"
+def test_maskable_ppo_smoke():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from sb3_contrib.common.maskable.utils import get_action_masks
+    from stable_baselines3.common.env_util import make_vec_env
+
+    start = time.perf_counter()
+    vec = make_vec_env(ENV_ID, n_envs=2, seed=0, env_kwargs={"learner_seats": (0, 2), "reward": "stones"})
+    model = sb3_contrib.MaskablePPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=2, seed=0, device="cpu",
+                                    policy_kwargs={"net_arch": [32]})
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps >= 256
+    obs = vec.reset()
+    for _ in range(20):
+        masks = get_action_masks(vec)
+        actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
+        assert all(masks[i, a] for i, a in enumerate(actions))
+        obs, *_ = vec.step(actions)
+    assert time.perf_counter() - start < 60
