@@ -125,6 +125,7 @@ class HandRecord:
         game_winner: the team that won the game in this hand, or None.
         shown: whether the hands were revealed (a showdown or an accepted órdago); a hand that ended
             the game on refusal stones during the betting shows nothing.
+        by_ordago: whether an accepted órdago ended the game in this hand.
     """
 
     hand_number: int
@@ -144,6 +145,20 @@ class HandRecord:
     fourth_lance: str
     game_winner: int | None
     shown: bool
+    by_ordago: bool = False
+
+    def stone_difference(self, target: int) -> int:
+        """Team 0's stones minus team 1's in this hand: the ``reward="stones"`` signal of the environments.
+
+        Stones are every addition of the hand (refusals and showdown). A hand that ended the game with an
+        accepted órdago also credits the winning team with the stones it still lacked to reach ``target``
+        (an órdago stakes "the whole game", RULES.md §5.5), so winning one is worth as much as reaching
+        the target by stones from the same score.
+        """
+        s = [self.scores_after[0] - self.scores_before[0], self.scores_after[1] - self.scores_before[1]]
+        if self.by_ordago and self.game_winner is not None:
+            s[self.game_winner] += max(0, target - self.scores_after[self.game_winner])
+        return s[0] - s[1]
 
     def stones_by_lance(self) -> dict[str, tuple[int, int]]:
         """Stones of each team per lance name (refusals and showdown together)."""
@@ -839,7 +854,7 @@ class MusGame:
 
     # ------------------------------------------------------------------------------------------------
     # hands, games, vacas (RULES.md §7)
-    def _finish_hand(self, game_winner: int | None) -> None:
+    def _finish_hand(self, game_winner: int | None, by_ordago: bool = False) -> None:
         self._last_hand_stones = (self._hand_stones[0], self._hand_stones[1])
         self.hand_log.append(HandRecord(
             hand_number=self._hand_number, game_number=self._game_number, mano=self._mano, deck=self._deck,
@@ -847,14 +862,15 @@ class MusGame:
             initial_hands=self._initial_hands, final_hands=self.hands, actions=tuple(self._events),
             mus_rounds=self._mus_round, discards=tuple(self._discard_counts), stones=tuple(self._score_events),
             outcomes=tuple(OUTCOME_NAMES[ls.outcome] for ls in self._lances),
-            fourth_lance=LANCE_NAMES[self._lances[3].lance], game_winner=game_winner, shown=self._showdown))
+            fourth_lance=LANCE_NAMES[self._lances[3].lance], game_winner=game_winner, shown=self._showdown,
+            by_ordago=by_ordago))
 
     def _next_hand(self) -> None:
         self._hand_number += 1
         self._start_hand(deal_decks(self.seed, self._hand_number).tolist(), (self._mano + 1) % 4)
 
     def _end_game(self, team: int, by_ordago: bool) -> None:
-        self._finish_hand(game_winner=team)
+        self._finish_hand(game_winner=team, by_ordago=by_ordago)
         self.game_results.append(GameResult(self._game_number, team, self.scores, by_ordago, self._hand_number))
         cfg = self.config
         self._games_won[team] += 1

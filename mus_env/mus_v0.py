@@ -90,7 +90,6 @@ AGENTS = tuple(f"player_{s}" for s in range(4))
 ENV_ID = "mus_env/mus_v0"
 _NORMALIZED_ID = "mus_env/mus-v0"
 
-_ORDAGO_OUTCOME = OUTCOME_NAMES[Outcome.ORDAGO]
 _ZERO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
 _ZERO_MASK.setflags(write=False)
 
@@ -165,20 +164,9 @@ def state_box(config: MusConfig) -> spaces.Box:
 
 
 def hand_stone_difference(record: HandRecord, target: int) -> int:
-    """Team 0's stones minus team 1's in one finished hand (the ``reward="stones"`` signal).
-
-    Stones are every addition of the hand (refusals and showdown). A hand that ended the game with an
-    accepted órdago also credits the winning team with the stones it still lacked to reach ``target``
-    (an órdago stakes "the whole game", RULES.md §5.5), so winning one is worth as much as reaching the
-    target by stones from the same score.
-    """
-    s = [0, 0]
-    for ev in record.stones:
-        s[ev.team] += ev.stones
-    w = record.game_winner
-    if w is not None and _ORDAGO_OUTCOME in record.outcomes:
-        s[w] += max(0, target - record.scores_after[w])
-    return s[0] - s[1]
+    """Team 0's stones minus team 1's in one finished hand (the ``reward="stones"`` signal); see
+    :meth:`mus_env.game.HandRecord.stone_difference` (an accepted órdago credits the stones still lacking)."""
+    return record.stone_difference(target)
 
 
 def team_rewards(game: MusGame, hands_before: int, reward: str) -> float:

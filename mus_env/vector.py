@@ -162,7 +162,8 @@ class VectorMusEnv:
         config: the ruleset (every switch MusGame supports).
         seed: master seed; game ``i``'s e-th episode uses ``shuffle.table_seeds(seed, i, e)``. None draws one.
         reward: "game" (+1/-1 per team at the end of an episode) or "stones" (each finished hand, the
-            team's stones minus the other team's).
+            team's stones minus the other team's; a game won by an accepted órdago also credits the
+            stones the winners still lacked, as ``HandRecord.stone_difference``).
         threads: worker threads stepping disjoint slices of the tables (numpy releases the GIL, so two
             threads use two cores); "auto" = 2 when B >= 1024 and the machine has 2 cores, else 1.
 
@@ -959,6 +960,11 @@ class VectorMusEnv:
         cfg = self.config
         self._finish_hand(i)
         w = self.end_winner[i].astype(np.int64)
+        if self.reward_mode == "stones":                # an accepted órdago is worth the stones still lacking
+            o = self.end_ordago[i]
+            lacking = np.maximum(cfg.target - self.scores_[i[o], w[o]], 0)
+            signed = np.where(w[o] == 0, lacking, -lacking).astype(np.float32)
+            self._rewards[i[o]] += signed[:, None] * np.array([1, -1, 1, -1], dtype=np.float32)
         self.games_won[i, w] += 1
         vaca = self.games_won[i, w] >= cfg.juegos_to_win_vaca
         v = i[vaca]

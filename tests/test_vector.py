@@ -35,8 +35,7 @@ def _piece_of(k: int) -> str:
 def _expected_rewards(game: MusGame, hands_before: int, mode: str) -> np.ndarray:
     exp = np.zeros(4, dtype=np.float32)
     if mode == "stones" and len(game.hand_log) > hands_before:
-        rec = game.hand_log[-1]
-        d = (rec.scores_after[0] - rec.scores_before[0]) - (rec.scores_after[1] - rec.scores_before[1])
+        d = game.hand_log[-1].stone_difference(game.config.target)
         exp[:] = (d, -d, d, -d)
     if game.is_over and mode == "game":
         exp[:] = (1, -1, 1, -1) if game.winner == 0 else (-1, 1, -1, 1)
@@ -148,7 +147,7 @@ def _batched_fuzz(n_games: int, B: int, cfg: MusConfig, seed: int) -> int:
         assert np.all(rewards[:, 0] == -rewards[:, 1]) and np.all(rewards[:, 0] == rewards[:, 2])
         assert np.all(rewards[:, 1] == rewards[:, 3])
         hs = info["hand_stones"]
-        fin = info["hand_finished"]
+        fin = info["hand_finished"] & ~done                 # (a game won by órdago adds the stones lacking)
         assert np.array_equal(rewards[fin, 0], (hs[fin, 0] - hs[fin, 1]).astype(np.float32))
         # scores never decrease within a game; a new game starts at 0-0
         same = ~done & (venv.game_number == prev_game)
