@@ -19,20 +19,25 @@ hands by absolute seat, one-hot over card ids (:data:`STATE_DIM`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import lru_cache
+from itertools import combinations
+from math import comb
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .actions import ENVIDO_BASE, Action
-from .cards import NUM_CARDS, SUITS
+from .cards import NUM_CARDS, SUITS, sort_hand
 from .phases import NUM_OUTCOMES, NUM_PHASES, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES
-from .tables import LANCE_NAMES, get_tables
+from .tables import LANCE_NAMES, get_tables, multiset_index
 
 __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
     "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode",
-    "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM",
+    "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM", "HAND_DIM", "hand_key", "hand_keys",
+    "hand_table",
 ]
 
 STAKE_SCALE = 10.0
@@ -141,12 +146,7 @@ _O = {name: sl.start for name, sl in OFFSETS.items()}
 #: Offset of each lance piece of slot i: ``LANCE_OFFSETS[i]["stake"]``.
 LANCE_OFFSETS = [{name: _O[f"lance_{name}"] + i * size for name, size, _ in _LANCE_PIECES} for i in range(4)]
 _LANCE_O = LANCE_OFFSETS
-_NUMBER_K = [c % 10 for c in range(NUM_CARDS)]
-_SUIT = [c // 10 for c in range(NUM_CARDS)]
 _RANK = {k: [int(r) for r in get_tables(k).rank_of_card] for k in (8, 4)}
-_PARES_CLASS = {k: get_tables(k).pares_class.tolist() for k in (8, 4)}
-_POINTS = {k: get_tables(k).juego_points.tolist() for k in (8, 4)}
-_INDEX = {k: get_tables(k).index_of_desc_ranks for k in (8, 4)}
 
 
 def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float32]:
@@ -169,104 +169,167 @@ def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> 
     target = cfg.target
     me = seat % 2
     mano = game._mano
-    ones = []
-    # own hand
-    hand = game._hands[seat]
-    rank = _RANK[kings]
-    o_num, o_suit, o_rank = _O["hand_numbers"], _O["hand_suits"], _O["rank_counts"] - 1
-    for s, c in enumerate(hand):
-        ones.append(o_num + 10 * s + _NUMBER_K[c])
-        ones.append(o_suit + 4 * s + _SUIT[c])
-        out[o_rank + rank[c]] += 1.0
-    if len(hand) == 4:
-        ix = _INDEX[kings][(rank[hand[0]], rank[hand[1]], rank[hand[2]], rank[hand[3]])]
-        ones.append(_O["pares_class"] + _PARES_CLASS[kings][ix])
-        out[_O["points"]] = _POINTS[kings][ix] / 40.0
+    # own hand: one row of the hand table (numbers, suits, rank counts, pares class, points)
+    out[:HAND_DIM] = hand_table(kings)[_hand_key_memo(tuple(game._hands[seat]))]
+    ones = [_O["mano"] + (mano - seat) % 4]
+    vi: list[int] = []                                     # other values: indices and values
+    vv: list[float] = []
     if kings == 8:
         ones.append(_O["kings8"])
-    ones.append(_O["mano"] + (mano - seat) % 4)
     phase = game._phase
     ones.append(_O["phase"] + phase)
     if game._cur >= 0:
         ones.append(_O["acting"] + (game._cur - seat) % 4)
-    slot = game._slot
-    if phase >= 2 and phase <= 5:                           # declaration or betting
-        ones.append(_O["lance"] + game._lances[slot].lance)
+    if 2 <= phase <= 5:                                    # declaration or betting
+        ones.append(_O["lance"] + game._lances[game._slot].lance)
         if phase >= 3:
             ones.append(_O["responder"] + (0 if phase == 3 else game._resp_i + 1))
     # betting record of each lance slot
     for i, ls in enumerate(game._lances):
         lo = _LANCE_O[i]
         ones.append(lo["outcome"] + ls.outcome)
+        if ls.winner >= 0:
+            ones.append(lo["winner"] + (ls.winner != me))
+        if not ls.history:
+            continue
         if ls.stake == ORDAGO_STAKE:
             ones.append(lo["ordago"])
         elif ls.stake:
-            out[lo["stake"]] = ls.stake / STAKE_SCALE
+            vi.append(lo["stake"])
+            vv.append(ls.stake / STAKE_SCALE)
         if ls.fallback:
-            out[lo["fallback"]] = ls.fallback / STAKE_SCALE
+            vi.append(lo["fallback"])
+            vv.append(ls.fallback / STAKE_SCALE)
         if ls.bettor >= 0:
             ones.append(lo["bettor"] + (ls.bettor != me))
-        if ls.winner >= 0:
-            ones.append(lo["winner"] + (ls.winner != me))
         last = -1
-        said = [-1, -1, -1, -1]
-        raised = [0, 0, 0, 0]
+        said = {}
+        raised = {}
         for s, a, amount in ls.history:
             q = (s - seat) % 4
             cat = _SPEECH_OF_ACTION[a]
             said[q] = cat
             if cat == 1 or cat == 4:
                 last = q
-                raised[q] += amount
-        for q in range(4):
-            if said[q] >= 0:
-                ones.append(lo["speech"] + 5 * q + said[q])
-            if raised[q]:
-                out[lo["raised"] + q] = raised[q] / STAKE_SCALE
+                raised[q] = raised.get(q, 0) + amount
+        o = lo["speech"]
+        for q, cat in said.items():
+            ones.append(o + 5 * q + cat)
+        o = lo["raised"]
+        for q, r in raised.items():
+            if r:
+                vi.append(o + q)
+                vv.append(r / STAKE_SCALE)
         if last >= 0:
             ones.append(lo["last"] + last)
     if game._lances[3].lance == 4:
         ones.append(_O["punto"])
-    for name, decl in (("pares_decl", game._declared_pares), ("juego_decl", game._declared_juego)):
-        o = _O[name]
-        for rel in range(4):
-            d = decl[rel]
-            if d >= 0:
-                ones.append(o + 2 * ((rel + mano - seat) % 4) + (1 - d))
+    if game._slot >= 2:                                    # declarations have started
+        for o, decl in ((_O["pares_decl"], game._declared_pares), (_O["juego_decl"], game._declared_juego)):
+            for rel in range(4):
+                d = decl[rel]
+                if d >= 0:
+                    ones.append(o + 2 * ((rel + mano - seat) % 4) + (1 - d))
     # mus phase summary
     counts = game._discard_counts
-    out[_O["mus_rounds"]] = len(counts) / ROUNDS_SCALE
-    o = _O["discards"]
-    for j, row in enumerate(reversed(counts[-DISCARD_ROUNDS:])):
-        for s in range(4):
-            if row[s]:
-                out[o + 4 * j + (s - seat) % 4] = row[s] / 4.0
+    if counts:
+        vi.append(_O["mus_rounds"])
+        vv.append(len(counts) / ROUNDS_SCALE)
+        o = _O["discards"]
+        for j, row in enumerate(reversed(counts[-DISCARD_ROUNDS:])):
+            for s in range(4):
+                if row[s]:
+                    vi.append(o + 4 * j + (s - seat) % 4)
+                    vv.append(row[s] / 4.0)
     # stones, scores, games
-    hs, sc = game._hand_stones, game._scores
-    o = _O["hand_stones"]
-    out[o] = hs[me] / target
-    out[o + 1] = hs[1 - me] / target
-    o = _O["scores"]
-    out[o] = sc[me] / target
-    out[o + 1] = sc[1 - me] / target
-    out[_O["target"]] = target / TARGET_SCALE
-    o = _O["games_won"]
-    out[o], out[o + 1] = game._games_won[me], game._games_won[1 - me]
-    o = _O["vacas_won"]
-    out[o], out[o + 1] = game._vacas_won[me], game._vacas_won[1 - me]
+    hs, sc, gw, vw = game._hand_stones, game._scores, game._games_won, game._vacas_won
+    o1, o2, o3, o4 = _O["hand_stones"], _O["scores"], _O["games_won"], _O["vacas_won"]
+    vi += [o1, o1 + 1, o2, o2 + 1, _O["target"], o3, o3 + 1, o4, o4 + 1]
+    vv += [hs[me] / target, hs[1 - me] / target, sc[me] / target, sc[1 - me] / target, target / TARGET_SCALE,
+           gw[me], gw[1 - me], vw[me], vw[1 - me]]
     if game.hand_log:
         prev = game.hand_log[-1]
         o = _O["prev_stones"]
         st = prev.scores_after[0] - prev.scores_before[0], prev.scores_after[1] - prev.scores_before[1]
-        out[o], out[o + 1] = st[me] / target, st[1 - me] / target
+        vi += [o, o + 1]
+        vv += [st[me] / target, st[1 - me] / target]
         if prev.shown:
             ones.append(_O["prev_shown"])
             o = _O["prev_rank_counts"] - 1
+            rank = _RANK[kings]
+            cnt: dict[int, int] = {}
             for s in range(4):
                 base = o + 10 * ((s - seat) % 4)
                 for c in prev.final_hands[s]:
-                    out[base + rank[c]] += 1.0
+                    k = base + rank[c]
+                    cnt[k] = cnt.get(k, 0) + 1
+            vi.extend(cnt)
+            vv.extend(cnt.values())
     out[ones] = 1.0
+    out[vi] = vv
+    return out
+
+
+# The own-hand pieces (hand_numbers .. points, contiguous from 0) as one table row per set of cards.
+HAND_DIM = _O["points"] + 1
+assert [n for n, _, _ in PIECES[:5]] == ["hand_numbers", "hand_suits", "rank_counts", "pares_class", "points"]
+_BINOM40 = [[comb(n, k) for k in range(5)] for n in range(41)]
+_SET_OFFSET = [sum(comb(NUM_CARDS, j) for j in range(k)) for k in range(5)]   # first row of the k-card sets
+
+
+def hand_key(cards: Sequence[int]) -> int:
+    """Row of :func:`hand_table` for a hand of 0..4 cards: colex index of the sorted card set per set size."""
+    key = _SET_OFFSET[len(cards)]
+    for j, c in enumerate(sorted(cards)):
+        key += _BINOM40[c][j + 1]
+    return key
+
+
+@lru_cache(maxsize=1 << 17)
+def _hand_key_memo(cards: tuple[int, ...]) -> int:
+    return hand_key(cards)
+
+
+def hand_keys(hands: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
+    """:func:`hand_key` of ``(n, 4)`` hands whose empty slots are -1 (the batched engine's layout)."""
+    h = np.sort(hands.astype(np.int64), axis=1)                          # empty (-1) first
+    k = (h >= 0).sum(axis=1)
+    j = np.arange(4)[None, :] - (4 - k)[:, None]                         # rank of each card in its set
+    binom = np.asarray(_BINOM40, dtype=np.int64)
+    terms = np.where(j >= 0, binom[np.maximum(h, 0), np.clip(j + 1, 0, 4)], 0)
+    return np.asarray(_SET_OFFSET, dtype=np.int64)[k] + terms.sum(axis=1)
+
+
+@lru_cache(maxsize=2)
+def hand_table(kings: int) -> npt.NDArray[np.float32]:
+    """The own-hand pieces of every set of 0..4 cards in hand-slot order, one row per :func:`hand_key`.
+
+    About 29 MB per variant, built once per process on first use (a fraction of a second).
+    """
+    t = get_tables(kings)
+    rank = _RANK[kings]
+    rows = []
+    for k in range(5):
+        for cards in combinations(range(NUM_CARDS), k):
+            rows.append(sort_hand(cards, kings) + [-1] * (4 - k))
+    hands = np.array(rows, dtype=np.int64)
+    keys = hand_keys(hands)
+    assert np.array_equal(np.sort(keys), np.arange(len(hands)))
+    table = np.zeros((len(hands), HAND_DIM), dtype=np.float32)
+    present = hands >= 0
+    r = np.arange(len(hands))[:, None]
+    spare = HAND_DIM - 1                                                 # "points", rewritten below
+    table[r, np.where(present, _O["hand_numbers"] + 10 * np.arange(4) + hands % 10, spare)] = 1.0
+    table[r, np.where(present, _O["hand_suits"] + 4 * np.arange(4) + hands // 10, spare)] = 1.0
+    ranks = np.where(present, np.asarray(rank)[np.maximum(hands, 0)], 0)
+    table[:, OFFSETS["rank_counts"]] = (ranks[:, :, None] == np.arange(1, 11)).sum(axis=1)
+    full = present.all(axis=1)
+    idx = multiset_index(np.sort(np.where(present, ranks, 1), axis=1))
+    table[:, OFFSETS["pares_class"]] = (t.pares_class[idx][:, None] == np.arange(4)) & full[:, None]
+    table[:, _O["points"]] = np.where(full, t.juego_points[idx] / 40.0, 0.0)
+    out = np.empty_like(table)
+    out[keys] = table
+    out.setflags(write=False)
     return out
 
 

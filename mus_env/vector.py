@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
-from math import comb
 from typing import Any
 
 import numpy as np
@@ -40,13 +38,15 @@ from .cards import NUM_CARDS, slot_order_key
 from .config import MusConfig
 from .observation import (
     DISCARD_ROUNDS,
+    HAND_DIM,
     OBS_DIM,
     OBSERVER_DIM,
     OFFSETS,
-    PIECES,
     ROUNDS_SCALE,
     STAKE_SCALE,
     TARGET_SCALE,
+    hand_keys,
+    hand_table,
     speech_of,
 )
 from .phases import (
@@ -95,64 +95,13 @@ _O = {name: sl.start for name, sl in OFFSETS.items()}
 _AR2, _AR5 = np.arange(2), np.arange(5)
 _TEAM_ORDER = np.array([[0, 1], [1, 0]])                # by own team: (own, other) team ids
 _DECL_CODES = np.array([1, 0])                          # declared sí, no
-_HAND_COLS = _O["points"] + 1                           # hand_numbers .. points are contiguous from 0
+_HAND_COLS = HAND_DIM                                   # hand_numbers .. points are contiguous from 0
 # Columns of the per-observer block (observation.OBSERVER_PIECES, at the start of the vector).
 _V_BETTOR, _V_LAST, _V_SPEECH = _O["lance_bettor"], _O["lance_last"], _O["lance_speech"]
 _V_RAISED, _V_WINNER, _V_DECL = _O["lance_raised"], _O["lance_winner"], _O["pares_decl"]
 _V_DISC, _V_PREV = _O["discards"], _O["prev_rank_counts"]
 _OBSERVERS = np.arange(4)
 _ROT = (_OBSERVERS[:, None] + _AR4[None, :]) % 4        # [observer, q] -> absolute seat
-assert [n for n, _, _ in PIECES[:5]] == ["hand_numbers", "hand_suits", "rank_counts", "pares_class", "points"]
-
-# Index of a hand (its card ids in slot order, -1 for empty trailing slots) among all sets of 0..4 cards.
-_BINOM40 = np.array([[comb(n, k) for k in range(5)] for n in range(41)], dtype=np.int64)
-_SET_OFFSET = np.cumsum([0] + [comb(NUM_CARDS, k) for k in range(4)])   # start row of the k-card sets
-
-
-def _hand_key(hand: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
-    """``(n, 4)`` hands -> row of :func:`_hand_table` (colex index of the sorted card set, per set size)."""
-    h = np.sort(hand.astype(np.int64), axis=1)                          # empty (-1) first
-    k = (h >= 0).sum(axis=1)
-    # the j-th smallest present card is at column 4 - k + j
-    j = _AR4[None, :] - (4 - k)[:, None]
-    terms = np.where(j >= 0, _BINOM40[np.maximum(h, 0), np.clip(j + 1, 0, 4)], 0)
-    return _SET_OFFSET[k] + terms.sum(axis=1)
-
-
-@lru_cache(maxsize=2)
-def _hand_table(kings: int) -> npt.NDArray[np.float32]:
-    """Hand pieces (hand_numbers .. points) of every set of 0..4 cards, encoded as observation.encode
-    does, one row per :func:`_hand_key`. About 29 MB per variant, built once."""
-    from itertools import combinations
-
-    t = get_tables(kings)
-    rows = []
-    for k in range(5):
-        sets = np.array(list(combinations(range(NUM_CARDS), k)), dtype=np.int64).reshape(comb(NUM_CARDS, k), k)
-        hands = np.full((len(sets), 4), -1, dtype=np.int64)
-        if k:
-            order = np.argsort(_SLOTPOS[kings][sets], axis=1)
-            hands[:, :k] = np.take_along_axis(sets, order, axis=1)
-        rows.append(hands)
-    hands = np.concatenate(rows)
-    keys = _hand_key(hands)
-    assert np.array_equal(np.sort(keys), np.arange(len(hands)))
-    table = np.zeros((len(hands), _HAND_COLS), dtype=np.float32)
-    present = hands >= 0
-    r = np.arange(len(hands))[:, None]
-    table[r, np.where(present, _O["hand_numbers"] + 10 * _AR4 + hands % 10, _HAND_COLS - 1)] = 1.0
-    table[r, np.where(present, _O["hand_suits"] + 4 * _AR4 + hands // 10, _HAND_COLS - 1)] = 1.0
-    ranks = np.where(present, t.rank_of_card[np.maximum(hands, 0)], 0)
-    table[:, OFFSETS["rank_counts"]] = (ranks[:, :, None] == np.arange(1, 11)).sum(axis=1)
-    full = present.all(axis=1)
-    idx = multiset_index(np.sort(np.where(present, ranks, 1), axis=1))
-    table[:, OFFSETS["pares_class"]] = (t.pares_class[idx][:, None] == _AR4) & full[:, None]
-    table[:, _O["points"]] = np.where(full, t.juego_points[idx] / 40.0, 0.0)
-    out = np.empty_like(table)
-    out[keys] = table
-    out.setflags(write=False)
-    return out
-
 
 class VectorMusEnv:
     """B independent Mus games stepped together (the fast path for training and tournaments).
@@ -198,7 +147,7 @@ class VectorMusEnv:
         self._bet_amount = np.zeros(NUM_ACTIONS, dtype=np.int32)
         self._bet_amount[ENVIDO_BASE:ENVIDO_BASE + 5] = cfg.bet_sizes
         self._discard_kind = Legal.DISCARD_ZERO if cfg.allow_zero_discard else Legal.DISCARD
-        self._hand_table = _hand_table(cfg.kings)
+        self._hand_table = hand_table(cfg.kings)
         self._allocate()
         self._rows = np.arange(self.num_envs)
         if threads == "auto":
@@ -1024,10 +973,10 @@ class VectorMusEnv:
     def _view_hands(self, i: npt.NDArray[np.int64], seat: npt.NDArray[np.int64] | None = None) -> None:
         """Own-hand pieces of tables ``i``: every seat's, or ``seat`` (n,)'s only."""
         if seat is None:
-            keys = _hand_key(self.hands[i].reshape(-1, 4)).reshape(i.size, 4)
+            keys = hand_keys(self.hands[i].reshape(-1, 4)).reshape(i.size, 4)
             self._view[i, :, :_HAND_COLS] = self._hand_table[keys]
         else:
-            self._view[i, seat, :_HAND_COLS] = self._hand_table[_hand_key(self.hands[i, seat])]
+            self._view[i, seat, :_HAND_COLS] = self._hand_table[hand_keys(self.hands[i, seat])]
 
     def _view_cells(self, i: npt.NDArray[np.int64], cols: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """Flat indices into ``self._view`` of columns ``cols`` (n, 4 observers, ...) of tables ``i`` (n,)."""
