@@ -68,7 +68,7 @@ def bench_scalar(seconds: float, repeats: int = 3, config: MusConfig | None = No
 
 def bench_aec(make_env: Callable[[], object], seconds: float, repeats: int = 3) -> float:
     """Decisions/s of a PettingZoo AEC env with random masked play (the standard agent_iter loop)."""
-    rng = np.random.default_rng(0)
+    rnd = random.Random(0)
 
     def run(sec: float) -> int:
         env = make_env()
@@ -81,8 +81,8 @@ def bench_aec(make_env: Callable[[], object], seconds: float, repeats: int = 3) 
                 if term or trunc:
                     action = None
                 else:
-                    legal = np.flatnonzero(obs["action_mask"])
-                    action = int(legal[rng.integers(len(legal))])
+                    legal = obs["action_mask"].nonzero()[0]
+                    action = int(legal[int(rnd.random() * len(legal))])
                     n += 1
                 env.step(action)
         env.close()

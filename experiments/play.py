@@ -1,0 +1,148 @@
+"""``mus play``: you against three bots in the terminal.
+
+You sit at one seat (``--seat``, default 0; your partner is the seat opposite, 2 for seat 0). Before each
+of your decisions the table is shown: the score, the mano, your cards, the mus calls and discards, the
+betting of each lance in Mus words, the declarations, and the last hand's showdown. The bots' actions are
+printed as they happen. Type the number of an action (or, when discarding, the slots or the cards to
+throw). Ctrl-D or "q" ends the game; the record is written either way (``--record``) and can be
+replayed with ``mus replay FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from agents import Agent, make_agent
+from mus_env import MusConfig, MusGame
+from mus_env.actions import ENVIDO_ACTIONS, action_to_string
+from mus_env.cards import hand_to_string
+from mus_env.mus_v0 import table_text
+from mus_env.records import game_record, save_record
+
+__all__ = ["play_game", "main"]
+
+_QUIT = (EOFError, KeyboardInterrupt)
+
+
+def _words(action: int, amount: int, cfg: MusConfig) -> str:
+    if action in ENVIDO_ACTIONS and amount:
+        return f"envido {amount}"
+    return action_to_string(action, cfg, words=True)
+
+
+def play_game(bots: list[str], seat: int = 0, config: MusConfig | None = None, seed: int | None = None,
+              record: str | Path | None = None, human: Agent | None = None,
+              output_fn: Callable[[str], None] = print) -> MusGame:
+    """Play one episode, a human at ``seat`` and ``bots`` (three specs) at the other seats in seat order.
+
+    Returns the game (over, or stopped by the human). Writes a JSON record to ``record`` if given.
+    """
+    if len(bots) != 3:
+        raise ValueError(f"mus play needs three bots for the other seats, got {len(bots)}: {bots}")
+    if seat not in (0, 1, 2, 3):
+        raise ValueError(f"--seat must be 0, 1, 2 or 3, got {seat}")
+    cfg = config or MusConfig()
+    game = MusGame(cfg, seed=seed)
+    human = human or make_agent("human")
+    others = [s for s in range(4) if s != seat]
+    players: dict[int, Agent] = {seat: human}
+    names = ["", "", "", ""]
+    names[seat] = "you"
+    for s, spec in zip(others, bots, strict=True):
+        players[s] = make_agent(spec)
+        names[s] = f"{'partner' if s % 2 == seat % 2 else 'rival'}-{s} ({spec})"
+    rng = np.random.default_rng(game.seed)
+    output_fn(f"You are {names[seat]} at seat {seat}, team {seat % 2} with {names[(seat + 2) % 4]}. "
+              f"Target {cfg.target}, {cfg.kings} kings. Seed {game.seed}.")
+    shown_hands = 0
+    stopped = False
+    try:
+        while not game.is_over:
+            cur = game.current_player
+            if cur == seat:
+                output_fn("")
+                output_fn(table_text(game, seat, tuple(names)))
+            before = len(game.hand_actions)
+            hand_before = game.hand_number
+            action = players[cur].act(game.observe(cur), game.legal_action_mask(), rng)
+            game.step(int(action))
+            if cur != seat:
+                # the hand may have ended inside step: its actions are in the last record then
+                acts = game.hand_log[-1].actions if game.hand_number != hand_before or game.is_over \
+                    else game.hand_actions
+                for ev in acts[before:]:
+                    if not ev.auto:
+                        output_fn(f"  {names[ev.seat]}: {_words(ev.action, ev.amount, cfg)}")
+            while shown_hands < len(game.hand_log):
+                _print_hand(game.hand_log[shown_hands], names, output_fn)
+                shown_hands += 1
+    except _QUIT:
+        stopped = True
+        output_fn("\nGame stopped.")
+    except Exception as e:  # the human agent's own "quit" signal, whatever its name
+        if type(e).__name__ not in ("QuitGame", "HumanQuit"):
+            raise
+        stopped = True
+        output_fn("\nGame stopped.")
+    if game.is_over:
+        output_fn(f"\nGAME OVER: team {game.winner} wins "
+                  f"({'you win!' if game.winner == seat % 2 else 'the rivals win.'}) "
+                  f"Final score {game.scores[0]}-{game.scores[1]}.")
+    if record is not None:
+        rec = game_record(game, {s: names[s] for s in range(4)},
+                          {"played": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                           "stopped": stopped, "bots": bots, "human_seat": seat})
+        path = save_record(rec, record)
+        output_fn(f"Record written to {path} (mus replay {path}).")
+    return game
+
+
+def _print_hand(rec: object, names: list[str], output_fn: Callable[[str], None]) -> None:
+    output_fn("")
+    output_fn(f"--- end of hand {rec.hand_number + 1}: score {rec.scores_before[0]}-{rec.scores_before[1]} -> "
+              f"{rec.scores_after[0]}-{rec.scores_after[1]}")
+    if rec.shown:
+        for s in range(4):
+            output_fn(f"    {names[s]:<22} {hand_to_string(rec.final_hands[s])}")
+    for ev in rec.stones:
+        output_fn(f"    {ev.lance:<7} team {ev.team} +{ev.stones} ({ev.reason})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="mus play", description="Play Mus against three bots in the terminal.")
+    p.add_argument("--bots", default="rule,equity,rule",
+                   help="three agent specs for the other seats in seat order (random, rule, equity, ordago)")
+    p.add_argument("--seat", type=int, default=0, help="your seat 0..3 (your partner sits opposite)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the deals (random if omitted)")
+    p.add_argument("--target", type=int, default=40)
+    p.add_argument("--kings", type=int, default=8, choices=(8, 4))
+    p.add_argument("--record", default=None,
+                   help="where to write the JSON record (default: runs/play/game-<time>.json; 'none' for no record)")
+    args = p.parse_args(argv)
+    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
+    if len(bots) != 3:
+        p.error(f"--bots needs three agent specs, got {bots}")
+    if "human" in bots:
+        p.error("the bots cannot be human (you are the human)")
+    try:
+        for b in bots:
+            make_agent(b)
+    except ValueError as e:
+        p.error(str(e))
+    record = args.record
+    if record is None:
+        record = Path("runs/play") / f"game-{datetime.now().strftime('%Y%m%d-%H%M%S')}.json"
+    elif record.lower() == "none":
+        record = None
+    play_game(bots, args.seat, MusConfig(kings=args.kings, target=args.target), args.seed, record)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
