@@ -1,0 +1,98 @@
+"""Regenerate the generated sections of README.md.
+
+* ``observation-table``: from ``mus_env.observation.observation_table()`` (always);
+* ``ladder``: from a tournament's ``results.json`` (``--ladder runs/ladder/results.json``);
+* ``bench``: from ``mus bench --json`` output (``--bench bench.json``).
+
+Each section sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from mus_env.observation import observation_table
+
+__all__ = ["replace_section", "ladder_markdown", "bench_markdown", "main"]
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def replace_section(text: str, name: str, body: str) -> str:
+    """``text`` with the section ``name`` replaced by ``body``."""
+    pattern = re.compile(rf"(<!-- {name}:start -->\n)(.*?)(<!-- {name}:end -->)", re.S)
+    if not pattern.search(text):
+        raise ValueError(f"README has no <!-- {name}:start --> ... <!-- {name}:end --> section")
+    return pattern.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(3), text)
+
+
+def section(text: str, name: str) -> str:
+    """The current body of section ``name``."""
+    m = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", text, re.S)
+    if not m:
+        raise ValueError(f"README has no {name} section")
+    return m.group(1)
+
+
+def ladder_markdown(results: dict, command: str) -> str:
+    meta = results["meta"]
+    lines = [f"Measured with `{command}` ({meta['hands_played']:,} hands in {meta['seconds']:.0f} s, "
+             f"{meta['hands_per_second']:,.0f} hands/s on this 2-core machine; Elo from "
+             f"{meta['elo_from']}, random = 1000):", "",
+             "| rank | agent | Elo | 95% CI |", "|---|---|---|---|"]
+    for rank, (name, r) in enumerate(results["ladder"].items(), 1):
+        lines.append(f"| {rank} | {name} | {r['elo']:.0f} | ± {1.96 * r['se']:.0f} |")
+    lines += ["", "Duplicate pairs (stones per hand, A minus B, 95% CI over deals; games: A's win rate):", "",
+              "| A | B | deals | stones/hand A−B | 95% CI | game win rate A | 95% CI |", "|---|---|---|---|---|---|---|"]
+    pairs: dict[tuple[str, str], dict] = {}
+    for p in results["pairs"]:
+        pairs.setdefault((p["a"], p["b"]), {}).update(
+            {"hands": p} if p["mode"] == "hands" else {"games": p})
+    for (a, b), d in pairs.items():
+        h, g = d.get("hands"), d.get("games")
+        hs = (f"{h['deals']:,} | {h['mean_diff']:+.3f} | [{h['ci_low']:+.3f}, {h['ci_high']:+.3f}]" if h
+              else "– | – | –")
+        gs = (f"{g['game_win_rate']:.3f} | [{g['win_ci_low']:.3f}, {g['win_ci_high']:.3f}]" if g else "– | –")
+        lines.append(f"| {a} | {b} | {hs} | {gs} |")
+    lines += ["", "![ladder](docs/ladder.png) ![stones per lance](docs/lances.png)"]
+    return "\n".join(lines)
+
+
+def bench_markdown(report: dict, command: str) -> str:
+    lines = [f"`{command}` on this 2-core machine (random legal play, median of "
+             f"{report.get('repeats', '?')} runs of {report.get('seconds', '?')} s; obs and mask included):", "",
+             "| engine / interface | decisions/s | µs/decision |", "|---|---|---|"]
+    for k, v in report["results"].items():
+        lines.append(f"| {k} | {'not installed' if v is None else f'{v:,.0f}'} | "
+                     f"{'' if v is None else f'{1e6 / v:.2f}'} |")
+    if report.get("ratios"):
+        lines += ["", "| ratio (same run) | × |", "|---|---|"]
+        lines += [f"| {k} | {v:.2f} |" for k, v in report["ratios"].items()]
+    lines += ["", f"VectorMusEnv state: {report['state_bytes_per_table']} bytes per table."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--ladder", help="results.json of a tournament")
+    p.add_argument("--ladder-command", default="mus tournament")
+    p.add_argument("--bench", help="JSON output of mus bench --json")
+    p.add_argument("--bench-command", default="mus bench --json")
+    args = p.parse_args(argv)
+    text = README.read_text(encoding="utf-8")
+    text = replace_section(text, "observation-table", observation_table())
+    if args.ladder:
+        text = replace_section(text, "ladder", ladder_markdown(json.loads(Path(args.ladder).read_text()),
+                                                              args.ladder_command))
+    if args.bench:
+        text = replace_section(text, "bench", bench_markdown(json.loads(Path(args.bench).read_text()),
+                                                            args.bench_command))
+    README.write_text(text, encoding="utf-8")
+    print(f"updated {README}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""The README's generated observation table matches the observation pieces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from experiments.update_readme import section
+from mus_env.observation import OBS_DIM, observation_table
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_observation_table_in_sync() -> None:
+    body = section(README.read_text(encoding="utf-8"), "observation-table")
+    assert body.strip() == observation_table().strip(), "run: python -m experiments.update_readme"
+    assert f"**{OBS_DIM}**" in body
+
+
+def test_quick_start_has_two_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = text.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.strip().splitlines() if line.strip() and not line.startswith("#")]
+    assert len(commands) == 2
+    assert "pytest" in commands[1] and "mus tournament" in commands[0]
