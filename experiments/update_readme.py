@@ -46,7 +46,8 @@ def ladder_markdown(results: dict, command: str) -> str:
     for rank, (name, r) in enumerate(results["ladder"].items(), 1):
         lines.append(f"| {rank} | {name} | {r['elo']:.0f} | ± {1.96 * r['se']:.0f} |")
     lines += ["", "Duplicate pairs (stones per hand, A minus B, 95% CI over deals; games: A's win rate):", "",
-              "| A | B | deals | stones/hand A−B | 95% CI | game win rate A | 95% CI |", "|---|---|---|---|---|---|---|"]
+              "| A | B | deals | stones/hand A−B | 95% CI | game win rate A | 95% CI |",
+              "|---|---|---|---|---|---|---|"]
     pairs: dict[tuple[str, str], dict] = {}
     for p in results["pairs"]:
         pairs.setdefault((p["a"], p["b"]), {}).update(
