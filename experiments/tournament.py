@@ -443,6 +443,42 @@ def print_tables(names: Sequence[str], hand_results: list[PairResult], game_resu
         console.print(t)
 
 
+def play_record_game(agents: dict[int, Agent], names: dict[int, str], deck: npt.ArrayLike, mano: int,
+                     seed: int, config: MusConfig, rng: np.random.Generator,
+                     meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Play one whole game on MusGame from a deal, ``agents[seat]`` at each seat; return its JSON record."""
+    from mus_env import MusGame
+    from mus_env.records import game_record
+
+    game = MusGame.from_deck(np.asarray(deck, dtype=np.int64), int(mano), (0, 0), config, int(seed))
+    while not game.is_over:
+        seat = game.current_player
+        game.step(int(agents[seat].act(game.observe(seat), game.legal_action_mask(), rng)))
+    return game_record(game, names, meta)
+
+
+def write_tournament_records(out: Path, specs: Sequence[str], config: MusConfig, n: int, seed: int) -> Path:
+    """JSON records of ``n`` duplicate games (both seatings) per pair of agents, played on MusGame."""
+    from mus_env.records import save_record
+
+    deals = make_deals(n, seed + 2, config.target)
+    agents = {spec: make_agent(spec) for spec in specs}
+    rng = np.random.default_rng([seed, 0x5EC])
+    for a, b in itertools.combinations(specs, 2):
+        for d in range(n):
+            for side, (t0, t1) in enumerate(((a, b), (b, a))):
+                seats = {0: t0, 2: t0, 1: t1, 3: t1}
+                rec = play_record_game({s: agents[x] for s, x in seats.items()}, seats, deals.decks[d],
+                                       int(deals.mano[d]), int(deals.seeds[d]), config, rng,
+                                       {"tournament_seed": seed, "deal": d, "side": side})
+                save_record(rec, out / f"{_safe(a)}-vs-{_safe(b)}-deal{d}-side{side}.json")
+    return out
+
+
+def _safe(spec: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in Path(spec).stem)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="mus tournament", description="Duplicate round-robin tournament between agents.")
     p.add_argument("--agents", default="random,rule,equity,ordago",
@@ -489,7 +525,6 @@ def main(argv: list[str] | None = None) -> None:
     print_tables(specs, hand_results, game_results, ladder)
     files = write_outputs(Path(args.out), specs, hand_results, game_results, ladder, meta, plots=not args.no_plots)
     if args.records > 0:
-        from experiments.records_io import write_tournament_records
         files["records"] = write_tournament_records(Path(args.out) / "records", specs, cfg, args.records, args.seed)
     print(f"{hands_played} hands in {elapsed:.1f} s ({hands_played / elapsed:,.0f} hands/s); "
           f"wrote {', '.join(str(f) for f in files.values())}")

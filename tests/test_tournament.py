@@ -1,0 +1,209 @@
+"""Duplicate tournaments, the Elo fit, records round trips, and the mus CLI (replay, play with scripted input)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import OrdagoAgent, RandomAgent, make_agent
+from experiments.deals import DealSet, make_deals
+from experiments.tournament import PairResult, elo_ladder, play_pair
+from experiments.tournament import main as tournament_main
+from mus_env import MusConfig, MusGame, VectorMusEnv
+from mus_env.records import RecordError, format_record, game_record, load_record, replay, save_record
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_deal_sets_are_seeded_and_valid(tmp_path: Path) -> None:
+    a, b, c = make_deals(50, seed=3), make_deals(50, seed=3), make_deals(50, seed=4)
+    assert np.array_equal(a.decks, b.decks) and np.array_equal(a.seeds, b.seeds)
+    assert not np.array_equal(a.decks, c.decks)
+    assert (np.sort(a.decks, axis=1) == np.arange(40)).all()
+    a.save(tmp_path / "d.npz")
+    d = DealSet.load(tmp_path / "d.npz")
+    assert np.array_equal(d.decks, a.decks) and np.array_equal(d.mano, a.mano)
+    with pytest.raises(ValueError, match="at least one deal"):
+        make_deals(0)
+
+
+@pytest.mark.parametrize("mode", ["hands", "games"])
+def test_every_deal_is_played_twice_with_seats_swapped(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    deals = make_deals(30, seed=1)
+    seen: list[tuple[int, tuple[int, ...]]] = []         # (table, deck) of every deal put on a table
+    original = VectorMusEnv.reset_tables
+
+    def spy(self, tables, decks, mano, scores=None, seeds=None):
+        for t, d in zip(np.asarray(tables), np.asarray(decks), strict=True):
+            seen.append((int(t), tuple(int(c) for c in d)))
+        return original(self, tables, decks, mano, scores, seeds)
+
+    monkeypatch.setattr(VectorMusEnv, "reset_tables", spy)
+    res = play_pair(RandomAgent(), OrdagoAgent(), deals, mode=mode, max_tables=16, seed=0)
+    by_deck: dict[tuple[int, ...], list[int]] = {}
+    for t, d in seen:
+        by_deck.setdefault(d, []).append(t)
+    assert set(by_deck) == {tuple(int(c) for c in d) for d in deals.decks}
+    for tables in by_deck.values():
+        # each deal on exactly two tables, one of each seating (even table: a on team 0; odd: a on team 1)
+        assert len(tables) == 2 and sorted(t % 2 for t in tables) == [0, 1]
+    n = len(res.hand_diff) if mode == "hands" else len(res.game_wins)
+    assert n == len(deals)
+
+
+def test_self_play_difference_contains_zero_and_is_reproducible() -> None:
+    deals = make_deals(400, seed=11)
+    agent = make_agent("rule")
+    r1 = play_pair(agent, agent, deals, seed=5, names=("rule_a", "rule_b"))
+    mean, lo, hi = r1.mean_diff()
+    assert lo <= 0.0 <= hi, (mean, lo, hi)
+    r2 = play_pair(agent, agent, deals, seed=5, names=("rule_a", "rule_b"))
+    assert np.array_equal(r1.hand_diff, r2.hand_diff) and np.array_equal(r1.lance_stones, r2.lance_stones)
+    r3 = play_pair(agent, agent, deals, seed=6, names=("rule_a", "rule_b"))
+    assert r3.stats["rule_a"]["decisions"] > 0
+
+
+def test_hand_results_add_up() -> None:
+    res = play_pair(RandomAgent(), RandomAgent(), make_deals(200, seed=2), seed=0, names=("r1", "r2"))
+    # per-lance stones add up to the hand stones, and the duplicate difference is their mean over sides
+    assert np.array_equal(res.lance_stones.sum(axis=2), res.hand_stones)
+    diff = (res.hand_stones[:, :, 0] - res.hand_stones[:, :, 1]).mean(axis=1)
+    assert np.allclose(diff, res.hand_diff)
+    s = res.summary()
+    assert 0.0 <= s["envido_rate_a"] <= 1.0 and s["deals"] == 200
+
+
+def test_elo_orders_agents_by_results() -> None:
+    n = 300
+    strong = PairResult("strong", "weak", hand_diff=np.full(n, 1.0))
+    mid = PairResult("mid", "weak", hand_diff=np.where(np.arange(n) % 4 == 0, -1.0, 1.0))
+    close = PairResult("strong", "mid", hand_diff=np.where(np.arange(n) % 3 == 0, -1.0, 1.0))
+    ladder = elo_ladder(["weak", "mid", "strong"], [strong, mid, close], bootstrap=20, anchor="weak")
+    assert ladder["weak"][0] == pytest.approx(1000.0)
+    assert ladder["strong"][0] > ladder["mid"][0] > ladder["weak"][0]
+
+
+def test_tournament_command_writes_outputs(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    tournament_main(["--agents", "random,ordago,rule", "--hands", "60", "--games", "20", "--seed", "3",
+                     "--out", str(out), "--quiet", "--records", "1", "--tables", "64"])
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["ladder"]) == {"random", "ordago", "rule"}
+    assert (out / "pairs.csv").read_text().count("\n") == 1 + 3 + 3
+    assert (out / "ladder.png").stat().st_size > 1000 and (out / "lances.png").stat().st_size > 1000
+    records = sorted((out / "records").glob("*.json"))
+    assert len(records) == 3 * 2
+    for path in records:
+        rec = load_record(path)
+        game = replay(rec)
+        assert game.is_over and list(game.scores) == rec["scores_now"] and game.winner == rec["winner"]
+
+
+def test_tournament_rejects_bad_arguments() -> None:
+    with pytest.raises(SystemExit):
+        tournament_main(["--agents", "random", "--hands", "10"])
+    with pytest.raises(ValueError, match="unknown agent spec"):
+        tournament_main(["--agents", "random,nonsense", "--hands", "10", "--quiet"])
+
+
+# ----------------------------------------------------------------------------------------------------
+# records
+def _random_game(seed: int, cfg: MusConfig, steps: int) -> MusGame:
+    rng = np.random.default_rng(seed)
+    g = MusGame(cfg, seed=seed)
+    for _ in range(steps):
+        if g.is_over:
+            break
+        legal = g.legal_actions()
+        if 0 in legal and rng.random() < 0.8:
+            g.step(0)                                   # long mus phases: reshuffles
+        elif 19 in legal and rng.random() < 0.1:
+            g.step_envido(int(rng.integers(2, 30)))     # amounts outside bet_sizes
+        else:
+            g.step(int(rng.choice(legal)))
+    return g
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_records_round_trip(tmp_path: Path, seed: int) -> None:
+    cfg = MusConfig(juegos_to_win_vaca=2, target=30, kings=4 if seed % 2 else 8)
+    g = _random_game(seed, cfg, steps=40 + 30 * seed)
+    rec = game_record(g, {0: "a", 1: "b", 2: "c", 3: "d"}, {"test": seed})
+    path = save_record(rec, tmp_path / "r.json")
+    again = replay(load_record(path))
+    assert again.scores == g.scores and again.hand_number == g.hand_number and again.hands == g.hands
+    assert again.legal_actions() == g.legal_actions() and again.is_over == g.is_over
+    assert [h.scores_after for h in again.hand_log] == [h.scores_after for h in g.hand_log]
+    text = format_record(rec)
+    assert "hand 1" in text and ("seat 0" in text)
+
+
+def test_records_detect_tampering(tmp_path: Path) -> None:
+    g = _random_game(3, MusConfig(), steps=200)
+    rec = game_record(g)
+    assert rec["hands"], "the game should have finished a hand"
+    rec["hands"][0]["scores_after"] = [99, 99]
+    with pytest.raises(RecordError, match="does not replay"):
+        replay(rec)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(RecordError, match="cannot read"):
+        load_record(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({"format": "something"}))
+    with pytest.raises(RecordError, match="not a mus-env record"):
+        load_record(tmp_path / "other.json")
+
+
+# ----------------------------------------------------------------------------------------------------
+# the CLI
+def _mus(*args: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "experiments.cli", *args], input=stdin, capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_cli_help_and_unknown_command() -> None:
+    assert "tournament" in _mus().stdout
+    bad = _mus("fly")
+    assert bad.returncode == 2 and "unknown subcommand" in bad.stderr
+
+
+def test_mus_replay_prints_a_record(tmp_path: Path) -> None:
+    g = _random_game(5, MusConfig(), steps=300)
+    path = save_record(game_record(g), tmp_path / "g.json")
+    out = _mus("replay", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "== hand 1" in out.stdout
+    missing = _mus("replay", str(tmp_path / "nope.json"))
+    assert missing.returncode == 1 and "cannot read record" in missing.stderr
+
+
+def test_mus_play_with_scripted_input(tmp_path: Path) -> None:
+    """A whole game: garbage lines first at every prompt would stall, so feed many valid '1' answers mixed
+    with invalid ones; the human must never crash the game and the record must replay."""
+    record = tmp_path / "play.json"
+    answers = []
+    for k in range(3000):
+        answers.append(["banana", "99", "", "-1"][k % 4] if k % 3 == 0 else "1")
+    out = _mus("play", "--bots", "ordago,rule,ordago", "--seed", "7", "--record", str(record),
+               stdin="\n".join(answers) + "\n", timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "you" in out.stdout and "Record written" in out.stdout
+    rec = load_record(record)
+    game = replay(rec)
+    if rec["over"]:
+        assert "GAME OVER" in out.stdout and game.is_over
+    assert list(game.scores) == rec["scores_now"]
+
+
+def test_mus_play_stops_cleanly_on_end_of_input(tmp_path: Path) -> None:
+    record = tmp_path / "stop.json"
+    out = _mus("play", "--bots", "rule,rule,rule", "--seed", "1", "--record", str(record), stdin="")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "stopped" in out.stdout.lower()
+    rec = load_record(record)
+    assert rec["meta"]["stopped"] is True
+    replay(rec)
