@@ -101,6 +101,8 @@ _V_BETTOR, _V_LAST, _V_SPEECH = _O["lance_bettor"], _O["lance_last"], _O["lance_
 _V_RAISED, _V_WINNER, _V_DECL = _O["lance_raised"], _O["lance_winner"], _O["pares_decl"]
 _V_DISC, _V_PREV = _O["discards"], _O["prev_rank_counts"]
 _OBSERVERS = np.arange(4)
+#: Worker threads used by threads="auto" for large batches (see the README's performance notes).
+_AUTO_THREADS = 1
 _ROT = (_OBSERVERS[:, None] + _AR4[None, :]) % 4        # [observer, q] -> absolute seat
 
 class VectorMusEnv:
@@ -114,7 +116,7 @@ class VectorMusEnv:
             team's stones minus the other team's; a game won by an accepted órdago also credits the
             stones the winners still lacked, as ``HandRecord.stone_difference``).
         threads: worker threads stepping disjoint slices of the tables (numpy releases the GIL, so two
-            threads use two cores); "auto" = 2 when B >= 1024 and the machine has 2 cores, else 1.
+            threads can use two cores when nothing else runs); "auto" is currently 1 (see the README).
 
     Attributes:
         num_envs: B.
@@ -151,7 +153,7 @@ class VectorMusEnv:
         self._allocate()
         self._rows = np.arange(self.num_envs)
         if threads == "auto":
-            threads = 2 if self.num_envs >= 1024 and (os.cpu_count() or 1) >= 2 else 1
+            threads = _AUTO_THREADS if self.num_envs >= 1024 and (os.cpu_count() or 1) >= 2 else 1
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be an int >= 1 or 'auto', got {threads!r}")
         self.threads = min(threads, self.num_envs)
