@@ -26,8 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -101,8 +99,6 @@ _V_BETTOR, _V_LAST, _V_SPEECH = _O["lance_bettor"], _O["lance_last"], _O["lance_
 _V_RAISED, _V_WINNER, _V_DECL = _O["lance_raised"], _O["lance_winner"], _O["pares_decl"]
 _V_DISC, _V_PREV = _O["discards"], _O["prev_rank_counts"]
 _OBSERVERS = np.arange(4)
-#: Worker threads used by threads="auto" for large batches (see the README's performance notes).
-_AUTO_THREADS = 1
 _ROT = (_OBSERVERS[:, None] + _AR4[None, :]) % 4        # [observer, q] -> absolute seat
 
 class VectorMusEnv:
@@ -115,8 +111,6 @@ class VectorMusEnv:
         reward: "game" (+1/-1 per team at the end of an episode) or "stones" (each finished hand, the
             team's stones minus the other team's; a game won by an accepted órdago also credits the
             stones the winners still lacked, as ``HandRecord.stone_difference``).
-        threads: worker threads stepping disjoint slices of the tables (numpy releases the GIL, so two
-            threads can use two cores when nothing else runs); "auto" is currently 1 (see the README).
 
     Attributes:
         num_envs: B.
@@ -126,7 +120,7 @@ class VectorMusEnv:
     """
 
     def __init__(self, num_envs: int, config: MusConfig | None = None, seed: int | None = None,
-                 reward: str = "game", threads: int | str = "auto") -> None:
+                 reward: str = "game") -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         cfg = MusConfig() if config is None else config
@@ -152,14 +146,6 @@ class VectorMusEnv:
         self._hand_table = hand_table(cfg.kings)
         self._allocate()
         self._rows = np.arange(self.num_envs)
-        if threads == "auto":
-            threads = _AUTO_THREADS if self.num_envs >= 1024 and (os.cpu_count() or 1) >= 2 else 1
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be an int >= 1 or 'auto', got {threads!r}")
-        self.threads = min(threads, self.num_envs)
-        edges = np.linspace(0, self.num_envs, self.threads + 1).astype(int)
-        self._parts = [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
-        self._executor: ThreadPoolExecutor | None = None
         self._obs = np.zeros((self.num_envs, OBS_DIM), dtype=np.float32)
         self._mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
         self._started = False
@@ -354,12 +340,7 @@ class VectorMusEnv:
         self._finished.fill(False)
         self._winner.fill(-1)
         self._hand_finished.fill(False)
-        parts = self._parts
-        if len(parts) == 1:
-            self._step_rows(parts[0], a)
-        else:
-            for f in [self._pool().submit(self._step_rows, rows, a) for rows in parts]:
-                f.result()
+        self._step_rows(slice(0, self.num_envs), a)
         obs, mask = self._obs, self._mask
         info = {"finished": self._finished.copy(), "winner": self._winner.copy(),
                 "final_scores": self._final_scores.copy(), "hand_finished": self._hand_finished.copy(),
@@ -955,7 +936,7 @@ class VectorMusEnv:
         raise RuntimeError("VectorMusEnv: transitions did not settle (engine bug)")
 
     def _step_rows(self, rows: slice, a: npt.NDArray[np.int64]) -> None:
-        """The whole step for the tables of ``rows`` (a contiguous slice; threads take disjoint slices)."""
+        """The whole step for the tables of ``rows`` (a contiguous slice)."""
         ph = self.phase[rows].copy()
         for phase, handler in ((Phase.MUS_CALL, self._on_mus_call), (Phase.DISCARD, self._on_discard),
                                (Phase.DECLARE, self._on_declare), (Phase.BET_OPEN, self._on_open),
@@ -1078,21 +1059,8 @@ class VectorMusEnv:
         obs[:, OFFSETS["prev_stones"]] = np.take_along_axis(self.prev_stones[i], team_order, axis=1) / target
         return obs
 
-    def _pool(self) -> ThreadPoolExecutor:
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="mus-vector")
-        return self._executor
-
     def close(self) -> None:
-        """Stop the worker threads (if any); the env stays usable and restarts them on demand."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_executor"] = None                     # threads are not copied or pickled
-        return state
+        """Nothing to release (kept for the usual env interface)."""
 
     # ------------------------------------------------------------------------------------------------
     def __repr__(self) -> str:
