@@ -9,8 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from .base import Agent, OrdagoAgent, RandomAgent, uniform_legal
+from .equity import EquityAgent
+from .human import HumanAgent, QuitGame
+from .rule import RuleBasedAgent
 
-__all__ = ["Agent", "RandomAgent", "OrdagoAgent", "make_agent", "AGENT_SPECS", "uniform_legal"]
+__all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
+           "make_agent", "AGENT_SPECS", "uniform_legal"]
 
 #: Agent specs understood by :func:`make_agent` (besides checkpoint paths).
 AGENT_SPECS = ("random", "rule", "equity", "ordago", "human")
@@ -28,13 +32,10 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
     if name == "ordago":
         return OrdagoAgent(**kwargs)
     if name == "rule":
-        from .rule import RuleBasedAgent
         return RuleBasedAgent(**kwargs)
     if name == "equity":
-        from .equity import EquityAgent
         return EquityAgent(**kwargs)
     if name == "human":
-        from .human import HumanAgent
         return HumanAgent(**kwargs)
     if spec.endswith(".pt"):
         if not Path(spec).exists():

@@ -6,7 +6,9 @@ teams swapped. Two units are measured:
 
 * hands (``--hands N``): each deal is one hand; the result is A's stones minus B's stones, averaged over
   the two seatings (the duplicate difference), reported as a mean per hand with a 95% confidence
-  interval over deals; stones per lance, envido / órdago / no-quiero rates ride along.
+  interval over deals; a hand ended by an accepted órdago also counts the stones the winners still
+  lacked to reach the target (the environments' ``reward="stones"`` rule: an órdago stakes the game).
+  Stones per lance, envido / órdago / no-quiero rates ride along.
 * games (``--games N``): each deal starts a whole game from 0-0 (later hands come from the deal's seed,
   so both seatings see the same cards hand by hand); the result is A's game win rate over paired games.
 
@@ -49,8 +51,11 @@ class PairResult:
     """Raw per-deal results of agent ``a`` against agent ``b`` (side 0: a on team 0; side 1: swapped).
 
     Attributes:
-        hand_diff: ``(n,)`` per deal, a's stones minus b's stones averaged over the two seatings (hands mode).
-        hand_stones: ``(n, 2 sides, 2)`` stones of (a, b) in each seating.
+        hand_diff: ``(n,)`` per deal, a's result minus b's averaged over the two seatings (hands mode): the
+            stones of the hand, and for a hand ended by an accepted órdago also the stones the winners
+            still lacked to reach the target (the ``reward="stones"`` rule, so an órdago is worth a game).
+        hand_value: ``(n, 2 sides)`` that result in each seating.
+        hand_stones: ``(n, 2 sides, 2)`` stones of (a, b) in each seating (refusals and showdown only).
         lance_stones: ``(n, 2 sides, 4 slots, 2)`` stones of (a, b) per lance slot.
         game_wins: ``(m, 2 sides)`` 1 where a won the game (games mode).
         game_hands: ``(m, 2 sides)`` hands the game lasted.
@@ -61,6 +66,7 @@ class PairResult:
     a: str
     b: str
     hand_diff: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    hand_value: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 2)))
     hand_stones: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros((0, 2, 2), dtype=np.int32))
     lance_stones: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros((0, 2, 4, 2), dtype=np.int32))
     game_wins: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int8))
@@ -150,6 +156,7 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     scores = np.zeros((n, 2), dtype=np.int64) if games else deals.scores.astype(np.int64)
     res = PairResult(name_a, name_b)
     hand_stones = np.zeros((n, 2, 2), dtype=np.int32)
+    hand_value = np.zeros((n, 2), dtype=np.float64)
     lance_stones = np.zeros((n, 2, 4, 2), dtype=np.int32)
     wins = np.zeros((n, 2), dtype=np.int8)
     hands_played = np.zeros((n, 2), dtype=np.int32)
@@ -184,7 +191,7 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
             resp = ph == Phase.BET_RESPOND
             st["responses"] += int(resp.sum())
             st["no_quiero"] += int((resp & (ac == Action.NO_QUIERO)).sum())
-        obs, mask, _, done, info = venv.step(actions)
+        obs, mask, rewards, done, info = venv.step(actions)
         ended = (done if games else info["hand_finished"]) & active
         idx = np.flatnonzero(ended)
         if games:
@@ -197,6 +204,7 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
                 wins[d, s] = info["winner"][idx] == a_team
             else:
                 hs = info["hand_stones"][idx]
+                hand_value[d, s] = rewards[idx, a_team]          # seat a_team belongs to a's team
                 hand_stones[d, s, 0] = hs[np.arange(idx.size), a_team]
                 hand_stones[d, s, 1] = hs[np.arange(idx.size), 1 - a_team]
                 ls = info["lance_stones"][idx]
@@ -220,7 +228,8 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     else:
         res.hand_stones = hand_stones
         res.lance_stones = lance_stones
-        res.hand_diff = (hand_stones[:, :, 0] - hand_stones[:, :, 1]).mean(axis=1).astype(np.float64)
+        res.hand_value = hand_value
+        res.hand_diff = hand_value.mean(axis=1)
     return res
 
 

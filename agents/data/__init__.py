@@ -1,0 +1,1 @@
+"""Generated data of the agents: the equity tables (``python -m experiments.make_equity_tables``)."""

@@ -1,0 +1,436 @@
+"""EquityAgent: bids by estimated expected value from precomputed win-probability tables.
+
+The agent reads only its observation (through :mod:`agents.features`) and is vectorised. Its knowledge
+of the cards is the table file ``agents/data/equity_tables_k{8,4}.npz`` written by
+``python -m experiments.make_equity_tables`` (see that module for how the tables are made). Per own hand
+(rank multiset), own relative seat S0..S3 and lance context it holds ``win[tau]`` = P(own team wins the
+lance and the opponents' best hand is at or above percentile ``tau``) and ``acc[tau]`` = P(opponents'
+best >= ``tau``); the contexts of pares and juego are the public declarations (partner sí / no, which
+opponents hold), punto assumes nobody holds juego.
+
+Policy
+------
+**Opponent model.** Opponents are assumed to play thresholds on their best hand's percentile ``U``
+(per lance: grande, chica, pares, juego, punto): they open a bet when ``U >= tau_bet``, raise when
+``U >= tau_raise``, throw an órdago when ``U >= tau_ordago``, and accept a stake ``S`` when
+``U >= min(tau_accept + tau_accept_per_stone * (S - 2), tau_accept_max)`` (an órdago when
+``U >= tau_ordago_accept``; anything when refusing would hand us the game). Two robustness shares
+temper the model: a share ``opp_bluff`` of their bets and raises (``opp_ordago_bluff`` of their órdagos)
+is made with any hand, and a share ``opp_call`` of our bets is accepted whatever they hold. So after
+their bet the own chance is ``(1 - opp_bluff) * win[tau] / acc[tau] + opp_bluff * win[0]`` at their
+threshold, and they accept a bet of ours with ``opp_call + (1 - opp_call) * acc[tau'] / acc[tau]``.
+
+**Values.** Every betting action is scored by the expected probability of winning the game,
+``WP(own + x, other + y)`` summed over its outcomes (refused: the bettor's team gets the fallback, plus
+its pares / juego / punto bonuses at showdown; accepted: the lance winner gets the stake plus bonuses;
+en paso: 1 stone in grande and chica, bonuses otherwise; an accepted órdago wins or loses the game).
+``WP`` is a dynamic-programming table over the scores for the game's target, built from the
+distribution of stones per hand in the table file, so the agent is score-aware without special cases:
+near the target it avoids giving stones away, far behind it takes órdago risks. At 0-0 the values are
+proportional to expected stones. Bonuses: own hand's exact bonus, a declaring partner's and each
+declaring opponent's mean holder bonus.
+
+* Opening round: the best of PASO, ENVIDO k for each bet size, and ÓRDAGO; with probability
+  ``bluff_rate`` a PASO becomes the smallest ENVIDO.
+* Facing a stake: the best of NO QUIERO, QUIERO, each raise (below ``max_stake``), and ÓRDAGO (partner
+  confirmation: no NO QUIERO).
+* Órdagos: the WP model assumes equal opponents, so órdago decisions carry margins (the agent's edge
+  over its opponents): an ÓRDAGO of its own must beat the best other action by ``ordago_margin``, and
+  accepting one must beat refusing by ``ordago_call_margin`` (in game-win probability).
+
+**Mus and discards.** ``value = sum(slot_weights * ev[slot])``, the expected en-paso stones of the hand
+(table ``ev``). Discard: the legal mask with the highest expected value after drawing (table ``disc``,
+exact over the unseen cards). Mus: cut (NO_MUS) when ``value >= best_discard_value - drift + mus_margin``,
+where ``drift`` is the average improvement a discard round brings to a hand (the opponents improve too).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from mus_env.actions import DISCARD_BASE, ENVIDO_BASE, Action
+from mus_env.phases import Phase
+from mus_env.tables import JUEGO, PARES, PUNTO, get_tables
+
+from .base import Agent
+from .features import DECL_SI, Features, hand_weights, read
+from .rule import first_legal
+
+__all__ = ["EquityAgent", "EquityTables", "load_tables", "win_probability_table", "CONTEXTS", "DATA_DIR"]
+
+#: Where the table files live (``equity_tables_k8.npz``, ``equity_tables_k4.npz``).
+DATA_DIR = Path(__file__).resolve().parent / "data"
+#: Names of the lance contexts of the tables (index = context id).
+CONTEXTS = ("grande", "chica") + tuple(
+    f"{lance}: partner {pt}, opponents {op}" for lance in ("pares", "juego") for pt in ("no", "sí")
+    for op in ("right", "left", "both")) + ("punto",)
+_FORMAT_VERSION = 1
+_MUS, _NO_MUS = int(Action.MUS), int(Action.NO_MUS)
+_PASO, _QUIERO, _NO_QUIERO, _ORDAGO = int(Action.PASO), int(Action.QUIERO), int(Action.NO_QUIERO), int(Action.ORDAGO)
+
+
+@dataclass(frozen=True, eq=False)
+class EquityTables:
+    """The arrays of one table file (see :mod:`experiments.make_equity_tables`)."""
+
+    kings: int
+    tau: npt.NDArray[np.float64]            # (T,)
+    acc: npt.NDArray[np.float32]            # (15 ctx, 4 seats, M, T)
+    win: npt.NDArray[np.float32]            # (15 ctx, 4 seats, M, T)
+    ev: npt.NDArray[np.float32]             # (4 slots, 4 seats, M)
+    disc: npt.NDArray[np.float32]           # (4 slots, 4 seats, M, 16 masks)
+    holder_bonus: npt.NDArray[np.float64]   # (2,) mean pares / juego bonus of a holder
+    hand_pmf: npt.NDArray[np.float64]       # (X+1, X+1) stones of (team, other team) per hand
+    count: npt.NDArray[np.int32]            # (15 ctx, M) Monte Carlo samples behind each context
+
+
+def _missing(path: Path) -> FileNotFoundError:
+    return FileNotFoundError(
+        f"equity tables {path} are missing or outdated; regenerate them with "
+        f"`python -m experiments.make_equity_tables` (add --quick for a fast, noisy version)")
+
+
+@lru_cache(maxsize=4)
+def load_tables(kings: int, directory: str | None = None) -> EquityTables:
+    """Load (once) the table file of a variant from ``directory`` (default :data:`DATA_DIR`).
+
+    Raises:
+        FileNotFoundError: the file is missing or of another format version; the message says how to
+            regenerate it.
+    """
+    path = (Path(directory) if directory else DATA_DIR) / f"equity_tables_k{kings}.npz"
+    if not path.exists():
+        raise _missing(path)
+    try:
+        with np.load(path) as z:
+            if int(z["format_version"]) != _FORMAT_VERSION or int(z["kings"]) != kings:
+                raise _missing(path)
+            arrays = {name: z[name].astype(dtype) for name, dtype in _TABLE_DTYPES.items()}
+    except (KeyError, ValueError, OSError, zipfile.BadZipFile) as e:
+        raise _missing(path) from e
+    m = get_tables(kings).size
+    if arrays["acc"].shape[2] != m or arrays["disc"].shape[2] != m:
+        raise _missing(path)
+    for a in arrays.values():
+        a.setflags(write=False)
+    return EquityTables(kings=kings, **arrays)
+
+
+_TABLE_DTYPES = {"tau": np.float64, "acc": np.float32, "win": np.float32, "ev": np.float32, "disc": np.float32,
+                 "holder_bonus": np.float64, "hand_pmf": np.float64, "count": np.int32}
+
+
+@lru_cache(maxsize=16)
+def _wp_cached(pmf_bytes: bytes, shape: tuple[int, int], target: int) -> npt.NDArray[np.float64]:
+    pmf = np.frombuffer(pmf_bytes, dtype=np.float64).reshape(shape)
+    X = shape[0] - 1
+    size = target + X + 1
+    e = np.zeros((size, size))
+    e[target:, :target] = 1.0
+    e[target:, target:] = 0.5                      # both reach the target in one count: call it even
+    p = pmf.copy()
+    p[0, 0] = 0.0
+    p /= p.sum()
+    for a in range(target - 1, -1, -1):
+        for b in range(target - 1, -1, -1):
+            e[a, b] = float((p * e[a:a + X + 1, b:b + X + 1]).sum())
+    out = e[:target + 1, :target + 1].copy()
+    out.setflags(write=False)
+    return out
+
+
+def win_probability_table(pmf: npt.NDArray[np.float64], target: int) -> npt.NDArray[np.float64]:
+    """``(target + 1, target + 1)`` chance that the team with ``a`` stones beats one with ``b`` (index
+    ``target`` = reached), when each hand adds stones drawn from ``pmf[x, y]`` (dynamic programming)."""
+    pmf = np.ascontiguousarray(pmf, dtype=np.float64)
+    return _wp_cached(pmf.tobytes(), pmf.shape, int(target))
+
+
+def _per_lance(name: str, v: float | Sequence[float]) -> npt.NDArray[np.float64]:
+    a = np.full(5, float(v)) if np.isscalar(v) else np.asarray(v, dtype=np.float64)
+    if a.shape != (5,):
+        raise ValueError(f"{name} must be a number or 5 numbers (grande, chica, pares, juego, punto), got {v!r}")
+    return a
+
+
+class EquityAgent(Agent):
+    """Expected-value bidding from win-probability tables (the module docstring states the policy).
+
+    Args:
+        tau_bet, tau_raise, tau_accept, tau_ordago, tau_ordago_accept: the opponent model (percentile
+            thresholds; a number or five: grande, chica, pares, juego, punto).
+        tau_accept_per_stone: increase of the opponents' accepting threshold per stone of stake above 2.
+        tau_accept_max: the opponents' accepting threshold never exceeds this; they accept anything when
+            refusing would give the game away.
+        opp_bluff: share of the opponents' bets and raises assumed to be made with any hand.
+        opp_ordago_bluff: the same for their órdagos.
+        opp_call: share of our bets, raises and órdagos the opponents accept whatever they hold.
+        bet_sizes: stones offered by the ENVIDO ids 19..23 (the environment's ``bet_sizes``).
+        max_stake: no raise at or above this live stake.
+        ordago_margin: game-win probability an órdago of its own must gain over the best other action.
+        ordago_call_margin: game-win probability accepting an órdago must gain over refusing it.
+        slot_weights: weights of the four lance slots in the hand value (mus and discards).
+        mus_margin: extra value (stones) a hand needs to cut the mus.
+        bluff_rate: chance that an opening PASO becomes the smallest ENVIDO (uses the rng).
+        score_aware: value outcomes by game-win probability at the current scores (default); False values
+            stones linearly at the 0-0 exchange rate (as in a hands-only match).
+        tables_dir: directory of the table files (default :data:`DATA_DIR`).
+    """
+
+    name = "equity"
+
+    def __init__(self, *, tau_bet: float | Sequence[float] = (0.8, 0.8, 0.6, 0.6, 0.75),
+                 tau_raise: float | Sequence[float] = (0.9, 0.9, 0.85, 0.85, 0.9),
+                 tau_accept: float | Sequence[float] = (0.6, 0.6, 0.3, 0.3, 0.4),
+                 tau_ordago: float | Sequence[float] = (0.95, 0.95, 0.9, 0.9, 0.95),
+                 tau_ordago_accept: float | Sequence[float] = (0.6, 0.6, 0.4, 0.4, 0.6),
+                 tau_accept_per_stone: float = 0.02, tau_accept_max: float = 0.9, opp_bluff: float = 0.35,
+                 opp_ordago_bluff: float = 0.35, opp_call: float = 0.2, bet_sizes: Sequence[int] = (2, 3, 4, 5, 10),
+                 max_stake: int = 12, ordago_margin: float = 0.25, ordago_call_margin: float = 0.25,
+                 slot_weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0), mus_margin: float = 0.0,
+                 bluff_rate: float = 0.0, score_aware: bool = True, tables_dir: str | Path | None = None) -> None:
+        self.tau_bet, self.tau_raise = _per_lance("tau_bet", tau_bet), _per_lance("tau_raise", tau_raise)
+        self.tau_accept = _per_lance("tau_accept", tau_accept)
+        self.tau_ordago = _per_lance("tau_ordago", tau_ordago)
+        self.tau_ordago_accept = _per_lance("tau_ordago_accept", tau_ordago_accept)
+        self.tau_accept_per_stone = float(tau_accept_per_stone)
+        self.tau_accept_max = float(tau_accept_max)
+        if not 0.0 <= opp_bluff <= 1.0:
+            raise ValueError(f"opp_bluff must be in [0, 1], got {opp_bluff!r}")
+        self.opp_bluff = float(opp_bluff)
+        if not 0.0 <= opp_ordago_bluff <= 1.0:
+            raise ValueError(f"opp_ordago_bluff must be in [0, 1], got {opp_ordago_bluff!r}")
+        self.opp_ordago_bluff = float(opp_ordago_bluff)
+        if not 0.0 <= opp_call <= 1.0:
+            raise ValueError(f"opp_call must be in [0, 1], got {opp_call!r}")
+        self.opp_call = float(opp_call)
+        if len(bet_sizes) != 5 or any(int(k) < 2 for k in bet_sizes):
+            raise ValueError(f"bet_sizes must be five amounts >= 2 (ENVIDO ids 19..23), got {bet_sizes!r}")
+        self.bet_sizes = np.asarray(bet_sizes, dtype=np.int64)
+        self.max_stake = int(max_stake)
+        self.ordago_margin = float(ordago_margin)
+        self.ordago_call_margin = float(ordago_call_margin)
+        self.slot_weights = np.asarray(slot_weights, dtype=np.float64)
+        if self.slot_weights.shape != (4,):
+            raise ValueError("slot_weights must be four numbers (grande, chica, pares, juego/punto), "
+                             f"got {slot_weights!r}")
+        self.mus_margin = float(mus_margin)
+        if not 0.0 <= bluff_rate <= 1.0:
+            raise ValueError(f"bluff_rate must be in [0, 1], got {bluff_rate!r}")
+        self.bluff_rate = float(bluff_rate)
+        self.score_aware = bool(score_aware)
+        self.tables_dir = None if tables_dir is None else str(tables_dir)
+        self._derived: dict[int, tuple[npt.NDArray, npt.NDArray, npt.NDArray]] = {}
+        self._wp: dict[tuple[int, int], npt.NDArray[np.float64]] = {}
+        self._stone_value: dict[int, float] = {}
+        for kings in (8, 4):                       # fail early, with the regeneration hint
+            self._tables(kings)
+
+    def __repr__(self) -> str:
+        return f"EquityAgent(bluff_rate={self.bluff_rate}, ordago_margin={self.ordago_margin})"
+
+    # ------------------------------------------------------------------------------------------------
+    def _tables(self, kings: int) -> EquityTables:
+        t = load_tables(kings, self.tables_dir)
+        if kings not in self._derived:
+            w = self.slot_weights[:, None, None]
+            value = (t.ev * w).sum(axis=0)                                           # (4 seats, M)
+            disc = (t.disc * w[..., None]).sum(axis=0)                                # (4 seats, M, 16)
+            best = disc[:, :, 1:].max(axis=2)
+            hw = hand_weights(kings)
+            drift = ((best - value) * hw).sum(axis=1) / hw.sum()                      # (4 seats,)
+            self._derived[kings] = (value, disc, drift)
+            wp40 = win_probability_table(t.hand_pmf, 40)
+            self._stone_value[kings] = float(wp40[1, 0] - wp40[0, 0])              # game chance of a stone at 0-0
+        return t
+
+    def _wp_table(self, t: EquityTables, target: int) -> npt.NDArray[np.float64]:
+        """Flat ``(target + 1) ** 2`` game-win probabilities of the variant's self-play stone distribution."""
+        key = (t.kings, target)
+        if key not in self._wp:
+            self._wp[key] = np.ascontiguousarray(win_probability_table(t.hand_pmf, target)).ravel()
+        return self._wp[key]
+
+    def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
+                  rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        masks = np.asarray(masks)
+        f = read(obs)
+        out = first_legal(masks)
+        if not len(out):
+            return out
+        for kings in (8, 4):
+            sel = f.kings8 == (kings == 8)
+            if sel.any():
+                self._decide(f, masks, rng, out, np.flatnonzero(sel), kings)
+        return out
+
+    def _decide(self, f: Features, masks: npt.NDArray[np.int8], rng: np.random.Generator,
+                out: npt.NDArray[np.int64], rows: npt.NDArray[np.int64], kings: int) -> None:
+        t = self._tables(kings)
+        value, disc, drift = self._derived[kings]
+        phase = f.phase[rows]
+        i = rows[phase == Phase.MUS_CALL]
+        if i.size:
+            p, h = f.seat[i], f.idx[i]
+            best = disc[p, h, 1:].max(axis=1)
+            cut = value[p, h] >= best - drift[p] + self.mus_margin
+            out[i] = np.where(cut | (masks[i, _MUS] == 0), _NO_MUS, _MUS)
+        i = rows[phase == Phase.DISCARD]
+        if i.size:
+            d = np.where(masks[i, DISCARD_BASE:DISCARD_BASE + 16] > 0, disc[f.seat[i], f.idx[i]], -np.inf)
+            out[i] = DISCARD_BASE + np.argmax(d, axis=1)
+        i = rows[(phase >= Phase.BET_OPEN) & (phase <= Phase.BET_CONFIRM)]
+        if i.size:
+            bluff = rng.random(i.size) < self.bluff_rate if self.bluff_rate > 0 else np.zeros(i.size, dtype=bool)
+            target = f.target[i]
+            if target.min() == target.max():               # one target per batch in practice
+                out[i] = self._bet(f, i, masks[i], t, bluff)
+            else:
+                for T in np.unique(target):
+                    sel = target == T
+                    out[i[sel]] = self._bet(f, i[sel], masks[i[sel]], t, bluff[sel])
+
+    # ------------------------------------------------------------------------------------------------
+    def _context(self, f: Features, i: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        lance = f.lance[i]
+        ctx = np.where(lance == PUNTO, 14, lance)                                     # grande 0, chica 1
+        for L, decl, base in ((PARES, f.pares_decl[i], 2), (JUEGO, f.juego_decl[i], 8)):
+            right, left = decl[:, 1] == DECL_SI, decl[:, 3] == DECL_SI
+            pattern = np.where(right & left, 2, np.where(left, 1, 0))
+            ctx = np.where(lance == L, base + 3 * (decl[:, 2] == DECL_SI) + pattern, ctx)
+        return ctx
+
+    @staticmethod
+    def _interp(tau: npt.NDArray[np.float64], arr: npt.NDArray[np.float32],
+                x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Row-wise linear interpolation of ``arr`` (n, T) on the grid ``tau`` at ``x`` (n,) or (n, k)."""
+        x = np.clip(x, tau[0], tau[-1])
+        j = np.clip(np.searchsorted(tau, x, side="right") - 1, 0, len(tau) - 2)
+        w = (x - tau[j]) / (tau[j + 1] - tau[j])
+        r = np.arange(len(x)).reshape((-1,) + (1,) * (x.ndim - 1))
+        return arr[r, j] * (1.0 - w) + arr[r, j + 1] * w
+
+    def _bet(self, f: Features, i: npt.NDArray[np.int64], masks: npt.NDArray[np.int8], t: EquityTables,
+             bluff: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        n = i.size
+        lance = f.lance[i]
+        ctx = self._context(f, i)
+        p, h = f.seat[i], f.idx[i]
+        acc, win = t.acc[ctx, p, h], t.win[ctx, p, h]                                 # (n, T)
+        tau = t.tau
+
+        def at(arr: npt.NDArray[np.float32], x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+            return self._interp(tau, arr, x)
+
+        # bonuses the lance brings to each team when it wins it
+        hb_pares, hb_juego = t.holder_bonus
+        own_bonus = np.zeros(n)
+        opp_bonus = np.zeros(n)
+        pd, jd = f.pares_decl[i], f.juego_decl[i]
+        opp_p = (pd[:, 1] == DECL_SI).astype(float) + (pd[:, 3] == DECL_SI)
+        opp_j = (jd[:, 1] == DECL_SI).astype(float) + (jd[:, 3] == DECL_SI)
+        is_p, is_j, is_pt = lance == PARES, lance == JUEGO, lance == PUNTO
+        own_bonus = np.where(is_p, f.pares_class[i] + hb_pares * (pd[:, 2] == DECL_SI), own_bonus)
+        opp_bonus = np.where(is_p, hb_pares * opp_p, opp_bonus)
+        my_juego = np.where(f.points[i] == 31, 3.0, np.where(f.points[i] >= 31, 2.0, 0.0))
+        own_bonus = np.where(is_j, my_juego + hb_juego * (jd[:, 2] == DECL_SI), own_bonus)
+        opp_bonus = np.where(is_j, hb_juego * opp_j, opp_bonus)
+        own_bonus = np.where(is_pt, 1.0, own_bonus)
+        opp_bonus = np.where(is_pt, 1.0, opp_bonus)
+        base = (lance <= 1).astype(float)                                             # en-paso stone
+
+        # game-win probability after the own team (gain) or the other team (lose) wins x more stones;
+        # bonuses are expectations, so x is fractional: linear between whole stones
+        T = int(f.target[i[0]])
+        tab = self._wp_table(t, T)                                                    # flat (T+1)^2
+        own, other = np.minimum(f.own[i], T), np.minimum(f.other[i], T)
+
+        if self.score_aware:
+            def gain(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+                a = np.minimum(own + x, T)
+                a0 = np.floor(a).astype(np.int64)
+                fr = a - a0
+                row = other
+                return tab[a0 * (T + 1) + row] * (1 - fr) + tab[np.minimum(a0 + 1, T) * (T + 1) + row] * fr
+
+            def lose(y: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+                b = np.minimum(other + y, T)
+                b0 = np.floor(b).astype(np.int64)
+                fr = b - b0
+                return tab[own * (T + 1) + b0] * (1 - fr) + tab[own * (T + 1) + np.minimum(b0 + 1, T)] * fr
+        else:                                                # stones at the 0-0 exchange rate, no target
+            stone_value = self._stone_value[t.kings]
+
+            def gain(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+                return 0.5 + stone_value * x
+
+            def lose(y: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+                return 0.5 - stone_value * y
+
+        def gain2(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+            """:func:`gain` of an (n, k) array."""
+            return gain(x.T).T
+
+        def lose2(y: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+            return lose(y.T).T
+
+        phase = f.phase[i]
+        stake = f.stake[i].astype(float)
+        fallback = f.fallback[i].astype(float)
+        ordago_live = f.ordago[i]
+        opening = phase == Phase.BET_OPEN
+        # the opponents' strength implied by their last bet or raise (none in the opening round)
+        first_bet = fallback <= 1
+        tau_prev = np.where(opening, 0.0, np.where(first_bet, self.tau_bet[lance], self.tau_raise[lance]))
+        tau_prev = np.where(ordago_live, self.tau_ordago[lance], tau_prev)
+        new_fall = np.where(opening, 1.0, stake)                                      # paid if our bet is refused
+        game_if_refused = own + new_fall >= T                       # they will not hand us the game
+        # the opponents' thresholds for accepting each bet size, and an órdago: all read at once
+        s_new = np.where(opening[:, None], self.bet_sizes[None, :], stake[:, None] + self.bet_sizes[None, :])
+        tau_acc = np.minimum(self.tau_accept[lance][:, None] + self.tau_accept_per_stone * (s_new - 2),
+                             self.tau_accept_max)
+        tau_acc = np.where(game_if_refused[:, None], tau_prev[:, None], np.maximum(tau_prev[:, None], tau_acc))
+        tau_oa = np.maximum(tau_prev, self.tau_ordago_accept[lance])
+        x = np.concatenate([tau_prev[:, None], tau_acc, tau_oa[:, None]], axis=1)    # (n, 7)
+        acc_x, win_x = at(acc, x), at(win, x)
+        a_prev = np.maximum(acc_x[:, 0], 1e-6)
+        p_any = win[:, 0].astype(np.float64)                                          # P(win), no information
+        eps = np.where(opening, 0.0, np.where(ordago_live, self.opp_ordago_bluff, self.opp_bluff))
+        p_range = np.clip(win_x[:, 0] / a_prev, 0.0, 1.0)                             # P(win | their range)
+        p_w = np.clip((1 - eps) * p_range + eps * p_any, 0.0, 1.0)
+
+        # a share ``opp_call`` of our bets is accepted whatever the opponents hold (then we win with p_range)
+        gamma = self.opp_call
+        # candidate actions and their values (game-win probability); -inf where illegal
+        vals = np.full((n, 31), -np.inf)
+        # en paso (opening) / quiero (facing a bet): the lance is decided by the cards
+        paso = p_w * gain(base + own_bonus) + (1 - p_w) * lose(base + opp_bonus)
+        vals[:, _PASO] = paso
+        vals[:, _QUIERO] = p_w * gain(stake + own_bonus) + (1 - p_w) * lose(stake + opp_bonus)
+        vals[:, _NO_QUIERO] = lose(fallback + opp_bonus)
+        # bets and raises: the new stake, and the opponents' chance to accept it
+        pa = np.clip(acc_x[:, 1:6] / a_prev[:, None], 0.0, 1.0)                      # all bet sizes: (n, 5)
+        pw = np.clip(win_x[:, 1:6] / a_prev[:, None], 0.0, pa)
+        pa, pw = (1 - gamma) * pa + gamma, (1 - gamma) * pw + gamma * p_range[:, None]
+        v = ((1 - pa) * gain(new_fall + own_bonus)[:, None] + pw * gain2(s_new + own_bonus[:, None])
+             + (pa - pw) * lose2(s_new + opp_bonus[:, None]))
+        vals[:, ENVIDO_BASE:ENVIDO_BASE + 5] = np.where((opening | (stake < self.max_stake))[:, None], v, -np.inf)
+        # órdago of its own: refused pays the fallback, accepted decides the game
+        pa = np.clip(acc_x[:, 6] / a_prev, 0.0, 1.0)
+        pw = np.clip(win_x[:, 6] / a_prev, 0.0, pa)
+        pa, pw = (1 - gamma) * pa + gamma, (1 - gamma) * pw + gamma * p_range
+        vals[:, _ORDAGO] = (1 - pa) * gain(new_fall + own_bonus) + pw - self.ordago_margin
+        # facing an órdago: quiero wins the game with the lance
+        vals[:, _QUIERO] = np.where(ordago_live, p_w - self.ordago_call_margin, vals[:, _QUIERO])
+        vals = np.where(masks > 0, vals, -np.inf)
+        a = np.argmax(vals, axis=1)
+        a = np.where(opening & bluff & (a == _PASO) & (masks[:, ENVIDO_BASE] > 0), ENVIDO_BASE, a)
+        legal = masks[np.arange(n), a] > 0
+        return np.where(legal, a, first_legal(masks)).astype(np.int64)

@@ -1,0 +1,402 @@
+"""Agents: legal play (batched and single), the strength ladder, the human terminal agent, act vs act_batch,
+the batched observation reader, and the equity tables and their generator.
+
+The strength test plays fixed duplicate deal sets (experiments.deals) with experiments.tournament.play_pair;
+its margins fail when an agent is broken (for instance one that passes and refuses everything loses
+clearly to random in hands mode, and one that accepts every órdago loses games to the órdago agent).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import OrdagoAgent, RandomAgent, make_agent
+from agents.equity import CONTEXTS, EquityAgent, load_tables, win_probability_table
+from agents.features import percentile_table, read
+from agents.human import HumanAgent, QuitGame
+from agents.rule import RuleBasedAgent
+from experiments.deals import make_deals
+from experiments.tournament import play_pair
+from mus_env import MusConfig, MusGame, VectorMusEnv
+from mus_env.actions import DISCARD_BASE, Action
+from mus_env.cards import deck_from_hands
+from mus_env.observation import SPEECH_NAMES, decode
+from mus_env.phases import Phase
+from mus_env.tables import get_tables, multiset_index
+
+CONFIGS = {
+    "default": MusConfig(),
+    "kings4_target30": MusConfig(kings=4, target=30),
+    "odd": MusConfig(allow_zero_discard=True, holders_only_speak=False, punto=False, auto_declare=False,
+                     bet_sizes=(2, 4, 6, 8, 20), partner_override=False, max_mus_rounds=3),
+}
+AGENTS = ("random", "rule", "equity", "ordago")
+
+
+def _agent(name: str):
+    return make_agent(name)
+
+
+# --------------------------------------------------------------------------------------------------------
+# legality
+@pytest.mark.parametrize("cfg_name", list(CONFIGS))
+@pytest.mark.parametrize("name", AGENTS)
+def test_batched_play_is_legal(name: str, cfg_name: str) -> None:
+    """act_batch only picks legal actions, over thousands of hands, against itself and against random."""
+    cfg = CONFIGS[cfg_name]
+    agent, rnd = _agent(name), RandomAgent()
+    B = 256
+    venv = VectorMusEnv(B, cfg, seed=11)
+    obs, mask = venv.reset()
+    rng = np.random.default_rng(0)
+    # tables 0..127: the agent on all seats; 128..255: the agent on team 0, random on team 1
+    mixed = np.arange(B) >= B // 2
+    rows = np.arange(B)
+    hands, steps = 0, 0
+    phases_seen: set[int] = set()
+    while hands < 2500:
+        a = np.asarray(agent.act_batch(obs, mask, rng))
+        assert a.shape == (B,) and a.dtype == np.int64
+        r = rnd.act_batch(obs, mask, rng)
+        a = np.where(mixed & (venv.current_player % 2 == 1), r, a)
+        assert (mask[rows, a] == 1).all(), f"{name} chose an illegal action"
+        phases_seen.update(np.unique(read(obs).phase).tolist())
+        obs, mask, _, _, info = venv.step(a)
+        hands += int(info["hand_finished"].sum())
+        steps += 1
+        assert steps < 20_000
+    assert {Phase.MUS_CALL, Phase.BET_OPEN, Phase.BET_RESPOND} <= phases_seen
+
+
+@pytest.mark.parametrize("kings", [8, 4])
+def test_single_play_is_legal(kings: int) -> None:
+    """act on MusGame.observe(seat) only picks legal actions (every agent, human with scripted input)."""
+    cfg = MusConfig(kings=kings)
+    vocab = [str(i) for i in range(31)] + ["mus", "paso", "quiero", "no quiero", "órdago", "envido", "0 2", "all",
+                                           "x", "", "envido 2", "R", "A"]
+    script = np.random.default_rng(kings)
+    human = HumanAgent(input_fn=lambda prompt: vocab[script.integers(len(vocab))], output_fn=lambda text: None)
+    players = [_agent(n) for n in AGENTS] + [human]
+    rng = np.random.default_rng(1)
+    hands, g = 0, 0
+    while hands < 600:
+        game = MusGame(cfg, seed=1000 + g)
+        lineup = [players[(g + s) % len(players)] for s in range(4)]       # rotate the line-up every game
+        while not game.is_over and len(game.hand_log) < 8:
+            seat = game.current_player
+            mask = game.legal_action_mask()
+            a = lineup[seat].act(game.observe(seat), mask, rng)
+            assert isinstance(a, int) and mask[a] == 1
+            game.step(a)
+        hands += len(game.hand_log)
+        g += 1
+
+
+# --------------------------------------------------------------------------------------------------------
+# strength
+def _hands(a, b, n: int, seed: int):
+    return play_pair(a, b, make_deals(n, seed), mode="hands", names=("a", "b"))
+
+
+def _games(a, b, n: int, seed: int):
+    return play_pair(a, b, make_deals(n, seed), mode="games", names=("a", "b"))
+
+
+def test_strength_ladder() -> None:
+    """rule > random, equity > random, equity > rule (stones per hand, duplicate, 95% CI above zero);
+    rule and equity beat the órdago agent in games (win rate CI above one half). In hands mode an accepted
+    órdago ends the hand with no stones, so the órdago agent is ranked on games."""
+    rule, equity, rnd, ordago = RuleBasedAgent(), EquityAgent(), RandomAgent(), OrdagoAgent()
+    for a, b, margin in ((rule, rnd, 0.5), (equity, rnd, 0.5), (equity, rule, 0.3)):
+        m, lo, hi = _hands(a, b, 1500, seed=101).mean_diff()
+        assert lo > 0 and m > margin, f"{a.name} vs {b.name}: {m:+.3f} [{lo:+.3f}, {hi:+.3f}] stones per hand"
+    for a in (rule, equity):
+        w, lo, hi = _games(a, ordago, 400, seed=202).game_win_rate()
+        assert lo > 0.5 and w > 0.7, f"{a.name} vs ordago: game win rate {w:.3f} [{lo:.3f}, {hi:.3f}]"
+    w, lo, hi = _games(equity, rule, 400, seed=303).game_win_rate()
+    assert lo > 0.5, f"equity vs rule: game win rate {w:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def test_broken_agents_fail_the_margins() -> None:
+    """The ladder margins are not vacuous: a rule agent that never bets and refuses everything loses to random."""
+    timid = RuleBasedAgent(bet=1.1, call=1.1, raise_=1.1, ordago_open=1.1, ordago_call=1.1, call_per_stone=0.0)
+    m, lo, hi = _hands(timid, RandomAgent(), 1000, seed=101).mean_diff()
+    assert hi < 0
+    reckless = RuleBasedAgent(ordago_call=0.0, desperate_call=0.0)
+    w, lo, hi = _games(reckless, OrdagoAgent(), 300, seed=202).game_win_rate()
+    assert w < 0.7
+
+
+# --------------------------------------------------------------------------------------------------------
+# act and act_batch agree
+def _observations(cfg: MusConfig, n_steps: int = 60, B: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    venv = VectorMusEnv(B, cfg, seed=5)
+    obs, mask = venv.reset()
+    rng = np.random.default_rng(3)
+    rnd, rule = RandomAgent(), RuleBasedAgent()
+    all_obs, all_mask = [], []
+    for step in range(n_steps):
+        all_obs.append(obs.copy())
+        all_mask.append(mask.copy())
+        a = rnd.act_batch(obs, mask, rng) if step % 2 else rule.act_batch(obs, mask, rng)
+        obs, mask, *_ = venv.step(a)
+    return np.concatenate(all_obs), np.concatenate(all_mask)
+
+
+@pytest.mark.parametrize("kings", [8, 4])
+@pytest.mark.parametrize("name", ["rule", "equity", "ordago"])
+def test_act_matches_act_batch(name: str, kings: int) -> None:
+    obs, mask = _observations(MusConfig(kings=kings))
+    obs, mask = obs[::4], mask[::4]
+    agent = _agent(name)
+    batch = agent.act_batch(obs, mask, np.random.default_rng(7))
+    single = np.array([agent.act(o, m, np.random.default_rng(7)) for o, m in zip(obs, mask, strict=True)])
+    if name == "ordago":            # random discards: compare the deterministic decisions only
+        keep = read(obs).phase != Phase.DISCARD
+        batch, single = batch[keep], single[keep]
+    assert np.array_equal(batch, single)
+
+
+def test_mixed_variant_batch() -> None:
+    """A batch holding 8-kings and 4-kings observations decides each row as in its own variant."""
+    o8, m8 = _observations(MusConfig(), n_steps=10, B=32)
+    o4, m4 = _observations(MusConfig(kings=4), n_steps=10, B=32)
+    obs, mask = np.concatenate([o8, o4]), np.concatenate([m8, m4])
+    for agent in (RuleBasedAgent(), EquityAgent()):
+        both = agent.act_batch(obs, mask, np.random.default_rng(0))
+        apart = np.concatenate([agent.act_batch(o8, m8, np.random.default_rng(0)),
+                                agent.act_batch(o4, m4, np.random.default_rng(0))])
+        assert np.array_equal(both, apart)
+
+
+# --------------------------------------------------------------------------------------------------------
+# policies on chosen hands
+def _decide(agent, hands: list[str], actions: list[int], mano: int = 0, scores=(0, 0), kings: int = 8) -> int:
+    cfg = MusConfig(kings=kings)
+    game = MusGame.from_deck(deck_from_hands(hands), mano=mano, scores=scores, config=cfg, seed=0)
+    for a in actions:
+        game.step(a)
+    seat = game.current_player
+    return agent.act(game.observe(seat), game.legal_action_mask(), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("agent", [RuleBasedAgent(), EquityAgent()], ids=["rule", "equity"])
+def test_sound_choices(agent) -> None:
+    no_mus, paso = int(Action.NO_MUS), int(Action.PASO)
+    # the ley del mus: R-R-C-S cuts; a hand with nothing asks for cards
+    assert _decide(agent, ["RRCS", "7654", "A456", "RCS4"], []) == no_mus
+    assert _decide(agent, ["7654", "RRCS", "A456", "RCS4"], []) == int(Action.MUS)
+    # discards keep the reyes (R-3 with 8 kings) and throw the middle cards
+    disc = _decide(agent, ["R376", "7654", "A456", "RCS4"], [0, 0, 0, 0])
+    assert disc - DISCARD_BASE == 0b1100
+    # with R-R-R-C the mano opens the grande
+    assert _decide(agent, ["RRRC", "7654", "A456", "RCS4"], [no_mus]) != paso
+    # a weak grande does not accept an órdago at 0-0
+    assert _decide(agent, ["7654", "RRCS", "A456", "RCS4"], [no_mus, paso, int(Action.ORDAGO)]) == \
+        int(Action.NO_QUIERO)
+
+
+def test_rule_score_awareness() -> None:
+    rule = RuleBasedAgent()
+    no_mus, paso, ordago = int(Action.NO_MUS), int(Action.PASO), int(Action.ORDAGO)
+    hands = ["7654", "RCS7", "RC54", "RCS4"]
+    # S2 facing an órdago with a fair grande: refused at 0-0, accepted when the rivals are about to win anyway
+    assert _decide(rule, hands, [no_mus, paso, ordago]) == int(Action.NO_QUIERO)
+    assert _decide(rule, hands, [no_mus, paso, ordago], scores=(10, 39)) == int(Action.QUIERO)
+    # one stone from the target: open every lance (a refusal wins the game)
+    assert _decide(rule, ["7654", "RCS7", "A456", "RCS4"], [no_mus], scores=(39, 10)) != paso
+
+
+# --------------------------------------------------------------------------------------------------------
+# human agent
+def _scripted(lines: list[str]):
+    it = iter(lines)
+    out: list[str] = []
+
+    def inp(prompt: str) -> str:
+        try:
+            return next(it)
+        except StopIteration:
+            raise EOFError from None
+
+    return HumanAgent(input_fn=inp, output_fn=out.append), out
+
+
+def _mus_call_state():
+    game = MusGame.from_deck(deck_from_hands(["Ro3c7e4b", "7654", "A456", "RCS4"]), mano=0, config=MusConfig(), seed=0)
+    return game
+
+
+def test_human_bad_inputs_then_good() -> None:
+    game = _mus_call_state()
+    human, out = _scripted(["", "banana", "7", "0 1 2", "  No Hay Mus "])
+    a = human.act(game.observe(0), game.legal_action_mask(), np.random.default_rng(0))
+    assert a == int(Action.NO_MUS)
+    text = "\n".join(out)
+    assert "[0] Ro" in text and "[3] 4b" in text
+    assert "no hay mus" in text and "Did not understand" in text and "not one of the legal actions" in text
+
+
+def test_human_discards_by_slots_cards_and_ids() -> None:
+    game = _mus_call_state()
+    for _ in range(4):
+        game.step(int(Action.MUS))
+    obs, mask = game.observe(0), game.legal_action_mask()
+    cases = {"0 2": 0b0101, "2,3": 0b1100, "7e 4b": 0b1100, "R 3": 0b0011, "all": 0b1111, "6": 0b0100,
+             "descarta 1 (slots 1)": 0b0010}
+    for text, m in cases.items():
+        human, _ = _scripted([text])
+        assert human.act(obs, mask, np.random.default_rng(0)) == DISCARD_BASE + m, text
+    human, out = _scripted(["Ae", "9 9", "0 1"])                # a card not in hand, then a bad slot list
+    assert human.act(obs, mask, np.random.default_rng(0)) == DISCARD_BASE + 0b0011
+    assert sum("Did not understand" in line or "Type one action" in line for line in out) == 2
+    zero = MusGame.from_deck(deck_from_hands(["Ro3c7e4b", "7654", "A456", "RCS4"]), mano=0,
+                             config=MusConfig(allow_zero_discard=False), seed=0)
+    for _ in range(4):
+        zero.step(int(Action.MUS))
+    human, out = _scripted(["DISCARD_0", "0"])
+    assert human.act(zero.observe(0), zero.legal_action_mask(), np.random.default_rng(0)) == DISCARD_BASE + 1
+
+
+def test_human_quits_cleanly() -> None:
+    game = _mus_call_state()
+    human, _ = _scripted([])                                       # end of input at once
+    with pytest.raises(QuitGame):
+        human.act(game.observe(0), game.legal_action_mask(), np.random.default_rng(0))
+    human, _ = _scripted(["?", "q"])
+    with pytest.raises(QuitGame):
+        human.act(game.observe(0), game.legal_action_mask(), np.random.default_rng(0))
+    assert HumanAgent().name == "human"                             # constructible with no arguments
+
+
+def test_human_forced_action_needs_no_input() -> None:
+    mask = np.zeros(31, dtype=np.int8)
+    mask[int(Action.NO_MUS)] = 1
+    human, out = _scripted([])
+    assert human.act(_mus_call_state().observe(0), mask, np.random.default_rng(0)) == int(Action.NO_MUS)
+
+
+# --------------------------------------------------------------------------------------------------------
+# the batched observation reader
+@pytest.mark.parametrize("kings", [8, 4])
+def test_features_agree_with_decode(kings: int) -> None:
+    obs, _ = _observations(MusConfig(kings=kings), n_steps=40, B=64)
+    f = read(obs)
+    t = get_tables(kings)
+    for b in range(0, len(obs), 7):
+        d = decode(obs[b])
+        assert d["mano"] == (-f.seat[b]) % 4
+        assert (d["phase"], d["lance"], d["responder"]) == (f.phase[b], f.lance[b], f.responder[b])
+        assert d["rank_counts"] == np.bincount(f.ranks[b], minlength=11)[1:].tolist()
+        assert f.idx[b] == multiset_index(np.sort(f.ranks[b]))
+        assert f.points[b] == t.juego_points[f.idx[b]]
+        assert d["scores"] == (f.own[b], f.other[b]) and d["target"] == f.target[b]
+        assert d["mus_rounds"] == f.mus_rounds[b]
+        code = {True: 1, False: 0, None: -1}
+        assert [code[x] for x in d["pares_decl"]] == f.pares_decl[b].tolist()
+        assert [code[x] for x in d["juego_decl"]] == f.juego_decl[b].tolist()
+        if f.slot[b] >= 0:
+            lance = d["lances"][f.slot[b]]
+            assert (lance["stake"] == "ordago") == f.ordago[b]
+            if lance["stake"] != "ordago":
+                assert lance["stake"] == f.stake[b]
+            assert lance["fallback"] == f.fallback[b]
+            assert (lance["bettor"] == "own") == f.bettor_own[b]
+            assert [SPEECH_NAMES.index(s) if s else -1 for s in lance["speech"]] == f.speech[b].tolist()
+            assert lance["raised"] == f.raised[b].tolist()
+
+
+def test_percentiles() -> None:
+    for kings in (8, 4):
+        p = percentile_table(kings)
+        below, equal = p[0], p[1]
+        t = get_tables(kings)
+        inside = below >= 0
+        assert ((below + equal)[inside] <= 1 + 1e-9).all()
+        # stronger hands have higher percentiles, within each lance's population
+        for lance in range(5):
+            s = t.strength[lance][inside[lance]]
+            b = below[lance][inside[lance]]
+            order = np.argsort(s, kind="stable")
+            assert (np.diff(b[order]) >= -1e-12).all()
+        assert not inside[2][t.pares_class == 0].any() and inside[2][t.pares_class > 0].all()
+
+
+# --------------------------------------------------------------------------------------------------------
+# equity tables
+@pytest.mark.parametrize("kings", [8, 4])
+def test_equity_tables_are_sane(kings: int) -> None:
+    t = load_tables(kings)
+    M = get_tables(kings).size
+    assert t.acc.shape == t.win.shape == (len(CONTEXTS), 4, M, len(t.tau))
+    assert t.ev.shape == (4, 4, M) and t.disc.shape == (4, 4, M, 16)
+    assert (t.win >= 0).all() and (t.win <= t.acc + 2e-3).all() and (t.acc <= 1 + 1e-3).all()
+    assert np.allclose(t.acc[0, :, :, 0], 1.0, atol=1e-3)                      # tau = 0: every hand
+    tab = get_tables(kings)
+    best_grande = int(np.argmax(tab.strength[0]))
+    assert np.allclose(t.win[0, 0, best_grande, 0], 1.0)                       # the mano's best grande never loses
+    ms31 = np.flatnonzero(tab.juego_points == 31)
+    sampled = t.count[8:14][:, ms31] >= 1000
+    assert sampled.mean() > 0.5
+    assert np.allclose(t.win[8:14, 0][:, ms31, 0][sampled], 1.0, atol=0.05)    # nor the mano's 31 (no real)
+    assert np.allclose(t.disc[:, :, :, 0], t.ev, atol=1e-4)                   # mask 0 keeps the hand
+    assert abs(t.hand_pmf.sum() - 1) < 1e-9 and np.allclose(t.hand_pmf, t.hand_pmf.T)
+
+
+def test_win_probability_table() -> None:
+    pmf = np.zeros((3, 3))
+    pmf[1, 0] = pmf[0, 1] = 0.5                                                 # one stone to either side
+    wp = win_probability_table(pmf, 3)
+    assert wp[0, 0] == pytest.approx(0.5) and wp[2, 2] == pytest.approx(0.5)
+    assert wp[2, 0] == pytest.approx(7 / 8) and wp[3, 1] == 1.0 and wp[1, 3] == 0.0
+
+
+def test_missing_tables_say_how_to_regenerate(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError, match="python -m experiments.make_equity_tables"):
+        EquityAgent(tables_dir=tmp_path)
+    for kings in (8, 4):
+        (tmp_path / f"equity_tables_k{kings}.npz").write_bytes(b"not a table file")
+    with pytest.raises(FileNotFoundError, match="make_equity_tables"):
+        EquityAgent(tables_dir=tmp_path)
+
+
+def test_table_generator_quick(tmp_path) -> None:
+    """The generator runs (quick mode), is seeded, and its output loads and plays."""
+    from experiments.make_equity_tables import main
+
+    args = ["--quick", "--samples", "300", "--selfplay-hands", "300", "--no-progress"]
+    main(args + ["--out-dir", str(tmp_path / "a")])
+    main(args + ["--kings", "8", "--out-dir", str(tmp_path / "b")])
+    with np.load(tmp_path / "a" / "equity_tables_k8.npz") as a, np.load(tmp_path / "b" / "equity_tables_k8.npz") as b:
+        for key in a.files:
+            assert np.array_equal(a[key], b[key]), key
+    agent = EquityAgent(tables_dir=tmp_path / "a")
+    obs, mask = _observations(MusConfig(kings=4), n_steps=20, B=32)
+    a = agent.act_batch(obs, mask, np.random.default_rng(0))
+    assert (mask[np.arange(len(a)), a] == 1).all()
+    with pytest.raises(FileNotFoundError, match="make_equity_tables"):          # b has no 4-kings file
+        EquityAgent(tables_dir=tmp_path / "b")
+
+
+def test_make_agent_specs() -> None:
+    assert isinstance(make_agent("rule"), RuleBasedAgent) and isinstance(make_agent("equity"), EquityAgent)
+    assert isinstance(make_agent("human"), HumanAgent)
+    with pytest.raises(ValueError):
+        RuleBasedAgent(bet=(0.5, 0.5))
+    with pytest.raises(ValueError):
+        EquityAgent(bluff_rate=2.0)
+
+
+def test_bluff_rate_uses_rng() -> None:
+    obs, mask = _observations(MusConfig(), n_steps=30)
+    opening = read(obs).phase == Phase.BET_OPEN
+    for agent in (RuleBasedAgent(bluff_rate=0.5), EquityAgent(bluff_rate=0.5)):
+        a = agent.act_batch(obs, mask, np.random.default_rng(0))
+        b = agent.act_batch(obs, mask, np.random.default_rng(1))
+        assert (a[opening] != b[opening]).any()
+    for agent in (RuleBasedAgent(), EquityAgent()):
+        a = agent.act_batch(obs, mask, np.random.default_rng(0))
+        b = agent.act_batch(obs, mask, np.random.default_rng(1))
+        assert np.array_equal(a, b)
+
