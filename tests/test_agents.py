@@ -105,12 +105,14 @@ def _games(a, b, n: int, seed: int):
 
 def test_strength_ladder() -> None:
     """rule > random, equity > random, equity > rule (stones per hand, duplicate, 95% CI above zero);
-    rule and equity beat the órdago agent in games (win rate CI above one half). In hands mode an accepted
-    órdago ends the hand with no stones, so the órdago agent is ranked on games."""
+    rule and equity beat the órdago agent in games (win rate CI above one half), the unit where an órdago
+    means what it stakes; rule also beats it in hands (an accepted órdago counted as the stones lacking)."""
     rule, equity, rnd, ordago = RuleBasedAgent(), EquityAgent(), RandomAgent(), OrdagoAgent()
     for a, b, margin in ((rule, rnd, 0.5), (equity, rnd, 0.5), (equity, rule, 0.3)):
         m, lo, hi = _hands(a, b, 1500, seed=101).mean_diff()
         assert lo > 0 and m > margin, f"{a.name} vs {b.name}: {m:+.3f} [{lo:+.3f}, {hi:+.3f}] stones per hand"
+    m, lo, hi = _hands(rule, ordago, 1500, seed=101).mean_diff()
+    assert lo > 0, f"rule vs ordago: {m:+.3f} [{lo:+.3f}, {hi:+.3f}] stones per hand"
     for a in (rule, equity):
         w, lo, hi = _games(a, ordago, 400, seed=202).game_win_rate()
         assert lo > 0.5 and w > 0.7, f"{a.name} vs ordago: game win rate {w:.3f} [{lo:.3f}, {hi:.3f}]"
