@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MusConfig", "REAL31_CHOICES", "SIGNALS_CHOICES", "NUM_BET_SIZES"]
+__all__ = ["MusConfig", "REAL31_CHOICES", "SIGNALS_CHOICES", "NUM_BET_SIZES", "playable_config"]
 
 #: Accepted values of ``MusConfig.real31`` (RULES.md §1.2).
 REAL31_CHOICES = ("off", "any10", "sota", "sota_oros", "sota_4suits")
@@ -155,3 +155,21 @@ class MusConfig:
         if "bet_sizes" in d and isinstance(d["bet_sizes"], list):
             d["bet_sizes"] = tuple(d["bet_sizes"])
         return cls(**d)
+
+
+def playable_config(config: MusConfig | None) -> MusConfig:
+    """The config an engine plays: ``MusConfig()`` for None, else ``config`` checked.
+
+    Raises:
+        ValueError: ``config`` is not a MusConfig.
+        NotImplementedError: ``config.signals`` is not "off" (the cheap-talk channel of RULES.md §8 is a
+            later feature).
+    """
+    cfg = MusConfig() if config is None else config
+    if not isinstance(cfg, MusConfig):
+        raise ValueError(f"config must be a MusConfig, got {type(cfg).__name__}")
+    if cfg.signals != "off":
+        raise NotImplementedError(
+            f"MusConfig(signals={cfg.signals!r}): the signals channel of RULES.md §8 is a later feature; "
+            "use signals='off'")
+    return cfg

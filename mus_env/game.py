@@ -39,7 +39,7 @@ from .actions import (
     action_to_string,
 )
 from .cards import NUM_CARDS, hand_to_string, slot_order_key
-from .config import MusConfig
+from .config import MusConfig, playable_config
 from .phases import LEGAL_MASKS, LEGAL_SETS, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES, Legal, Outcome, Phase
 from .shuffle import deal_decks, first_mano, normalize_seed, random_seed, reshuffle_order
 from .tables import CHICA, GRANDE, JUEGO, LANCE_NAMES, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables, is_real31
@@ -205,13 +205,7 @@ class MusGame:
     """
 
     def __init__(self, config: MusConfig | None = None, seed: int | None = None) -> None:
-        cfg = MusConfig() if config is None else config
-        if not isinstance(cfg, MusConfig):
-            raise ValueError(f"config must be a MusConfig, got {type(cfg).__name__}")
-        if cfg.signals != "off":
-            raise NotImplementedError(
-                f"MusConfig(signals={cfg.signals!r}): the signals channel of RULES.md §8 is a later feature; "
-                "use signals='off'")
+        cfg = playable_config(config)
         self._init_common(cfg, random_seed() if seed is None else normalize_seed(seed))
         mano = int(first_mano(self.seed)) if cfg.first_mano == "random" else int(cfg.first_mano)
         self._start_hand(deal_decks(self.seed, 0).tolist(), mano)
@@ -233,7 +227,7 @@ class MusGame:
             ValueError: the deck is not a permutation of 0..39, the mano is not a seat, or a score is
                 negative, not an int, or already at the target.
         """
-        cfg = MusConfig() if config is None else config
+        cfg = playable_config(config)
         try:
             d = [int(c) for c in np.asarray(deck).ravel()]
             if np.asarray(deck).dtype.kind not in "iu":
@@ -262,10 +256,6 @@ class MusGame:
             if s >= cfg.target:
                 raise ValueError(
                     f"scores must be below the target {cfg.target} (the game would be over), got {scores!r}")
-        if cfg.signals != "off":
-            raise NotImplementedError(
-                f"MusConfig(signals={cfg.signals!r}): the signals channel of RULES.md §8 is a later feature; "
-                "use signals='off'")
         game = cls.__new__(cls)
         game._init_common(cfg, normalize_seed(seed))
         game._scores = [int(s0), int(s1)]

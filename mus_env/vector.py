@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from .actions import ENVIDO_BASE, NUM_ACTIONS, Action, action_to_string
 from .cards import NUM_CARDS, slot_order_key
-from .config import MusConfig
+from .config import MusConfig, playable_config
 from .observation import (
     DISCARD_ROUNDS,
     HAND_DIM,
@@ -123,13 +123,7 @@ class VectorMusEnv:
                  reward: str = "game") -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        cfg = MusConfig() if config is None else config
-        if not isinstance(cfg, MusConfig):
-            raise ValueError(f"config must be a MusConfig, got {type(cfg).__name__}")
-        if cfg.signals != "off":
-            raise NotImplementedError(
-                f"MusConfig(signals={cfg.signals!r}): the signals channel of RULES.md §8 is a later feature; "
-                "use signals='off'")
+        cfg = playable_config(config)
         if reward not in ("game", "stones"):
             raise ValueError(f"reward must be 'game' or 'stones', got {reward!r}")
         self.num_envs = int(num_envs)
