@@ -60,7 +60,7 @@ from mus_env.phases import Phase
 from mus_env.tables import JUEGO, PARES, PUNTO, get_tables
 
 from .base import Agent
-from .features import DECL_SI, Features, hand_weights, read
+from .features import DECL_SI, Features, hand_weights, per_lance, read
 from .rule import first_legal
 
 __all__ = ["EquityAgent", "EquityTables", "load_tables", "win_probability_table", "CONTEXTS", "DATA_DIR"]
@@ -153,13 +153,6 @@ def win_probability_table(pmf: npt.NDArray[np.float64], target: int) -> npt.NDAr
     return _wp_cached(pmf.tobytes(), pmf.shape, int(target))
 
 
-def _per_lance(name: str, v: float | Sequence[float]) -> npt.NDArray[np.float64]:
-    a = np.full(5, float(v)) if np.isscalar(v) else np.asarray(v, dtype=np.float64)
-    if a.shape != (5,):
-        raise ValueError(f"{name} must be a number or 5 numbers (grande, chica, pares, juego, punto), got {v!r}")
-    return a
-
-
 class EquityAgent(Agent):
     """Expected-value bidding from win-probability tables (the module docstring states the policy).
 
@@ -196,10 +189,10 @@ class EquityAgent(Agent):
                  max_stake: int = 12, ordago_margin: float = 0.25, ordago_call_margin: float = 0.25,
                  slot_weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0), mus_margin: float = 0.0,
                  bluff_rate: float = 0.0, score_aware: bool = True, tables_dir: str | Path | None = None) -> None:
-        self.tau_bet, self.tau_raise = _per_lance("tau_bet", tau_bet), _per_lance("tau_raise", tau_raise)
-        self.tau_accept = _per_lance("tau_accept", tau_accept)
-        self.tau_ordago = _per_lance("tau_ordago", tau_ordago)
-        self.tau_ordago_accept = _per_lance("tau_ordago_accept", tau_ordago_accept)
+        self.tau_bet, self.tau_raise = per_lance("tau_bet", tau_bet), per_lance("tau_raise", tau_raise)
+        self.tau_accept = per_lance("tau_accept", tau_accept)
+        self.tau_ordago = per_lance("tau_ordago", tau_ordago)
+        self.tau_ordago_accept = per_lance("tau_ordago_accept", tau_ordago_accept)
         self.tau_accept_per_stone = float(tau_accept_per_stone)
         self.tau_accept_max = float(tau_accept_max)
         if not 0.0 <= opp_bluff <= 1.0:

@@ -20,6 +20,7 @@ Seats in the observation are ``q`` (0 self, 1 right-hand opponent, 2 partner, 3 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from math import comb
@@ -302,3 +303,11 @@ _O_DECL = (slice(OFFSETS["pares_decl"].start, OFFSETS["juego_decl"].stop)
 _O_TARGET = OFFSETS["target"].start
 _O_SCORES = OFFSETS["scores"]
 _O_ROUNDS = OFFSETS["mus_rounds"].start
+
+
+def per_lance(name: str, v: float | Sequence[float]) -> npt.NDArray[np.float64]:
+    """An agent option given as one number or five (grande, chica, pares, juego, punto), as a (5,) array."""
+    a = np.full(5, float(v)) if np.isscalar(v) else np.asarray(v, dtype=np.float64)
+    if a.shape != (5,):
+        raise ValueError(f"{name} must be a number or 5 numbers (grande, chica, pares, juego, punto), got {v!r}")
+    return a

@@ -67,7 +67,7 @@ from mus_env.phases import Phase
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES
 
 from .base import Agent
-from .features import DECL_SI, Features, read, strength_of
+from .features import DECL_SI, Features, per_lance, read, strength_of
 
 __all__ = ["RuleBasedAgent", "first_legal", "keep_scores", "discard_from_scores"]
 
@@ -103,13 +103,6 @@ def discard_from_scores(score: npt.NDArray[np.float64], threshold: float = 1.0) 
     m = ((score < threshold) * _BITS).sum(axis=1)
     worst = 3 - np.argmin(score[:, ::-1], axis=1)                              # last slot with the lowest score
     return np.where(m == 0, 1 << worst, m).astype(np.int64)
-
-
-def _per_lance(name: str, v: float | Sequence[float]) -> npt.NDArray[np.float64]:
-    a = np.full(5, float(v)) if np.isscalar(v) else np.asarray(v, dtype=np.float64)
-    if a.shape != (5,):
-        raise ValueError(f"{name} must be a number or 5 numbers (grande, chica, pares, juego, punto), got {v!r}")
-    return a
 
 
 class RuleBasedAgent(Agent):
@@ -155,11 +148,11 @@ class RuleBasedAgent(Agent):
         self.cut_juego[list(cut_juego)] = True
         self.cut_after_rounds = int(cut_after_rounds)
         self.keep_aces, self.keep_caballo_with_kings = bool(keep_aces), bool(keep_caballo_with_kings)
-        self.bet, self.call = _per_lance("bet", bet), _per_lance("call", call)
-        self.raise_ = _per_lance("raise_", raise_)
-        self.ordago_open = _per_lance("ordago_open", ordago_open)
-        self.ordago_call = _per_lance("ordago_call", ordago_call)
-        self.call_per_stone = _per_lance("call_per_stone", call_per_stone)
+        self.bet, self.call = per_lance("bet", bet), per_lance("call", call)
+        self.raise_ = per_lance("raise_", raise_)
+        self.ordago_open = per_lance("ordago_open", ordago_open)
+        self.ordago_call = per_lance("ordago_call", ordago_call)
+        self.call_per_stone = per_lance("call_per_stone", call_per_stone)
         self.partner_bonus = float(partner_bonus)
         self.both_opponents_malus = float(both_opponents_malus)
         self.max_stake = int(max_stake)
