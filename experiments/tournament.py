@@ -279,8 +279,10 @@ def elo_ladder(names: Sequence[str], results: Sequence[PairResult], *, bootstrap
 def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hands",
                 config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
                 progress: bool = True) -> list[PairResult]:
-    """Every pair of distinct agents plays the whole deal set (duplicate)."""
-    agents = {spec: make_agent(spec) for spec in agent_specs}
+    """Every pair of agents plays the whole deal set (duplicate). A spec given twice plays itself: its
+    copies are labelled ``rule``, ``rule#2``... (see :func:`agent_labels`)."""
+    agents = {label: make_agent(spec) for label, spec in zip(agent_labels(agent_specs), agent_specs, strict=True)}
+    agent_specs = list(agents)
     pairs = list(itertools.combinations(agent_specs, 2))
     results: list[PairResult] = []
     bar = _Progress(len(pairs) * len(deals), f"{mode}", enabled=progress)
@@ -290,6 +292,16 @@ def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hand
             results.append(play_pair(agents[a], agents[b], deals, mode=mode, config=config,
                                      max_tables=max_tables, seed=seed, names=(a, b), progress=bar.advance))
     return results
+
+
+def agent_labels(specs: Sequence[str]) -> list[str]:
+    """Distinct labels for agent specs: a repeated spec gets ``#2``, ``#3``... (self-play in a round robin)."""
+    seen: dict[str, int] = {}
+    labels = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        labels.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return labels
 
 
 class _Progress:
@@ -506,8 +518,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
     specs = [s.strip() for s in args.agents.split(",") if s.strip()]
-    if len(specs) < 2 or len(set(specs)) != len(specs):
-        p.error(f"--agents needs at least two distinct agents, got {specs}")
+    if len(specs) < 2:
+        p.error(f"--agents needs at least two agents (a spec given twice plays itself), got {specs}")
     if args.hands <= 0 and args.games <= 0:
         p.error("nothing to play: give --hands N and/or --games N")
     for s in specs:
@@ -524,17 +536,19 @@ def main(argv: list[str] | None = None) -> None:
         deals = make_deals(args.games, args.seed + 1, cfg.target)
         game_results = round_robin(specs, deals, mode="games", config=cfg, max_tables=args.tables, seed=args.seed,
                                    progress=not args.quiet)
-    ladder = elo_ladder(specs, game_results or hand_results, seed=args.seed)
+    labels = agent_labels(specs)
+    ladder = elo_ladder(labels, game_results or hand_results, seed=args.seed)
     elapsed = time.perf_counter() - t0
     hands_played = sum(2 * len(r.hand_diff) for r in hand_results) + sum(int(r.game_hands.sum()) for r in game_results)
     meta = {"agents": specs, "hands": args.hands, "games": args.games, "seed": args.seed,
             "config": cfg.to_dict(), "seconds": elapsed, "hands_played": hands_played,
             "hands_per_second": hands_played / elapsed if elapsed else None,
             "elo_from": "games" if game_results else "hands"}
-    print_tables(specs, hand_results, game_results, ladder)
-    files = write_outputs(Path(args.out), specs, hand_results, game_results, ladder, meta, plots=not args.no_plots)
+    print_tables(labels, hand_results, game_results, ladder)
+    files = write_outputs(Path(args.out), labels, hand_results, game_results, ladder, meta, plots=not args.no_plots)
     if args.records > 0:
-        files["records"] = write_tournament_records(Path(args.out) / "records", specs, cfg, args.records, args.seed)
+        files["records"] = write_tournament_records(Path(args.out) / "records", list(dict.fromkeys(specs)), cfg,
+                                                    args.records, args.seed)
     print(f"{hands_played} hands in {elapsed:.1f} s ({hands_played / elapsed:,.0f} hands/s); "
           f"wrote {', '.join(str(f) for f in files.values())}")
 

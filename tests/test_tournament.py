@@ -110,6 +110,8 @@ def test_tournament_command_writes_outputs(tmp_path: Path) -> None:
 def test_tournament_rejects_bad_arguments() -> None:
     with pytest.raises(SystemExit):
         tournament_main(["--agents", "random", "--hands", "10"])
+    with pytest.raises(SystemExit):
+        tournament_main(["--agents", "random,rule", "--hands", "0", "--games", "0"])
     with pytest.raises(ValueError, match="unknown agent spec"):
         tournament_main(["--agents", "random,nonsense", "--hands", "10", "--quiet"])
 
@@ -210,3 +212,12 @@ def test_mus_play_stops_cleanly_on_end_of_input(tmp_path: Path) -> None:
     rec = load_record(record)
     assert rec["meta"]["stopped"] is True
     replay(rec)
+
+
+def test_self_play_round_robin(tmp_path: Path) -> None:
+    out = tmp_path / "self"
+    tournament_main(["--agents", "rule,rule", "--hands", "300", "--out", str(out), "--quiet", "--no-plots"])
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["ladder"]) == {"rule", "rule#2"}
+    pair = results["pairs"][0]
+    assert pair["ci_low"] <= 0.0 <= pair["ci_high"]
