@@ -18,7 +18,8 @@ __all__ = [
     "NUM_CARDS", "NUMBERS", "SUITS", "SUIT_NAMES", "RANK_CHARS",
     "card_id", "card_number", "card_suit", "card_rank", "card_value",
     "rank_table", "value_table", "num_ranks", "slot_order_key", "sort_hand",
-    "card_to_string", "hand_to_string", "ranks_to_string", "parse_card", "parse_cards", "deck_from_hands",
+    "card_to_string", "hand_to_string", "ranks_to_string", "parse_card", "parse_cards", "parse_rank",
+    "deck_from_hands",
 ]
 
 NUM_CARDS = 40
@@ -134,6 +135,21 @@ def _tokens(text: str) -> list[tuple[int, int | None]]:
         out.append((_K_OF_CHAR[ch], suit))
         i += 1
     return out
+
+
+_RANK_WORDS = {"as": 1, "rey": 12, "caballo": 11, "sota": 10, "pito": 1, "pitos": 1}
+
+
+def parse_rank(text: str) -> int:
+    """Natural number (1..7, 10, 11, 12) of a rank written as a letter or a Spanish word: ``"R"``, ``"3"``,
+    ``"A"``, ``"As"``, ``"Rey"``, ``"Caballo"``, ``"Sota"`` (case-insensitive for words)."""
+    t = text.strip()
+    if t.lower() in _RANK_WORDS:
+        return _RANK_WORDS[t.lower()]
+    if len(t) == 1 and t in _K_OF_CHAR:
+        return NUMBERS[_K_OF_CHAR[t]]
+    raise ValueError(f"cannot parse rank {text!r}: use a letter {' '.join(RANK_CHARS)} or a word "
+                     f"({', '.join(sorted(_RANK_WORDS))})")
 
 
 def parse_card(text: str) -> int:

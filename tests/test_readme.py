@@ -22,3 +22,17 @@ def test_quick_start_has_two_commands() -> None:
     commands = [line for line in block.strip().splitlines() if line.strip() and not line.startswith("#")]
     assert len(commands) == 2
     assert "pytest" in commands[1] and "mus tournament" in commands[0]
+
+
+def _python_blocks() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    return [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+
+
+def test_readme_examples_run() -> None:
+    """Every Python example of the README runs as written (the training example with fewer steps)."""
+    blocks = _python_blocks()
+    assert len(blocks) >= 4
+    for block in blocks:
+        code = block.replace(".learn(10_000)", ".learn(64)")
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})

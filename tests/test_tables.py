@@ -432,3 +432,11 @@ def test_action_to_string_rejects_bad_ids(bad) -> None:
 def test_string_to_action_rejects_bad_names(bad: str) -> None:
     with pytest.raises(ValueError):
         string_to_action(bad)
+
+
+def test_parse_rank_letters_and_words() -> None:
+    from mus_env.cards import parse_rank
+
+    assert [parse_rank(t) for t in ("R", "3", "A", "As", "rey", "Caballo", "SOTA", "7")] == [12, 3, 1, 1, 12, 11, 10, 7]
+    with pytest.raises(ValueError, match="cannot parse rank"):
+        parse_rank("8")
