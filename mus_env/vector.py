@@ -99,6 +99,32 @@ _V_BETTOR, _V_LAST, _V_SPEECH = _O["lance_bettor"], _O["lance_last"], _O["lance_
 _V_RAISED, _V_WINNER, _V_DECL = _O["lance_raised"], _O["lance_winner"], _O["pares_decl"]
 _V_DISC, _V_PREV = _O["discards"], _O["prev_rank_counts"]
 _OBSERVERS = np.arange(4)
+
+
+def _seat_tables() -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """Who speaks next, from the eligible relative seats as a 4-bit set (bit p = relative seat p):
+
+    ``next_elig[bits, r + 1]``: the first eligible seat after ``r`` (r = -1: the first of all), -1 if none;
+    ``responders[bits, last]``: (r1, r2), the eligible seats of the other team (odd distance from the
+    bettor ``last``) in cyclic order after it, -1 where absent (RULES.md §5.3).
+    """
+    next_elig = np.full((16, 5), -1, dtype=np.int8)
+    responders = np.full((16, 4, 2), -1, dtype=np.int8)
+    for bits in range(16):
+        for r in range(-1, 4):
+            later = [p for p in range(r + 1, 4) if bits >> p & 1]
+            if later:
+                next_elig[bits, r + 1] = later[0]
+        for last in range(4):
+            resp = [p for p in ((last + 1) % 4, (last + 2) % 4, (last + 3) % 4) if bits >> p & 1 and (p - last) % 2]
+            responders[bits, last, :len(resp)] = resp
+    return next_elig, responders
+
+
+_NEXT_ELIG, _RESPONDERS = _seat_tables()
+_IS_BET = np.zeros(NUM_ACTIONS, dtype=bool)
+_IS_BET[ENVIDO_BASE:ENVIDO_BASE + 5] = True
+_IS_BET[int(Action.ORDAGO)] = True
 _ROT = (_OBSERVERS[:, None] + _AR4[None, :]) % 4        # [observer, q] -> absolute seat
 
 class VectorMusEnv:
@@ -181,8 +207,7 @@ class VectorMusEnv:
         self.ls_last = z((4,), np.int8, -1)       # [b, slot] seat of the last bettor/raiser
         self.ls_said = z((4, 4), np.int8, -1)     # [b, slot, seat] speech category said last (-1 silent)
         self.ls_raised = z((4, 4), np.int32)      # [b, slot, seat] stones bet or raised
-        self.elig = z((4,), bool)                 # [b, rel] may speak in the current lance
-        self.last = z((), np.int8)                # relative seat of the last bettor/raiser
+        self.elig = z((), np.int8)                # relative seats that may speak in the current lance, bit p = seat p
         self.resp = z((2,), np.int8, -1)          # [b, k] relative seats of responders r1, r2 (-1 none)
         self.resp_i = z((), np.int8)              # which responder is acting (0 = r1, 1 = r2)
         self.decl = z((2, 4), np.int8, -1)        # [b, pares/juego, seat] declared 1 yes / 0 no / -1 not yet
@@ -577,8 +602,9 @@ class VectorMusEnv:
     def _open(self, i: npt.NDArray[np.int64], slot: int, lance: npt.ArrayLike, elig: npt.NDArray[np.bool_]) -> None:
         self.slot[i] = slot
         self.ls_lance[i, slot] = lance
-        self.elig[i] = elig
-        self.rel[i] = np.argmax(elig, axis=1)
+        bits = (elig * (1 << _AR4)).sum(axis=1)
+        self.elig[i] = bits
+        self.rel[i] = _NEXT_ELIG[bits, 0]
         self.phase[i] = Phase.BET_OPEN
         self.legal[i] = Legal.OPEN
         self.todo[i] = _T_NONE
@@ -673,77 +699,36 @@ class VectorMusEnv:
 
     # ------------------------------------------------------------------------------------------------
     # betting (RULES.md §5)
-    def _on_open(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
-        sl = self.slot[i].astype(np.int64)
-        seat = (self.mano[i].astype(np.int64) + self.rel[i]) % 4
-        paso = a == _PASO_A
-        p = i[paso]
-        if p.size:
-            self.ls_said[p, sl[paso], seat[paso]] = _SPEECH[_PASO_A]
-            self._view_speech(p, sl[paso], seat[paso], np.full(p.size, _SPEECH[_PASO_A]))
-            later = self.elig[p] & (_AR4 > self.rel[p][:, None])
-            more = later.any(axis=1)
-            self.rel[p[more]] = np.argmax(later[more], axis=1)
-            e = p[~more]
-            self.ls_outcome[e, sl[paso][~more]] = Outcome.EN_PASO
-            self.todo[e] = _T_AFTER
-        b = i[~paso]
-        if b.size:
-            self.ls_fallback[b, sl[~paso]] = 1
-            self._bet(b, a[~paso], np.zeros(b.size, dtype=np.int64))
-
-    def _bet(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64], stake_before: npt.NDArray[np.int64]) -> None:
-        """An opening bet, raise or órdago by the acting seat; the other team's responders answer."""
+    def _on_betting(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
+        """Every betting decision (opening round, responses, partner confirmations) of tables ``i`` at once."""
+        ph = self.phase[i]
         sl = self.slot[i].astype(np.int64)
         mano = self.mano[i].astype(np.int64)
         rel = self.rel[i].astype(np.int64)
         seat = (mano + rel) % 4
-        ordago = a == _ORDAGO_A
-        amount = self._bet_amount[a]
-        self.ls_stake[i, sl] = np.where(ordago, ORDAGO_STAKE, stake_before + amount)
-        self.ls_said[i, sl, seat] = _SPEECH[a]
-        self.ls_raised[i, sl, seat] += amount
-        self.ls_last[i, sl] = seat
-        bettor = seat % 2
-        self.ls_bettor[i, sl] = bettor
-        self._view_speech(i, sl, seat, _SPEECH[a])
-        self._view_seat_value(i, _V_RAISED + 4 * sl, seat, self.ls_raised[i, sl, seat] / STAKE_SCALE)
-        self._view_onehot(i, _V_LAST + 4 * sl, 4, (seat[:, None] - _OBSERVERS) % 4)
-        self._view_team(i, _V_BETTOR, sl, bettor)
-        self.last[i] = rel
-        cand_rel = (rel[:, None] + np.array([1, 2, 3])) % 4                     # cyclic order after last
-        ok = (np.take_along_axis(self.elig[i], cand_rel, axis=1)
-              & ((cand_rel + mano[:, None]) % 2 != bettor[:, None]))
-        first = np.argmax(ok, axis=1)
-        ok2 = ok.copy()
-        ok2[np.arange(i.size), first] = False
-        has2 = ok2.any(axis=1)
-        second = np.argmax(ok2, axis=1)
-        r1 = cand_rel[np.arange(i.size), first]
-        r2 = np.where(has2, cand_rel[np.arange(i.size), second], -1)
-        self.resp[i, 0] = r1
-        self.resp[i, 1] = r2
-        self.resp_i[i] = 0
-        self.rel[i] = r1
-        self.phase[i] = Phase.BET_RESPOND
-        self.legal[i] = np.where(ordago, Legal.RESPOND_ORDAGO, Legal.RESPOND)
-
-    def _raise(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
-        sl = self.slot[i].astype(np.int64)
-        stake = self.ls_stake[i, sl].astype(np.int64)
-        self.ls_fallback[i, sl] = stake
-        self._bet(i, a, stake)
-
-    def _on_respond(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
-        sl = self.slot[i].astype(np.int64)
-        seat = (self.mano[i].astype(np.int64) + self.rel[i]) % 4
-        has_r2 = (self.resp_i[i] == 0) & (self.resp[i, 1] >= 0)
-        q, nq = a == _QUIERO_A, a == _NO_QUIERO_A
-        answer = q | nq
-        self.ls_said[i[answer], sl[answer], seat[answer]] = _SPEECH[a[answer]]
-        self._view_speech(i[answer], sl[answer], seat[answer], _SPEECH[a[answer]])
-        iq = i[q]
-        if iq.size:
+        said = _SPEECH[a]
+        self.ls_said[i, sl, seat] = said
+        self._view_speech(i, sl, seat, said)
+        paso = a == _PASO_A                                     # opening round: next eligible seat, or en paso
+        if paso.any():
+            p = i[paso]
+            nxt = _NEXT_ELIG[self.elig[p], rel[paso] + 1]
+            more = nxt >= 0
+            self.rel[p[more]] = nxt[more]
+            e = p[~more]
+            self.ls_outcome[e, sl[paso][~more]] = Outcome.EN_PASO
+            self.todo[e] = _T_AFTER
+        bet = _IS_BET[a]                                        # opening bet, raise or órdago
+        if bet.any():
+            b, sb = i[bet], sl[bet]
+            opening = ph[bet] == Phase.BET_OPEN
+            stake = self.ls_stake[b, sb].astype(np.int64)
+            self.ls_fallback[b, sb] = np.where(opening, 1, stake)
+            self._bet(b, a[bet], np.where(opening, 0, stake), sb, rel[bet], seat[bet])
+        has_r2 = (self.resp_i[i] == 0) & (self.resp[i, 1] >= 0) & (ph == Phase.BET_RESPOND)
+        q = a == _QUIERO_A                                      # §5.4: r2 may confirm or upgrade r1's quiero
+        if q.any():
+            iq = i[q]
             confirm = has_r2[q] & (self.ls_stake[iq, sl[q]] != ORDAGO_STAKE) & self.config.partner_override
             c = iq[confirm]
             self.resp_i[c] = 1
@@ -751,27 +736,34 @@ class VectorMusEnv:
             self.phase[c] = Phase.BET_CONFIRM
             self.legal[c] = Legal.CONFIRM
             self._accept(iq[~confirm])
-        inq = i[nq]
-        if inq.size:
+        nq = a == _NO_QUIERO_A                                  # §5.4: r1's no quiero passes the word to r2
+        if nq.any():
+            inq = i[nq]
             h = has_r2[nq]
             r2 = inq[h]
             self.resp_i[r2] = 1
             self.rel[r2] = self.resp[r2, 1]
             self._refuse(inq[~h])
-        r = ~answer
-        if r.any():
-            self._raise(i[r], a[r])
 
-    def _on_confirm(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
-        q = a == _QUIERO_A
-        iq = i[q]
-        if iq.size:
-            seat = (self.mano[iq].astype(np.int64) + self.rel[iq]) % 4
-            self.ls_said[iq, self.slot[iq].astype(np.int64), seat] = _SPEECH[_QUIERO_A]
-            self._view_speech(iq, self.slot[iq].astype(np.int64), seat, np.full(iq.size, _SPEECH[_QUIERO_A]))
-            self._accept(iq)
-        if (~q).any():
-            self._raise(i[~q], a[~q])
+    def _bet(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64], stake_before: npt.NDArray[np.int64],
+             sl: npt.NDArray[np.int64], rel: npt.NDArray[np.int64], seat: npt.NDArray[np.int64]) -> None:
+        """An opening bet, raise or órdago by ``seat``; the other team's responders answer (§5.3)."""
+        ordago = a == _ORDAGO_A
+        amount = self._bet_amount[a]
+        self.ls_stake[i, sl] = np.where(ordago, ORDAGO_STAKE, stake_before + amount)
+        self.ls_raised[i, sl, seat] += amount
+        self.ls_last[i, sl] = seat
+        bettor = seat % 2
+        self.ls_bettor[i, sl] = bettor
+        self._view_seat_value(i, _V_RAISED + 4 * sl, seat, self.ls_raised[i, sl, seat] / STAKE_SCALE)
+        self._view_onehot(i, _V_LAST + 4 * sl, 4, (seat[:, None] - _OBSERVERS) % 4)
+        self._view_team(i, _V_BETTOR, sl, bettor)
+        resp = _RESPONDERS[self.elig[i], rel]                                   # (n, 2)
+        self.resp[i] = resp
+        self.resp_i[i] = 0
+        self.rel[i] = resp[:, 0]
+        self.phase[i] = Phase.BET_RESPOND
+        self.legal[i] = np.where(ordago, Legal.RESPOND_ORDAGO, Legal.RESPOND)
 
     def _accept(self, i: npt.NDArray[np.int64]) -> None:
         if not i.size:
@@ -916,7 +908,11 @@ class VectorMusEnv:
 
     def _advance(self, rows: slice) -> None:
         """Run pending transitions of tables ``rows`` until each waits for a decision (bounded rounds)."""
+        # Transitions only move forward through the hand, so this order settles nearly every table in one
+        # pass: a lance closing at chica can run declare pares, (void/uncontested) declare juego, showdown,
+        # next deal.
         handlers = ((_T_BEGIN, self._begin), (_T_AFTER, self._after), (_T_DECLARED, self._declared),
+                    (_T_AFTER, self._after), (_T_DECLARED, self._declared), (_T_AFTER, self._after),
                     (_T_SHOWDOWN, self._showdown), (_T_GAME_END, self._game_end), (_T_HAND_END, self._hand_end),
                     (_T_DEAL, self._deal))
         for _ in range(32):
@@ -924,7 +920,7 @@ class VectorMusEnv:
             if not todo.any():
                 return
             for code, handler in handlers:
-                i = np.flatnonzero(todo == code)
+                i = np.flatnonzero(self.todo[rows] == code)
                 if i.size:
                     handler(i + rows.start)
         raise RuntimeError("VectorMusEnv: transitions did not settle (engine bug)")
@@ -933,9 +929,8 @@ class VectorMusEnv:
         """The whole step for the tables of ``rows`` (a contiguous slice)."""
         ph = self.phase[rows].copy()
         for phase, handler in ((Phase.MUS_CALL, self._on_mus_call), (Phase.DISCARD, self._on_discard),
-                               (Phase.DECLARE, self._on_declare), (Phase.BET_OPEN, self._on_open),
-                               (Phase.BET_RESPOND, self._on_respond), (Phase.BET_CONFIRM, self._on_confirm)):
-            i = np.flatnonzero(ph == phase)
+                               (Phase.DECLARE, self._on_declare), (Phase.BET_OPEN, self._on_betting)):
+            i = np.flatnonzero(ph >= Phase.BET_OPEN) if phase == Phase.BET_OPEN else np.flatnonzero(ph == phase)
             if i.size:
                 i += rows.start
                 handler(i, a[i])
