@@ -122,6 +122,42 @@ def _seat_tables() -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
 
 
 _NEXT_ELIG, _RESPONDERS = _seat_tables()
+
+
+def _view_index_tables() -> dict[str, npt.NDArray]:
+    """Offsets (from a table's first cell of ``_view``) and values of every per-observer cache write.
+
+    ``q[o, seat]`` is the seat as observer ``o`` sees it. For each kind of event the offsets cover the
+    cells it rewrites for all four observers, and the values are what those cells become.
+    """
+    W = OBSERVER_DIM
+    o = _OBSERVERS[:, None]                                                     # (4 observers, 1)
+    q = (_AR4[None, :] - _OBSERVERS[:, None]) % 4                               # [o, seat]
+    k5, k4, k2 = np.arange(5), np.arange(4), np.arange(2)
+    t: dict[str, npt.NDArray] = {}
+    # speech: [slot, seat] -> (4, 5) cells; value [cat] -> (4, 5)
+    t["speech_idx"] = np.array([[(o * W + _V_SPEECH + 20 * sl + 5 * q[:, [seat]]) + k5 for seat in range(4)]
+                                for sl in range(4)])
+    t["speech_val"] = np.array([np.broadcast_to(k5 == c, (4, 5)) for c in range(5)], dtype=np.float32)
+    # last bettor: [slot] -> (4, 4) cells; value [seat] -> (4, 4)
+    t["last_idx"] = np.array([o * W + _V_LAST + 4 * sl + k4 for sl in range(4)])
+    t["last_val"] = np.array([k4 == q[:, [seat]] for seat in range(4)], dtype=np.float32)
+    # team pairs (bettor, winner): [slot] -> (4, 2) cells; value [team] -> (4, 2)
+    t["bettor_idx"] = np.array([o * W + _V_BETTOR + 2 * sl + k2 for sl in range(4)])
+    t["winner_idx"] = np.array([o * W + _V_WINNER + 2 * sl + k2 for sl in range(4)])
+    t["team_val"] = np.array([k2 == (team ^ (o & 1)) for team in range(2)], dtype=np.float32)
+    # raised amount: [slot, seat] -> (4,) cells
+    t["raised_idx"] = np.array([[_OBSERVERS * W + _V_RAISED + 4 * sl + q[:, seat] for seat in range(4)]
+                                for sl in range(4)])
+    # declarations: [kind, seat, yes] -> (4,) cells (set to 1)
+    t["decl_idx"] = np.array([[[_OBSERVERS * W + _V_DECL + 8 * kind + 2 * q[:, seat] + (0 if yes else 1)
+                                for yes in (0, 1)] for seat in range(4)] for kind in range(2)])
+    for v in t.values():
+        v.setflags(write=False)
+    return t
+
+
+_VIX = _view_index_tables()
 _IS_BET = np.zeros(NUM_ACTIONS, dtype=bool)
 _IS_BET[ENVIDO_BASE:ENVIDO_BASE + 5] = True
 _IS_BET[int(Action.ORDAGO)] = True
@@ -690,7 +726,7 @@ class VectorMusEnv:
             u = j[one]
             self.ls_outcome[u, slot] = Outcome.UNCONTESTED
             self.ls_winner[u, slot] = t1[one]
-            self._view_team(u, _V_WINNER, np.full(u.size, slot), t1[one].astype(np.int64))
+            self._view_team(u, "winner", np.full(u.size, slot), t1[one].astype(np.int64))
             self.todo[u] = _T_AFTER
             c = j[contested]
             if c.size:
@@ -755,9 +791,9 @@ class VectorMusEnv:
         self.ls_last[i, sl] = seat
         bettor = seat % 2
         self.ls_bettor[i, sl] = bettor
-        self._view_seat_value(i, _V_RAISED + 4 * sl, seat, self.ls_raised[i, sl, seat] / STAKE_SCALE)
-        self._view_onehot(i, _V_LAST + 4 * sl, 4, (seat[:, None] - _OBSERVERS) % 4)
-        self._view_team(i, _V_BETTOR, sl, bettor)
+        self._view_raised(i, sl, seat, self.ls_raised[i, sl, seat] / STAKE_SCALE)
+        self._view_last(i, sl, seat)
+        self._view_team(i, "bettor", sl, bettor)
         resp = _RESPONDERS[self.elig[i], rel]                                   # (n, 2)
         self.resp[i] = resp
         self.resp_i[i] = 0
@@ -789,7 +825,7 @@ class VectorMusEnv:
         bettor = self.ls_bettor[i, sl].astype(np.int64)
         self.ls_outcome[i, sl] = Outcome.REFUSED
         self.ls_winner[i, sl] = bettor
-        self._view_team(i, _V_WINNER, sl, bettor)
+        self._view_team(i, "winner", sl, bettor)
         reached = self._add_stones(i, bettor, self.ls_fallback[i, sl], sl)
         self._end_game(i[reached], bettor[reached], by_ordago=False)
         self.todo[i[~reached]] = _T_AFTER
@@ -950,42 +986,33 @@ class VectorMusEnv:
         else:
             self._view[i, seat, :_HAND_COLS] = self._hand_table[hand_keys(self.hands[i, seat])]
 
-    def _view_cells(self, i: npt.NDArray[np.int64], cols: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """Flat indices into ``self._view`` of columns ``cols`` (n, 4 observers, ...) of tables ``i`` (n,)."""
-        row = (i[:, None] * 4 + _OBSERVERS) * OBSERVER_DIM                  # (n, 4)
-        return row.reshape(row.shape + (1,) * (cols.ndim - 2)) + cols
-
-    def _view_onehot(self, i: npt.NDArray[np.int64], base: npt.ArrayLike, width: int,
-                     hot: npt.NDArray[np.int64]) -> None:
-        """For each table of ``i`` and each observer: columns ``base .. base+width`` one-hot at ``hot``
-        (n, 4 observers); ``base`` is (n,) or a scalar."""
-        cols = np.broadcast_to(np.asarray(base).reshape(-1, 1, 1) + np.arange(width), (i.size, 4, width))
-        self._view.reshape(-1)[self._view_cells(i, cols)] = np.arange(width) == hot[:, :, None]
+    def _view_base(self, i: npt.NDArray[np.int64], ndim: int) -> npt.NDArray[np.int64]:
+        """Flat index of the first cache cell of tables ``i``, shaped to broadcast over ``ndim`` more axes."""
+        return (i * (4 * OBSERVER_DIM)).reshape((-1,) + (1,) * ndim)
 
     def _view_speech(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64], seat: npt.NDArray[np.int64],
                      cat: npt.NDArray[np.int8]) -> None:
         """Seat ``seat`` said ``cat`` in lance ``slot``: its speech one-hot as each observer sees it."""
-        q = (seat[:, None] - _OBSERVERS) % 4                                # (n, 4 observers)
-        cols = (_V_SPEECH + 20 * slot[:, None] + 5 * q)[:, :, None] + _AR5
-        self._view.reshape(-1)[self._view_cells(i, cols)] = _AR5 == cat.reshape(-1, 1, 1)
+        self._view.reshape(-1)[self._view_base(i, 2) + _VIX["speech_idx"][slot, seat]] = _VIX["speech_val"][cat]
 
-    def _view_seat_value(self, i: npt.NDArray[np.int64], base: npt.NDArray[np.int64], seat: npt.NDArray[np.int64],
-                         value: npt.NDArray[np.float64]) -> None:
-        """Column ``base + q`` (q = the seat as each observer sees it) set to ``value`` (n,)."""
-        cols = base[:, None] + (seat[:, None] - _OBSERVERS) % 4
-        self._view.reshape(-1)[self._view_cells(i, cols)] = value[:, None]
+    def _view_last(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64], seat: npt.NDArray[np.int64]) -> None:
+        """Seat ``seat`` is the last bettor of lance ``slot``."""
+        self._view.reshape(-1)[self._view_base(i, 2) + _VIX["last_idx"][slot]] = _VIX["last_val"][seat]
 
-    def _view_team(self, i: npt.NDArray[np.int64], piece: int, slot: npt.NDArray[np.int64],
+    def _view_raised(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64], seat: npt.NDArray[np.int64],
+                     value: npt.NDArray[np.float64]) -> None:
+        """Stones bet or raised by ``seat`` in lance ``slot`` (already divided by STAKE_SCALE)."""
+        self._view.reshape(-1)[self._view_base(i, 1) + _VIX["raised_idx"][slot, seat]] = value[:, None]
+
+    def _view_team(self, i: npt.NDArray[np.int64], piece: str, slot: npt.NDArray[np.int64],
                    team: npt.NDArray[np.int64]) -> None:
-        """A team-relative pair (own, other) of lance ``slot`` in ``piece`` (bettor or winner)."""
-        self._view_onehot(i, piece + 2 * slot, 2, team[:, None] ^ (_OBSERVERS & 1))
+        """The team-relative pair (own, other) of lance ``slot`` in ``piece`` ("bettor" or "winner")."""
+        self._view.reshape(-1)[self._view_base(i, 2) + _VIX[f"{piece}_idx"][slot]] = _VIX["team_val"][team]
 
     def _view_decl(self, i: npt.NDArray[np.int64], kind: int, seat: npt.NDArray[np.int64],
                    yes: npt.NDArray[np.bool_]) -> None:
         """Seat ``seat`` declared ``yes`` for pares (kind 0) or juego (kind 1)."""
-        q = (seat[:, None] - _OBSERVERS) % 4
-        cols = _V_DECL + 8 * kind + 2 * q + np.where(yes, 0, 1)[:, None]
-        self._view.reshape(-1)[self._view_cells(i, cols)] = 1.0
+        self._view.reshape(-1)[self._view_base(i, 1) + _VIX["decl_idx"][kind, seat, yes.astype(np.int64)]] = 1.0
 
     def _observe(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
         """Observation and mask of every table's acting seat, written into the preallocated buffers."""
