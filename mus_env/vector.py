@@ -91,6 +91,10 @@ _U64_MAX = np.uint64(np.iinfo(np.uint64).max)
 
 _O = {name: sl.start for name, sl in OFFSETS.items()}
 _AR2, _AR5 = np.arange(2), np.arange(5)
+# offsets / slices of the pieces after the observer block, relative to its end (for _encode's rest block)
+_R = {name: start - OBSERVER_DIM for name, start in _O.items() if start >= OBSERVER_DIM}
+_RS = {name: slice(sl.start - OBSERVER_DIM, sl.stop - OBSERVER_DIM) for name, sl in OFFSETS.items()
+       if sl.start >= OBSERVER_DIM}
 _TEAM_ORDER = np.array([[0, 1], [1, 0]])                # by own team: (own, other) team ids
 _DECL_CODES = np.array([1, 0])                          # declared sí, no
 _HAND_COLS = HAND_DIM                                   # hand_numbers .. points are contiguous from 0
@@ -1042,37 +1046,40 @@ class VectorMusEnv:
         seat = (mano + self.rel[i]) % 4
         me = seat & 1
         team_order = _TEAM_ORDER[me]                                        # [b, 0 own / 1 other] -> team
-        # the observer-dependent block, kept per seat in self._view
+        # the observer-dependent block, kept per seat in self._view; the rest is assembled in a small
+        # contiguous block (cheaper than many strided column writes into obs) and copied once
         obs[:, :OBSERVER_DIM] = self._view[i][rows, seat]
+        rest = np.empty((B, OBS_DIM - OBSERVER_DIM), dtype=np.float32)
         phase = self.phase[i].astype(np.int64)
         in_lance = (phase >= Phase.DECLARE) & (phase <= Phase.BET_CONFIRM)
         slot = np.maximum(self.slot[i], 0).astype(np.int64)
         lance_now = np.where(in_lance, self.ls_lance[i][rows, slot], -1)
         responder = np.where(phase == Phase.BET_OPEN, 0, np.where(in_lance & (phase > Phase.DECLARE),
                                                                    self.resp_i[i].astype(np.int64) + 1, -1))
-        obs[:, _O["kings8"]] = 1.0 if self.config.kings == 8 else 0.0
-        obs[:, OFFSETS["mano"]] = ((mano - seat) % 4)[:, None] == _AR4
-        obs[:, OFFSETS["acting"]] = _AR4 == 0
-        obs[:, OFFSETS["phase"]] = phase[:, None] == np.arange(NUM_PHASES)
-        obs[:, OFFSETS["lance"]] = lance_now[:, None] == np.arange(5)
-        obs[:, OFFSETS["responder"]] = responder[:, None] == np.arange(3)
+        rest[:, _R["kings8"]] = 1.0 if self.config.kings == 8 else 0.0
+        rest[:, _RS["mano"]] = ((mano - seat) % 4)[:, None] == _AR4
+        rest[:, _RS["acting"]] = _AR4 == 0
+        rest[:, _RS["phase"]] = phase[:, None] == np.arange(NUM_PHASES)
+        rest[:, _RS["lance"]] = lance_now[:, None] == np.arange(5)
+        rest[:, _RS["responder"]] = responder[:, None] == np.arange(3)
         # betting record of the four lance slots
-        obs[:, OFFSETS["lance_outcome"]] = (self.ls_outcome[i][:, :, None] == np.arange(NUM_OUTCOMES)).reshape(B, -1)
+        rest[:, _RS["lance_outcome"]] = (self.ls_outcome[i][:, :, None] == np.arange(NUM_OUTCOMES)).reshape(B, -1)
         stake = self.ls_stake[i]
-        obs[:, OFFSETS["lance_stake"]] = np.where(stake > 0, stake, 0) / STAKE_SCALE
-        obs[:, OFFSETS["lance_ordago"]] = stake == ORDAGO_STAKE
-        obs[:, OFFSETS["lance_fallback"]] = self.ls_fallback[i] / STAKE_SCALE
-        obs[:, _O["punto"]] = self.ls_lance[i][:, 3] == PUNTO
+        rest[:, _RS["lance_stake"]] = np.where(stake > 0, stake, 0) / STAKE_SCALE
+        rest[:, _RS["lance_ordago"]] = stake == ORDAGO_STAKE
+        rest[:, _RS["lance_fallback"]] = self.ls_fallback[i] / STAKE_SCALE
+        rest[:, _R["punto"]] = self.ls_lance[i][:, 3] == PUNTO
         # mus phase summary, stones and scores
-        obs[:, _O["mus_rounds"]] = self.mus_round[i] / ROUNDS_SCALE
+        rest[:, _R["mus_rounds"]] = self.mus_round[i] / ROUNDS_SCALE
         target = self.config.target
-        obs[:, OFFSETS["hand_stones"]] = np.take_along_axis(self.hand_stones[i], team_order, axis=1) / target
-        obs[:, OFFSETS["scores"]] = np.take_along_axis(self.scores_[i], team_order, axis=1) / target
-        obs[:, _O["target"]] = target / TARGET_SCALE
-        obs[:, OFFSETS["games_won"]] = np.take_along_axis(self.games_won[i], team_order, axis=1)
-        obs[:, OFFSETS["vacas_won"]] = np.take_along_axis(self.vacas_won[i], team_order, axis=1)
-        obs[:, _O["prev_shown"]] = self.prev_shown[i]
-        obs[:, OFFSETS["prev_stones"]] = np.take_along_axis(self.prev_stones[i], team_order, axis=1) / target
+        rest[:, _RS["hand_stones"]] = np.take_along_axis(self.hand_stones[i], team_order, axis=1) / target
+        rest[:, _RS["scores"]] = np.take_along_axis(self.scores_[i], team_order, axis=1) / target
+        rest[:, _R["target"]] = target / TARGET_SCALE
+        rest[:, _RS["games_won"]] = np.take_along_axis(self.games_won[i], team_order, axis=1)
+        rest[:, _RS["vacas_won"]] = np.take_along_axis(self.vacas_won[i], team_order, axis=1)
+        rest[:, _R["prev_shown"]] = self.prev_shown[i]
+        rest[:, _RS["prev_stones"]] = np.take_along_axis(self.prev_stones[i], team_order, axis=1) / target
+        obs[:, OBSERVER_DIM:] = rest
         return obs
 
     def close(self) -> None:
