@@ -310,7 +310,7 @@ class MusGame:
         self._slot = -1                   # lance slot being bet (0..3), -1 during the mus phase
         self._declared_pares: list[int] = [-1, -1, -1, -1]  # by relative seat: 1 yes, 0 no, -1 not yet
         self._declared_juego: list[int] = [-1, -1, -1, -1]
-        self._showdown = False
+        self._shown = False
         self._set_mus_call(0)
 
     # ------------------------------------------------------------------------------------------------
@@ -765,7 +765,7 @@ class MusGame:
         # Accepted órdago: compare this lance only, among its eligible hands (§6.3).
         ls.outcome = Outcome.ORDAGO
         ls.winner = (self._lance_winner(ls.lance) + self._mano) % 2
-        self._showdown = True
+        self._shown = True
         self._end_game(ls.winner, by_ordago=True)
 
     def _refuse(self, ls: _LanceState) -> None:
@@ -804,7 +804,7 @@ class MusGame:
 
     def _do_showdown(self) -> None:
         """Count the four lances in order, checking the target after each (§6.2); then the next hand."""
-        self._showdown = True
+        self._shown = True
         m = self._mano
         for ls in self._lances:
             if ls.outcome == Outcome.VOID:
@@ -852,7 +852,7 @@ class MusGame:
             initial_hands=self._initial_hands, final_hands=self.hands, actions=tuple(self._events),
             mus_rounds=self._mus_round, discards=tuple(self._discard_counts), stones=tuple(self._score_events),
             outcomes=tuple(OUTCOME_NAMES[ls.outcome] for ls in self._lances),
-            fourth_lance=LANCE_NAMES[self._lances[3].lance], game_winner=game_winner, shown=self._showdown,
+            fourth_lance=LANCE_NAMES[self._lances[3].lance], game_winner=game_winner, shown=self._shown,
             by_ordago=by_ordago))
 
     def _next_hand(self) -> None:

@@ -6,7 +6,7 @@ control flow is index subsets and masks; Python loops run only over the four sea
 slots and a bounded number of transitions per step, never over games. Randomness comes from
 :mod:`mus_env.shuffle`, a pure function of each game's seed and position, so a table of this engine
 and a :class:`~mus_env.game.MusGame` with the same seed, deck and actions play the same game
-(``tests/test_vector_differential.py`` holds them equal: masks, observations, rewards, scores).
+(``tests/test_vector.py`` holds them equal: masks, observations, rewards, scores).
 
 Each step takes one action per table for its :attr:`current_player` and returns that seat's next
 observation and mask. Finished episodes auto-reset: ``info["finished"]`` marks them, with the winner
@@ -979,7 +979,7 @@ class VectorMusEnv:
         np.take(LEGAL_MASKS, self.legal[rows], axis=0, out=self._mask[rows])
 
     # ------------------------------------------------------------------------------------------------
-    # observation (mirrors observation.encode exactly; see tests/test_vector_differential.py)
+    # observation (mirrors observation.encode exactly; see tests/test_vector.py)
     # ------------------------------------------------------------------------------------------------
     # the per-observer cache (self._view): one writer per kind of change
     def _view_hands(self, i: npt.NDArray[np.int64], seat: npt.NDArray[np.int64] | None = None) -> None:
