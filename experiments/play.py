@@ -112,6 +112,10 @@ def _print_hand(rec: object, names: list[str], output_fn: Callable[[str], None])
             output_fn(f"    {names[s]:<22} {hand_to_string(rec.final_hands[s])}")
     for ev in rec.stones:
         output_fn(f"    {ev.lance:<7} team {ev.team} +{ev.stones} ({ev.reason})")
+    if rec.by_ordago:
+        lance = rec.fourth_lance if rec.outcomes[3] == "órdago" else \
+            ("grande", "chica", "pares")[list(rec.outcomes).index("órdago")]
+        output_fn(f"    órdago accepted in {lance}: team {rec.game_winner} wins the game")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -186,22 +186,61 @@ def test_mus_replay_prints_a_record(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "cannot read record" in missing.stderr
 
 
+def _drive_mus_play(args: list[str], rng: np.random.Generator, timeout: float = 240) -> tuple[int, str]:
+    """Run ``mus play`` and answer each prompt like a (clumsy) person: sometimes garbage, an illegal number or
+    an empty line first, then one of the legal choices it printed."""
+    import os
+    import re
+    import selectors
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.cli", "play", *args], cwd=ROOT, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    out, pending, deadline, answered = "", "", time.monotonic() + timeout, 0
+    bad_inputs = ["banana", "99", "", "-1", "envido 7", "?"]
+    while proc.poll() is None:
+        assert time.monotonic() < deadline, f"mus play did not finish:\n{out[-3000:]}"
+        if not sel.select(timeout=1.0):
+            continue
+        chunk = os.read(proc.stdout.fileno(), 65536).decode()
+        if not chunk:
+            break
+        out += chunk
+        pending += chunk
+        if pending.endswith("your action> "):
+            choices = re.findall(r"(\d+): ", out.rsplit("Choose (number or words): ", 1)[-1].splitlines()[0])
+            last_menu = out.rfind("Choose (number or words): ")
+            last_discard = out.rfind("Discard: type the slots")
+            if last_discard > last_menu:
+                choices = re.findall(r"^\s+(\d+)\s+descarta", out[last_discard:], re.M)
+            assert choices, out[-2000:]
+            bad = answered == 0 or rng.random() < 0.25
+            answer = bad_inputs[answered % len(bad_inputs)] if bad else rng.choice(choices)
+            answered += 1
+            proc.stdin.write(answer + "\n")
+            proc.stdin.flush()
+            pending = ""
+    out += proc.stdout.read() or ""
+    proc.wait(timeout=30)
+    return proc.returncode, out
+
+
 def test_mus_play_with_scripted_input(tmp_path: Path) -> None:
-    """A whole game: garbage lines first at every prompt would stall, so feed many valid '1' answers mixed
-    with invalid ones; the human must never crash the game and the record must replay."""
+    """A whole game against three bots, answering every prompt (with bad input mixed in): it ends with a
+    winner, never crashes, and its record replays."""
     record = tmp_path / "play.json"
-    answers = []
-    for k in range(3000):
-        answers.append(["banana", "99", "", "-1"][k % 4] if k % 3 == 0 else "1")
-    out = _mus("play", "--bots", "ordago,rule,ordago", "--seed", "7", "--record", str(record),
-               stdin="\n".join(answers) + "\n", timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "you" in out.stdout and "Record written" in out.stdout
+    code, out = _drive_mus_play(["--bots", "rule,rule,rule", "--seed", "7", "--record", str(record)],
+                                np.random.default_rng(0))
+    assert code == 0, out[-3000:]
+    assert "GAME OVER" in out and "Record written" in out
+    assert "Did not understand" in out or "is not one of the legal actions" in out
     rec = load_record(record)
+    assert rec["over"] and not rec["meta"]["stopped"]
     game = replay(rec)
-    if rec["over"]:
-        assert "GAME OVER" in out.stdout and game.is_over
-    assert list(game.scores) == rec["scores_now"]
+    assert game.is_over and list(game.scores) == rec["scores_now"] and game.winner == rec["winner"]
 
 
 def test_mus_play_stops_cleanly_on_end_of_input(tmp_path: Path) -> None:
