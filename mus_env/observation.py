@@ -308,11 +308,14 @@ def hand_table(kings: int) -> npt.NDArray[np.float32]:
     """
     t = get_tables(kings)
     rank = _RANK[kings]
-    rows = []
+    slot_pos = np.argsort(np.array(sort_hand(range(NUM_CARDS), kings)))   # card id -> place in slot order
+    blocks = []
     for k in range(5):
-        for cards in combinations(range(NUM_CARDS), k):
-            rows.append(sort_hand(cards, kings) + [-1] * (4 - k))
-    hands = np.array(rows, dtype=np.int64)
+        sets = np.array(list(combinations(range(NUM_CARDS), k)), dtype=np.int64).reshape(comb(NUM_CARDS, k), k)
+        hands = np.full((len(sets), 4), -1, dtype=np.int64)
+        hands[:, :k] = np.take_along_axis(sets, np.argsort(slot_pos[sets], axis=1), axis=1)
+        blocks.append(hands)
+    hands = np.concatenate(blocks)
     keys = hand_keys(hands)
     assert np.array_equal(np.sort(keys), np.arange(len(hands)))
     table = np.zeros((len(hands), HAND_DIM), dtype=np.float32)

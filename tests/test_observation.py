@@ -1,0 +1,44 @@
+"""The own-hand pieces of the observation (one shared table for both engines) against a plain computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mus_env.cards import NUMBERS, card_rank, card_value, sort_hand
+from mus_env.observation import HAND_DIM, OFFSETS, decode, hand_key, hand_keys, hand_table
+
+
+def _plain_hand_pieces(cards: list[int], kings: int) -> np.ndarray:
+    row = np.zeros(HAND_DIM, dtype=np.float32)
+    hand = sort_hand(cards, kings)
+    for s, c in enumerate(hand):
+        row[OFFSETS["hand_numbers"].start + 10 * s + NUMBERS.index(NUMBERS[c % 10])] = 1
+        row[OFFSETS["hand_suits"].start + 4 * s + c // 10] = 1
+        row[OFFSETS["rank_counts"].start + card_rank(c, kings) - 1] += 1
+    if len(hand) == 4:
+        counts = sorted((sum(card_rank(x, kings) == card_rank(c, kings) for x in hand) for c in hand), reverse=True)
+        cls = 3 if counts[0] == 4 or counts == [2, 2, 2, 2] else 2 if counts[0] == 3 else 1 if counts[0] == 2 else 0
+        row[OFFSETS["pares_class"].start + cls] = 1
+        row[OFFSETS["points"].start] = sum(card_value(c, kings) for c in hand) / 40.0
+    return row
+
+
+@pytest.mark.parametrize("kings", [8, 4])
+def test_hand_table_rows(kings: int) -> None:
+    rng = np.random.default_rng(kings)
+    table = hand_table(kings)
+    for _ in range(600):
+        k = int(rng.integers(0, 5))
+        cards = [int(c) for c in rng.choice(40, size=k, replace=False)]
+        row = table[hand_key(cards)]
+        assert np.array_equal(row, _plain_hand_pieces(cards, kings)), (cards, kings)
+        padded = np.array([sort_hand(cards, kings) + [-1] * (4 - k)])
+        assert hand_keys(padded)[0] == hand_key(cards)
+
+
+def test_decode_reads_the_hand_back() -> None:
+    cards = [9, 12, 26, 30]
+    obs = np.zeros(345, dtype=np.float32)
+    obs[:HAND_DIM] = hand_table(8)[hand_key(cards)]
+    assert sorted(decode(obs)["hand"]) == sorted(cards)
