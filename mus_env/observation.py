@@ -265,7 +265,8 @@ def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> 
                     cnt[k] = cnt.get(k, 0) + 1
             vi.extend(cnt)
             vv.extend(cnt.values())
-    out[ones] = 1.0
+    vi += ones                                             # one scatter: list -> array conversions dominate
+    vv += [1.0] * len(ones)
     out[vi] = vv
     return out
 
