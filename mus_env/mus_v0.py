@@ -282,6 +282,19 @@ def table_text(game: MusGame, seat: int | None = None, names: tuple[str, ...] = 
     return "\n".join(lines)
 
 
+def render_table(game: MusGame | None, seat: int | None, render_mode: str | None) -> str | None:
+    """Render ``game`` as ``seat`` sees it: the text for ``"ansi"``, printed for ``"human"`` (then None);
+    warns and returns None without a render mode (the PettingZoo and Gymnasium convention)."""
+    if render_mode is None:
+        gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+        return None
+    text = "Mus: call reset() to deal" if game is None else table_text(game, seat)
+    if render_mode == "human":
+        print(text + "\n")
+        return None
+    return text
+
+
 _DEAL_KEYS = ("deck", "mano", "scores")
 
 
@@ -498,18 +511,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
 
     def render(self) -> str | None:
         """The table as text (``"ansi"``: returned; ``"human"``: printed), showing the acting seat's cards."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if self.game is None:
-            text = "Mus: call reset() to deal"
-        else:
-            seat = self.game.current_player
-            text = table_text(self.game, seat if seat >= 0 else None)
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        seat = None if self.game is None or self.game.current_player < 0 else self.game.current_player
+        return render_table(self.game, seat, self.render_mode)
 
     def close(self) -> None:
         """Nothing to release (text rendering only)."""

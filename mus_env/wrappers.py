@@ -55,7 +55,15 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS
 from .config import MusConfig
 from .game import IllegalActionError, MusGame
-from .mus_v0 import REWARD_MODES, _check_playable, _check_reward, make_config, observation_box, table_text, team_rewards
+from .mus_v0 import (
+    REWARD_MODES,
+    _check_playable,
+    _check_reward,
+    make_config,
+    observation_box,
+    render_table,
+    team_rewards,
+)
 
 __all__ = ["MusGymEnv", "ENV_ID", "ILLEGAL_ACTION_MODES", "REWARD_MODES", "uniform_random_policy", "Policy"]
 
@@ -296,17 +304,8 @@ class MusGymEnv(gymnasium.Env):
 
     def render(self) -> str | None:
         """The table as the acting learner seat sees it (``"ansi"``: returned; ``"human"``: printed)."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if self.game is None:
-            text = "Mus: call reset() to deal"
-        else:
-            text = table_text(self.game, None if self.game.is_over else self._seat)
-        if self.render_mode == "human":
-            print(text + "\n")
-            return None
-        return text
+        seat = None if self.game is None or self.game.is_over else self._seat
+        return render_table(self.game, seat, self.render_mode)
 
     def close(self) -> None:
         """Nothing to release."""
