@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 __all__ = [
     "NUM_CARDS", "NUMBERS", "SUITS", "SUIT_NAMES", "RANK_CHARS",
     "card_id", "card_number", "card_suit", "card_rank", "card_value",
-    "rank_table", "value_table", "num_ranks", "slot_order_key", "sort_hand",
+    "rank_table", "value_table", "num_ranks", "slot_order_key", "slot_positions", "sort_hand",
     "card_to_string", "hand_to_string", "ranks_to_string", "parse_card", "parse_cards", "parse_rank",
     "deck_from_hands",
 ]
@@ -95,6 +95,12 @@ def slot_order_key(c: int, kings: int = 8) -> tuple[int, int, int, int]:
     """Sort key of RULES.md §9.2: rank desc, point value desc, natural number desc, suit asc."""
     k = c % 10
     return (-_RANK[kings][k], -_VALUE[kings][k], -NUMBERS[k], c // 10)
+
+
+def slot_positions(kings: int = 8) -> tuple[int, ...]:
+    """Place of every card id 0..39 in hand-slot order (0 = sorts first), for sorting hands as arrays."""
+    order = sorted(range(NUM_CARDS), key=lambda c: slot_order_key(c, kings))
+    return tuple(order.index(c) for c in range(NUM_CARDS))
 
 
 def sort_hand(cards: Iterable[int], kings: int = 8) -> list[int]:

@@ -62,7 +62,7 @@ _OPEN, _RESPOND, _RESPOND_ORDAGO, _CONFIRM = (LEGAL_SETS[Legal.OPEN], LEGAL_SETS
 _LEGAL_SETS = {t: frozenset(t) for t in LEGAL_SETS}
 _MASKS = {t: LEGAL_MASKS[k] for k, t in enumerate(LEGAL_SETS)}
 
-_MUS_A, _NO_MUS_A = int(Action.MUS), int(Action.NO_MUS)
+_NO_MUS_A = int(Action.NO_MUS)
 _PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = (int(Action.PASO), int(Action.QUIERO), int(Action.NO_QUIERO),
                                                int(Action.ORDAGO))
 _PARES_SI, _PARES_NO, _JUEGO_SI, _JUEGO_NO = 27, 28, 29, 30

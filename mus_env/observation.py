@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .actions import ENVIDO_BASE, Action
-from .cards import NUM_CARDS, SUITS, sort_hand
+from .cards import NUM_CARDS, SUITS, slot_positions
 from .phases import NUM_OUTCOMES, NUM_PHASES, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES
 from .tables import LANCE_NAMES, get_tables, multiset_index
 
@@ -309,7 +309,7 @@ def hand_table(kings: int) -> npt.NDArray[np.float32]:
     """
     t = get_tables(kings)
     rank = _RANK[kings]
-    slot_pos = np.argsort(np.array(sort_hand(range(NUM_CARDS), kings)))   # card id -> place in slot order
+    slot_pos = np.array(slot_positions(kings))                           # card id -> place in slot order
     blocks = []
     for k in range(5):
         sets = np.array(list(combinations(range(NUM_CARDS), k)), dtype=np.int64).reshape(comb(NUM_CARDS, k), k)

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .actions import ENVIDO_BASE, NUM_ACTIONS, Action, action_to_string
-from .cards import NUM_CARDS, slot_order_key
+from .cards import NUM_CARDS, slot_positions
 from .config import MusConfig, playable_config
 from .observation import (
     DISCARD_ROUNDS,
@@ -77,26 +77,23 @@ __all__ = ["VectorMusEnv"]
 # Pending transitions between decisions (what the engine still has to do for a table within a step).
 _T_NONE, _T_BEGIN, _T_AFTER, _T_DECLARED, _T_SHOWDOWN, _T_HAND_END, _T_GAME_END, _T_DEAL = range(8)
 
-_MUS_A, _NO_MUS_A, _PASO_A = int(Action.MUS), int(Action.NO_MUS), int(Action.PASO)
+_NO_MUS_A, _PASO_A = int(Action.NO_MUS), int(Action.PASO)
 _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = int(Action.QUIERO), int(Action.NO_QUIERO), int(Action.ORDAGO)
 _SI = (int(Action.PARES_SI), int(Action.JUEGO_SI))
 _SPEECH = np.full(NUM_ACTIONS, -1, dtype=np.int8)
 for _a in (_PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A, *range(ENVIDO_BASE, ENVIDO_BASE + 5)):
     _SPEECH[_a] = speech_of(_a)
 # Position of each card in hand-slot order (§9.2) per variant; index -1 (an empty slot) sorts last.
-_SLOTPOS = {k: np.array([sorted(range(NUM_CARDS), key=lambda c, k=k: slot_order_key(c, k)).index(c)
-                         for c in range(NUM_CARDS)] + [99], dtype=np.int16) for k in (8, 4)}
+_SLOTPOS = {k: np.array((*slot_positions(k), 99), dtype=np.int16) for k in (8, 4)}
 _AR4 = np.arange(4)
 _U64_MAX = np.uint64(np.iinfo(np.uint64).max)
 
 _O = {name: sl.start for name, sl in OFFSETS.items()}
-_AR2, _AR5 = np.arange(2), np.arange(5)
 # offsets / slices of the pieces after the observer block, relative to its end (for _encode's rest block)
 _R = {name: start - OBSERVER_DIM for name, start in _O.items() if start >= OBSERVER_DIM}
 _RS = {name: slice(sl.start - OBSERVER_DIM, sl.stop - OBSERVER_DIM) for name, sl in OFFSETS.items()
        if sl.start >= OBSERVER_DIM}
 _TEAM_ORDER = np.array([[0, 1], [1, 0]])                # by own team: (own, other) team ids
-_DECL_CODES = np.array([1, 0])                          # declared sí, no
 _HAND_COLS = HAND_DIM                                   # hand_numbers .. points are contiguous from 0
 # Columns of the per-observer block (observation.OBSERVER_PIECES, at the start of the vector).
 _V_BETTOR, _V_LAST, _V_SPEECH = _O["lance_bettor"], _O["lance_last"], _O["lance_speech"]
