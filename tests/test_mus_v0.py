@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.test.state_test import test_state as pz_state_test
 from pettingzoo.test.state_test import test_state_space as pz_state_space_test
+from rulebook import stone_rewards_from_scores
 
 from mus_env import Action, IllegalActionError, MusConfig, MusGame, mus_v0
 from mus_env.cards import deck_from_hands, hand_to_string
@@ -49,18 +50,6 @@ def calm(legal: list[int], rng: np.random.Generator) -> int:
 def masked_action(obs: dict, rng: np.random.Generator) -> int:
     legal = np.flatnonzero(obs["action_mask"])
     return int(legal[rng.integers(len(legal))])
-
-
-def stone_rewards_from_scores(game) -> float:
-    """Team 0's total ``reward="stones"`` recomputed from the score movements and the game results alone."""
-    total = 0
-    for rec in game.hand_log:
-        total += (rec.scores_after[0] - rec.scores_before[0]) - (rec.scores_after[1] - rec.scores_before[1])
-    for res in game.game_results:
-        if res.by_ordago:
-            credit = game.config.target - res.scores[res.winner]
-            total += credit if res.winner == 0 else -credit
-    return float(total)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from rulebook import stone_rewards_from_scores
 
 from mus_env import Action, IllegalActionError, MusConfig, mus_v0
 from mus_env.observation import OBS_DIM
@@ -27,14 +28,8 @@ def expected_team_total(game, team: int, reward: str) -> float:
     """The learner team's whole-episode return, recomputed from the finished game alone."""
     if reward == "game":
         return 1.0 if game.winner == team else -1.0
-    total = 0
-    for rec in game.hand_log:
-        total += (rec.scores_after[0] - rec.scores_before[0]) - (rec.scores_after[1] - rec.scores_before[1])
-    for res in game.game_results:
-        if res.by_ordago:
-            credit = game.config.target - res.scores[res.winner]
-            total += credit if res.winner == 0 else -credit
-    return float(total if team == 0 else -total)
+    total = stone_rewards_from_scores(game)
+    return total if team == 0 else -total
 
 
 # ----------------------------------------------------------------------------------------------------------
