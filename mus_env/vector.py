@@ -126,39 +126,95 @@ _NEXT_ELIG, _RESPONDERS = _seat_tables()
 
 
 def _view_index_tables() -> dict[str, npt.NDArray]:
-    """Offsets (from a table's first cell of ``_view``) and values of every per-observer cache write.
+    """Cells (offsets from a table's first cell of ``_view``) and values of every per-observer cache write.
 
-    ``q[o, seat]`` is the seat as observer ``o`` sees it. For each kind of event the offsets cover the
-    cells it rewrites for all four observers, and the values are what those cells become.
+    Each table has one row per event code (``..._idx[code]``: the cells it rewrites for all four
+    observers; ``..._val[code]``: what they become), so a write is one row gather, one add and one scatter.
+    ``q[o, seat]`` is the seat as observer ``o`` sees it.
     """
-    W = OBSERVER_DIM
+    W = OBS_DIM
     o = _OBSERVERS[:, None]                                                     # (4 observers, 1)
     q = (_AR4[None, :] - _OBSERVERS[:, None]) % 4                               # [o, seat]
     k5, k4, k2 = np.arange(5), np.arange(4), np.arange(2)
     t: dict[str, npt.NDArray] = {}
-    # speech: [slot, seat] -> (4, 5) cells; value [cat] -> (4, 5)
-    t["speech_idx"] = np.array([[(o * W + _V_SPEECH + 20 * sl + 5 * q[:, [seat]]) + k5 for seat in range(4)]
-                                for sl in range(4)])
-    t["speech_val"] = np.array([np.broadcast_to(k5 == c, (4, 5)) for c in range(5)], dtype=np.float32)
-    # last bettor: [slot] -> (4, 4) cells; value [seat] -> (4, 4)
-    t["last_idx"] = np.array([o * W + _V_LAST + 4 * sl + k4 for sl in range(4)])
-    t["last_val"] = np.array([k4 == q[:, [seat]] for seat in range(4)], dtype=np.float32)
-    # team pairs (bettor, winner): [slot] -> (4, 2) cells; value [team] -> (4, 2)
-    t["bettor_idx"] = np.array([o * W + _V_BETTOR + 2 * sl + k2 for sl in range(4)])
-    t["winner_idx"] = np.array([o * W + _V_WINNER + 2 * sl + k2 for sl in range(4)])
-    t["team_val"] = np.array([k2 == (team ^ (o & 1)) for team in range(2)], dtype=np.float32)
-    # raised amount: [slot, seat] -> (4,) cells
-    t["raised_idx"] = np.array([[_OBSERVERS * W + _V_RAISED + 4 * sl + q[:, seat] for seat in range(4)]
-                                for sl in range(4)])
-    # declarations: [kind, seat, yes] -> (4,) cells (set to 1)
-    t["decl_idx"] = np.array([[[_OBSERVERS * W + _V_DECL + 8 * kind + 2 * q[:, seat] + (0 if yes else 1)
-                                for yes in (0, 1)] for seat in range(4)] for kind in range(2)])
+    # speech: code slot * 4 + seat -> 20 cells; value code cat -> 20
+    t["speech_idx"] = np.array([(o * W + _V_SPEECH + 20 * sl + 5 * q[:, [seat]] + k5).ravel()
+                                for sl in range(4) for seat in range(4)])
+    t["speech_val"] = np.array([np.broadcast_to(k5 == c, (4, 5)).ravel() for c in range(5)], dtype=np.float32)
+    # last bettor: code slot -> 16 cells; value code seat -> 16
+    t["last_idx"] = np.array([(o * W + _V_LAST + 4 * sl + k4).ravel() for sl in range(4)])
+    t["last_val"] = np.array([(k4 == q[:, [seat]]).ravel() for seat in range(4)], dtype=np.float32)
+    # team pairs (bettor, winner): code slot -> 8 cells; value code team -> 8
+    t["bettor_idx"] = np.array([(o * W + _V_BETTOR + 2 * sl + k2).ravel() for sl in range(4)])
+    t["winner_idx"] = np.array([(o * W + _V_WINNER + 2 * sl + k2).ravel() for sl in range(4)])
+    t["team_val"] = np.array([(k2 == (team ^ (o & 1))).ravel() for team in range(2)], dtype=np.float32)
+    # raised amount: code slot * 4 + seat -> 4 cells
+    t["raised_idx"] = np.array([_OBSERVERS * W + _V_RAISED + 4 * sl + q[:, seat] for sl in range(4)
+                                for seat in range(4)])
+    # declarations: code (kind * 4 + seat) * 2 + yes -> 4 cells (set to 1)
+    t["decl_idx"] = np.array([_OBSERVERS * W + _V_DECL + 8 * kind + 2 * q[:, seat] + (0 if yes else 1)
+                              for kind in range(2) for seat in range(4) for yes in (0, 1)])
+    # a bet (one write): code slot * 4 + seat -> speech 20, last 16, bettor 8, raised 4 cells;
+    # value code seat * 2 + (órdago) -> the first 44 (the raised amount is filled in)
+    t["bet_idx"] = np.concatenate([t["speech_idx"], np.repeat(t["last_idx"], 4, axis=0),
+                                   np.repeat(t["bettor_idx"], 4, axis=0), t["raised_idx"]], axis=1)
+    t["bet_val"] = np.array([np.concatenate([t["speech_val"][4 if ordago else 1], t["last_val"][seat],
+                                             t["team_val"][seat & 1]])
+                             for seat in range(4) for ordago in (0, 1)], dtype=np.float32)
+    assert speech_of(int(Action.ORDAGO)) == 4 and speech_of(ENVIDO_BASE) == 1
+    # lance slot record (outcome one-hot, stake, ordago, fallback) in VectorMusEnv._lrec: [slot] -> (10,) cells
+    t["lance_idx"] = np.array([np.concatenate([_O["lance_outcome"] + 7 * sl + np.arange(7),
+                                               [_O["lance_stake"] + sl, _O["lance_ordago"] + sl,
+                                                _O["lance_fallback"] + sl]]) - _O["lance_outcome"]
+                               for sl in range(4)])
     for v in t.values():
         v.setflags(write=False)
     return t
 
 
 _VIX = _view_index_tables()
+_OUTCOME_ONEHOT = np.eye(NUM_OUTCOMES, dtype=np.float32)
+# The "dynamic" pieces (kings8 .. responder, contiguous) change nearly every step and are observer-independent
+# given the acting seat, so they are not cached per observer: _encode writes one row of _dynamic_table per table.
+_DYN = slice(_O["kings8"], OFFSETS["responder"].stop)
+assert [n for n in OFFSETS if _DYN.start <= OFFSETS[n].start < _DYN.stop] == [
+    "kings8", "mano", "acting", "phase", "lance", "responder"]
+# Lance record (lance_outcome .. lance_fallback, contiguous, observer-independent): one row per table in
+# VectorMusEnv._lrec (changed by most bets), reset at each deal and copied into the observation by _encode.
+_LREC = slice(_O["lance_outcome"], OFFSETS["lance_fallback"].stop)
+_LREC_FRESH = np.zeros(_LREC.stop - _LREC.start, dtype=np.float32)
+_LREC_FRESH[np.arange(4) * NUM_OUTCOMES + Outcome.NOT_PLAYED] = 1.0
+# Numbers (punto .. prev_stones, contiguous to the end): rewritten at hand starts, refusals and mus rounds.
+_NUM = slice(_O["punto"], OBS_DIM)
+assert OFFSETS["prev_stones"].stop == OBS_DIM and _LREC.stop == _NUM.start == OFFSETS["punto"].start
+
+
+def _dynamic_table(kings: int) -> npt.NDArray[np.float32]:
+    """Rows of the dynamic pieces by code ``(((phase * 5 + slot + 1) * 2 + resp_i) * 2 + punto) * 4 + rel``.
+
+    The observer is the acting seat, so ``acting`` is seat q 0 (zeros once the game is over) and the
+    mano is at q ``-rel``; the lance is the slot's (slot 3: juego, or punto), during declarations and bets.
+    """
+    rows = []
+    for phase in range(NUM_PHASES):
+        for slot in range(-1, 4):
+            for resp_i in range(2):
+                for punto in range(2):
+                    for rel in range(4):
+                        r = np.zeros(OBS_DIM, dtype=np.float32)
+                        r[_O["kings8"]] = 1.0 if kings == 8 else 0.0
+                        r[_O["mano"] + (-rel) % 4] = 1.0
+                        if phase != Phase.GAME_OVER:
+                            r[_O["acting"]] = 1.0
+                        r[_O["phase"] + phase] = 1.0
+                        if Phase.DECLARE <= phase <= Phase.BET_CONFIRM and slot >= 0:
+                            r[_O["lance"] + (PUNTO if slot == 3 and punto else slot)] = 1.0
+                            if phase >= Phase.BET_OPEN:
+                                r[_O["responder"] + (0 if phase == Phase.BET_OPEN else resp_i + 1)] = 1.0
+                        rows.append(r[_DYN])
+    table = np.array(rows, dtype=np.float32)
+    table.setflags(write=False)
+    return table
 _IS_BET = np.zeros(NUM_ACTIONS, dtype=bool)
 _IS_BET[ENVIDO_BASE:ENVIDO_BASE + 5] = True
 _IS_BET[int(Action.ORDAGO)] = True
@@ -201,6 +257,7 @@ class VectorMusEnv:
         self._bet_amount[ENVIDO_BASE:ENVIDO_BASE + 5] = cfg.bet_sizes
         self._discard_kind = Legal.DISCARD_ZERO if cfg.allow_zero_discard else Legal.DISCARD
         self._hand_table = hand_table(cfg.kings)
+        self._dyn_table = _dynamic_table(cfg.kings)
         self._allocate()
         self._rows = np.arange(self.num_envs)
         self._obs = np.zeros((self.num_envs, OBS_DIM), dtype=np.float32)
@@ -261,9 +318,11 @@ class VectorMusEnv:
         self.prev_counts = z((4, 10), np.int8)    # [b, seat, rank-1] previous hand's final rank counts
         self.prev_stones = z((2,), np.int32)      # [b, team] stones of the previous hand
         self.todo = z((), np.int8)                # pending transition (_T_*), _T_NONE at a decision
-        # Cache, not state: the observer-dependent block of the observation for each of the 4 seats,
-        # updated where the state it encodes changes (so observing is one copy per table).
-        self._view = np.zeros((B, 4, OBSERVER_DIM), dtype=np.float32)
+        # Cache, not state: the observation of each of the 4 seats, updated where the state it encodes
+        # changes (so observing is one row gather per table; the _DYN columns are written by _encode).
+        self._view = np.zeros((B, 4, OBS_DIM), dtype=np.float32)
+        self._lrec = np.zeros((B, _LREC.stop - _LREC.start), dtype=np.float32)   # see _LREC
+        self._num_dirty = np.zeros(B, dtype=bool)   # the numbers block (_NUM) of _view needs a rewrite
         self.end_winner = z((), np.int8, -1)      # team winning the game in a pending _T_GAME_END
         self.end_ordago = z((), bool)             # that game end comes from an accepted órdago
         # per-step outputs
@@ -500,6 +559,7 @@ class VectorMusEnv:
         self.slot[i] = -1
         self.decl[i] = -1
         self._view[i, :, _V_BETTOR:_V_PREV] = 0.0
+        self._lrec[i] = _LREC_FRESH
         self._view_hands(i)
         self.hand_stones[i] = 0
         self.lance_stones[i] = 0
@@ -507,6 +567,7 @@ class VectorMusEnv:
         self.todo[i] = _T_NONE
         self.rel[i] = 0
         self._set_mus_call(i)
+        self._num_dirty[i] = True
 
     def _sorted_hands(self, hands: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
         order = np.argsort(self._slotpos[hands], axis=-1, kind="stable")
@@ -564,6 +625,7 @@ class VectorMusEnv:
                 d.size, 4, -1) / 4.0
             self.rel[d] = 0
             self._set_mus_call(d)
+            self._num_dirty[d] = True
         del n
 
     def _serve(self, d: npt.NDArray[np.int64]) -> None:
@@ -716,16 +778,20 @@ class VectorMusEnv:
             if slot == 3:
                 p = j[nobody]
                 self.ls_lance[p, 3] = PUNTO
+                self._num_dirty[p] = True
                 if self.config.punto:
                     self._open(p, 3, PUNTO, np.ones((p.size, 4), dtype=bool))
                 else:
                     self.ls_outcome[p, 3] = Outcome.VOID
+                    self._view_lance(p, np.full(p.size, 3))
                     self.todo[p] = _T_AFTER
             else:
                 self.ls_outcome[j[nobody], 2] = Outcome.VOID
+                self._view_lance(j[nobody], np.full(nobody.sum(), 2))
                 self.todo[j[nobody]] = _T_AFTER
             u = j[one]
             self.ls_outcome[u, slot] = Outcome.UNCONTESTED
+            self._view_lance(u, np.full(u.size, slot))
             self.ls_winner[u, slot] = t1[one]
             self._view_team(u, "winner", np.full(u.size, slot), t1[one].astype(np.int64))
             self.todo[u] = _T_AFTER
@@ -745,7 +811,9 @@ class VectorMusEnv:
         seat = (mano + rel) % 4
         said = _SPEECH[a]
         self.ls_said[i, sl, seat] = said
-        self._view_speech(i, sl, seat, said)
+        bet = _IS_BET[a]                                        # opening bet, raise or órdago (see _bet)
+        talk = ~bet
+        self._view_speech(i[talk], sl[talk], seat[talk], said[talk])
         paso = a == _PASO_A                                     # opening round: next eligible seat, or en paso
         if paso.any():
             p = i[paso]
@@ -754,8 +822,8 @@ class VectorMusEnv:
             self.rel[p[more]] = nxt[more]
             e = p[~more]
             self.ls_outcome[e, sl[paso][~more]] = Outcome.EN_PASO
+            self._view_lance(e, sl[paso][~more])
             self.todo[e] = _T_AFTER
-        bet = _IS_BET[a]                                        # opening bet, raise or órdago
         if bet.any():
             b, sb = i[bet], sl[bet]
             opening = ph[bet] == Phase.BET_OPEN
@@ -792,9 +860,8 @@ class VectorMusEnv:
         self.ls_last[i, sl] = seat
         bettor = seat % 2
         self.ls_bettor[i, sl] = bettor
-        self._view_raised(i, sl, seat, self.ls_raised[i, sl, seat] / STAKE_SCALE)
-        self._view_last(i, sl, seat)
-        self._view_team(i, "bettor", sl, bettor)
+        self._view_bet(i, sl, seat, ordago, self.ls_raised[i, sl, seat] / STAKE_SCALE)
+        self._view_lance(i, sl)
         resp = _RESPONDERS[self.elig[i], rel]                                   # (n, 2)
         self.resp[i] = resp
         self.resp_i[i] = 0
@@ -809,6 +876,7 @@ class VectorMusEnv:
         ordago = self.ls_stake[i, sl] == ORDAGO_STAKE
         n = i[~ordago]
         self.ls_outcome[n, sl[~ordago]] = Outcome.ACCEPTED
+        self._view_lance(n, sl[~ordago])
         self.todo[n] = _T_AFTER
         o = i[ordago]
         if o.size:
@@ -827,7 +895,9 @@ class VectorMusEnv:
         self.ls_outcome[i, sl] = Outcome.REFUSED
         self.ls_winner[i, sl] = bettor
         self._view_team(i, "winner", sl, bettor)
+        self._view_lance(i, sl)
         reached = self._add_stones(i, bettor, self.ls_fallback[i, sl], sl)
+        self._num_dirty[i] = True
         self._end_game(i[reached], bettor[reached], by_ordago=False)
         self.todo[i[~reached]] = _T_AFTER
 
@@ -987,33 +1057,77 @@ class VectorMusEnv:
         else:
             self._view[i, seat, :_HAND_COLS] = self._hand_table[hand_keys(self.hands[i, seat])]
 
-    def _view_base(self, i: npt.NDArray[np.int64], ndim: int) -> npt.NDArray[np.int64]:
-        """Flat index of the first cache cell of tables ``i``, shaped to broadcast over ``ndim`` more axes."""
-        return (i * (4 * OBSERVER_DIM)).reshape((-1,) + (1,) * ndim)
+    def _view_write(self, i: npt.NDArray[np.int64], table: str, code: npt.ArrayLike,
+                    values: npt.ArrayLike) -> None:
+        """Scatter ``values`` into the cells ``_VIX[table + "_idx"][code]`` of tables ``i`` (all observers)."""
+        idx = np.take(_VIX[table + "_idx"], code, axis=0)
+        idx += (i * (4 * OBS_DIM))[:, None]
+        self._view.reshape(-1)[idx] = values
 
     def _view_speech(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64], seat: npt.NDArray[np.int64],
                      cat: npt.NDArray[np.int8]) -> None:
         """Seat ``seat`` said ``cat`` in lance ``slot``: its speech one-hot as each observer sees it."""
-        self._view.reshape(-1)[self._view_base(i, 2) + _VIX["speech_idx"][slot, seat]] = _VIX["speech_val"][cat]
+        self._view_write(i, "speech", slot * 4 + seat, np.take(_VIX["speech_val"], cat, axis=0))
 
-    def _view_last(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64], seat: npt.NDArray[np.int64]) -> None:
-        """Seat ``seat`` is the last bettor of lance ``slot``."""
-        self._view.reshape(-1)[self._view_base(i, 2) + _VIX["last_idx"][slot]] = _VIX["last_val"][seat]
-
-    def _view_raised(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64], seat: npt.NDArray[np.int64],
-                     value: npt.NDArray[np.float64]) -> None:
-        """Stones bet or raised by ``seat`` in lance ``slot`` (already divided by STAKE_SCALE)."""
-        self._view.reshape(-1)[self._view_base(i, 1) + _VIX["raised_idx"][slot, seat]] = value[:, None]
+    def _view_bet(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64], seat: npt.NDArray[np.int64],
+                  ordago: npt.NDArray[np.bool_], raised: npt.NDArray[np.float64]) -> None:
+        """Seat ``seat`` bet or raised (or went órdago) in lance ``slot``, having raised ``raised`` in all:
+        its speech, the last bettor and its team, and its raised amount, in one write."""
+        val = np.empty((i.size, _VIX["bet_idx"].shape[1]), dtype=np.float32)
+        nv = _VIX["bet_val"].shape[1]
+        np.take(_VIX["bet_val"], seat * 2 + ordago, axis=0, out=val[:, :nv])
+        val[:, nv:] = raised[:, None]
+        self._view_write(i, "bet", slot * 4 + seat, val)
 
     def _view_team(self, i: npt.NDArray[np.int64], piece: str, slot: npt.NDArray[np.int64],
                    team: npt.NDArray[np.int64]) -> None:
         """The team-relative pair (own, other) of lance ``slot`` in ``piece`` ("bettor" or "winner")."""
-        self._view.reshape(-1)[self._view_base(i, 2) + _VIX[f"{piece}_idx"][slot]] = _VIX["team_val"][team]
+        self._view_write(i, piece, slot, np.take(_VIX["team_val"], team, axis=0))
 
     def _view_decl(self, i: npt.NDArray[np.int64], kind: int, seat: npt.NDArray[np.int64],
                    yes: npt.NDArray[np.bool_]) -> None:
         """Seat ``seat`` declared ``yes`` for pares (kind 0) or juego (kind 1)."""
-        self._view.reshape(-1)[self._view_base(i, 1) + _VIX["decl_idx"][kind, seat, yes.astype(np.int64)]] = 1.0
+        self._view_write(i, "decl", (kind * 4 + seat) * 2 + yes, 1.0)
+
+    def _view_lance(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64]) -> None:
+        """The record of lance ``slot`` (outcome, stake, órdago flag, fallback) changed on tables ``i``."""
+        if not i.size:
+            return
+        stake = self.ls_stake[i, slot]
+        val = np.empty((i.size, NUM_OUTCOMES + 3), dtype=np.float32)
+        val[:, :NUM_OUTCOMES] = _OUTCOME_ONEHOT[self.ls_outcome[i, slot]]
+        val[:, NUM_OUTCOMES] = np.maximum(stake, 0) / STAKE_SCALE
+        val[:, NUM_OUTCOMES + 1] = stake == ORDAGO_STAKE
+        val[:, NUM_OUTCOMES + 2] = self.ls_fallback[i, slot] / STAKE_SCALE
+        width = self._lrec.shape[1]
+        self._lrec.reshape(-1)[(i * width)[:, None] + _VIX["lance_idx"][slot]] = val
+
+    def _flush_numbers(self) -> None:
+        """Rewrite the numbers block of the tables marked dirty this step (one batched write)."""
+        d = np.flatnonzero(self._num_dirty)
+        if d.size:
+            self._num_dirty[d] = False
+            self._view_numbers(d)
+
+    def _view_numbers(self, i: npt.NDArray[np.int64]) -> None:
+        """Rewrite the numeric tail (punto .. prev_stones) of tables ``i`` for every observer."""
+        if not i.size:
+            return
+        n = i.size
+        target = self.config.target
+        val = np.empty((n, 2, _NUM.stop - _NUM.start), dtype=np.float32)   # [b, observer team, column]
+        r = {name: slice(sl.start - _NUM.start, sl.stop - _NUM.start) for name, sl in OFFSETS.items()
+             if sl.start >= _NUM.start}
+        val[:, :, r["punto"]] = (self.ls_lance[i, 3] == PUNTO)[:, None, None]
+        val[:, :, r["mus_rounds"]] = (self.mus_round[i] / ROUNDS_SCALE)[:, None, None]
+        val[:, :, r["target"]] = target / TARGET_SCALE
+        val[:, :, r["prev_shown"]] = self.prev_shown[i][:, None, None]
+        for name, arr, scale in (("hand_stones", self.hand_stones, target), ("scores", self.scores_, target),
+                                 ("games_won", self.games_won, 1), ("vacas_won", self.vacas_won, 1),
+                                 ("prev_stones", self.prev_stones, target)):
+            v = arr[i] / scale if scale != 1 else arr[i]
+            val[:, :, r[name]] = v[:, _TEAM_ORDER]                                  # [b, me, own/other]
+        self._view[i, :, _NUM] = val[:, _OBSERVERS & 1]
 
     def _observe(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
         """Observation and mask of every table's acting seat, written into the preallocated buffers."""
@@ -1034,49 +1148,19 @@ class VectorMusEnv:
     def _encode(self, i: slice | npt.NDArray[np.int64], obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Write the acting seat's observation of tables ``i`` (a slice or index array) into ``obs``.
 
-        The observer-dependent block is one copy from the per-seat cache ``self._view``; every other
-        piece is written densely (no zero-fill, no scatter). Mirrors ``observation.encode``.
+        One row gather from the per-seat cache ``self._view``, then the dynamic pieces (mano, acting, phase,
+        lance, responder) as one row of ``self._dyn_table``. Mirrors ``observation.encode``.
         """
-        mano = self.mano[i].astype(np.int64)
-        B = mano.shape[0]
-        rows = np.arange(B)
-        seat = (mano + self.rel[i]) % 4
-        me = seat & 1
-        team_order = _TEAM_ORDER[me]                                        # [b, 0 own / 1 other] -> team
-        # the observer-dependent block, kept per seat in self._view; the rest is assembled in a small
-        # contiguous block (cheaper than many strided column writes into obs) and copied once
-        obs[:, :OBSERVER_DIM] = self._view[i][rows, seat]
-        rest = np.empty((B, OBS_DIM - OBSERVER_DIM), dtype=np.float32)
-        phase = self.phase[i].astype(np.int64)
-        in_lance = (phase >= Phase.DECLARE) & (phase <= Phase.BET_CONFIRM)
-        slot = np.maximum(self.slot[i], 0).astype(np.int64)
-        lance_now = np.where(in_lance, self.ls_lance[i][rows, slot], -1)
-        responder = np.where(phase == Phase.BET_OPEN, 0, np.where(in_lance & (phase > Phase.DECLARE),
-                                                                   self.resp_i[i].astype(np.int64) + 1, -1))
-        rest[:, _R["kings8"]] = 1.0 if self.config.kings == 8 else 0.0
-        rest[:, _RS["mano"]] = ((mano - seat) % 4)[:, None] == _AR4
-        rest[:, _RS["acting"]] = _AR4 == 0
-        rest[:, _RS["phase"]] = phase[:, None] == np.arange(NUM_PHASES)
-        rest[:, _RS["lance"]] = lance_now[:, None] == np.arange(5)
-        rest[:, _RS["responder"]] = responder[:, None] == np.arange(3)
-        # betting record of the four lance slots
-        rest[:, _RS["lance_outcome"]] = (self.ls_outcome[i][:, :, None] == np.arange(NUM_OUTCOMES)).reshape(B, -1)
-        stake = self.ls_stake[i]
-        rest[:, _RS["lance_stake"]] = np.where(stake > 0, stake, 0) / STAKE_SCALE
-        rest[:, _RS["lance_ordago"]] = stake == ORDAGO_STAKE
-        rest[:, _RS["lance_fallback"]] = self.ls_fallback[i] / STAKE_SCALE
-        rest[:, _R["punto"]] = self.ls_lance[i][:, 3] == PUNTO
-        # mus phase summary, stones and scores
-        rest[:, _R["mus_rounds"]] = self.mus_round[i] / ROUNDS_SCALE
-        target = self.config.target
-        rest[:, _RS["hand_stones"]] = np.take_along_axis(self.hand_stones[i], team_order, axis=1) / target
-        rest[:, _RS["scores"]] = np.take_along_axis(self.scores_[i], team_order, axis=1) / target
-        rest[:, _R["target"]] = target / TARGET_SCALE
-        rest[:, _RS["games_won"]] = np.take_along_axis(self.games_won[i], team_order, axis=1)
-        rest[:, _RS["vacas_won"]] = np.take_along_axis(self.vacas_won[i], team_order, axis=1)
-        rest[:, _R["prev_shown"]] = self.prev_shown[i]
-        rest[:, _RS["prev_stones"]] = np.take_along_axis(self.prev_stones[i], team_order, axis=1) / target
-        obs[:, OBSERVER_DIM:] = rest
+        self._flush_numbers()
+        tables = self._rows[i]
+        rel = self.rel[i].astype(np.int64)
+        seat = (self.mano[i] + rel) & 3
+        np.take(self._view.reshape(-1, OBS_DIM), tables * 4 + seat, axis=0, out=obs, mode="clip")
+        slot = self.slot[i].astype(np.int64)
+        code = (self.phase[i] * 5 + slot + 1) * 2 + self.resp_i[i]
+        code = (code * 2 + (self.ls_lance[i, 3] == PUNTO)) * 4 + rel
+        obs[:, _DYN] = self._dyn_table[code]
+        obs[:, _LREC] = self._lrec[i]
         return obs
 
     def close(self) -> None:
