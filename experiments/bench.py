@@ -6,7 +6,8 @@ decisions (one action of one player; chance events are not counted):
 * ``scalar``: ``MusGame`` with ``legal_actions()`` at every decision;
 * ``raw_env`` / ``env()``: ``mus_v0`` through the PettingZoo ``agent_iter`` / ``last`` / ``step`` loop, with
   the action chosen from the mask;
-* ``vector B=...``: ``VectorMusEnv`` at several batch sizes, observation and mask included;
+* ``vector B=...``: ``VectorMusEnv`` at several batch sizes, observation and mask included, actions drawn by
+  ``VectorMusEnv.sample_actions`` (uniform over each table's legal set);
 * ``texas_holdem_v4``: PettingZoo's classic env (the same loop as ``env()``), when installed;
 * ``openspiel bridge``: OpenSpiel's C++ bridge (auction and card play, no double-dummy solver) driven from
   Python, random legal play including chance outcomes, when ``pyspiel`` is installed
@@ -93,18 +94,14 @@ def bench_aec(make_env: Callable[[], object], seconds: float, repeats: int = 3) 
 def bench_vector(batch: int, seconds: float, repeats: int = 3, config: MusConfig | None = None) -> float:
     """Decisions/s of VectorMusEnv at batch size ``batch`` (obs and mask included)."""
     venv = VectorMusEnv(batch, config or MusConfig(), seed=0)
-    obs, mask = venv.reset()
+    venv.reset()
     rng = np.random.default_rng(0)
-    state = {"mask": mask}
 
     def run(sec: float) -> int:
         steps, end = 0, time.perf_counter() + sec
-        m = state["mask"]
         while time.perf_counter() < end:
-            actions = (rng.random(m.shape) * m).argmax(axis=1)
-            _, m, _, _, _ = venv.step(actions)
+            venv.step(venv.sample_actions(rng))           # obs and mask are written every step
             steps += 1
-        state["mask"] = m
         return steps * batch
     return _timed(run, seconds, repeats)
 

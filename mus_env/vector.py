@@ -219,6 +219,10 @@ _IS_BET = np.zeros(NUM_ACTIONS, dtype=bool)
 _IS_BET[ENVIDO_BASE:ENVIDO_BASE + 5] = True
 _IS_BET[int(Action.ORDAGO)] = True
 _ROT = (_OBSERVERS[:, None] + _AR4[None, :]) % 4        # [observer, q] -> absolute seat
+# Legal sets as padded rows (for sample_actions): _LEGAL_COUNT[legal], _LEGAL_PAD[legal, k] for k < count.
+_LEGAL_WIDTH = max(len(s) for s in LEGAL_SETS)
+_LEGAL_COUNT = np.array([len(s) for s in LEGAL_SETS], dtype=np.int64)
+_LEGAL_PAD = np.array([(*s, *(s[-1:] or (0,)) * (_LEGAL_WIDTH - len(s))) for s in LEGAL_SETS], dtype=np.int64)
 
 class VectorMusEnv:
     """B independent Mus games stepped together (the fast path for training and tournaments).
@@ -461,6 +465,28 @@ class VectorMusEnv:
                 "final_scores": self._final_scores.copy(), "hand_finished": self._hand_finished.copy(),
                 "hand_stones": self._last_hand_stones.copy(), "lance_stones": self._last_lance_stones.copy()}
         return obs, mask, self._rewards.copy(), self._finished.copy(), info
+
+    def sample_actions(self, rng: np.random.Generator | int | None = None) -> npt.NDArray[np.int64]:
+        """One uniformly random legal action per table, for its current player (random play, exploration).
+
+        Args:
+            rng: a ``numpy.random.Generator``, or a seed for one (None: fresh entropy).
+
+        Returns:
+            ``(B,)`` int64 action ids, legal for :meth:`step`.
+
+        Example:
+            >>> venv = VectorMusEnv(4, seed=0); _ = venv.reset()
+            >>> actions = venv.sample_actions(np.random.default_rng(0))
+            >>> bool(venv.observe()[1][np.arange(4), actions].all())
+            True
+        """
+        if not self._started:
+            raise RuntimeError("call reset() or reset_from_decks() before sample_actions()")
+        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        legal = self.legal.astype(np.int64)
+        k = (gen.random(self.num_envs) * _LEGAL_COUNT[legal]).astype(np.int64)
+        return _LEGAL_PAD.reshape(-1)[legal * _LEGAL_WIDTH + k]
 
     # ------------------------------------------------------------------------------------------------
     # validation

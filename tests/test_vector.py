@@ -207,6 +207,38 @@ def test_every_piece_written() -> None:
         venv.step((rng.random(mask.shape) * mask).argmax(axis=1))
 
 
+def test_sample_actions_legal_and_uniform() -> None:
+    """sample_actions draws every legal action of each table's legal set with equal probability."""
+    venv = VectorMusEnv(256, MusConfig(max_mus_rounds=3), seed=1)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    counts: dict[tuple[int, ...], np.ndarray] = {}
+    for _ in range(300):
+        _, mask = venv.observe()
+        a = venv.sample_actions(rng)
+        assert a.dtype == np.int64 and a.shape == (256,)
+        assert mask[np.arange(256), a].all(), "sampled an illegal action"
+        for row, act in zip(mask, a, strict=True):
+            key = tuple(np.flatnonzero(row))
+            counts.setdefault(key, np.zeros(31, dtype=np.int64))[act] += 1
+        venv.step(a)
+    checked = 0
+    for key, c in counts.items():
+        n = c.sum()
+        if n < 2000 or len(key) < 2:
+            continue
+        p = 1.0 / len(key)
+        sd = np.sqrt(n * p * (1 - p))
+        assert (np.abs(c[list(key)] - n * p) < 5 * sd).all(), (key, c[list(key)], n)
+        checked += 1
+    assert checked >= 3                                    # mus call, opening round, responses at least
+
+
+def test_sample_actions_before_reset() -> None:
+    with pytest.raises(RuntimeError, match="reset"):
+        VectorMusEnv(2, seed=0).sample_actions(0)
+
+
 # ----------------------------------------------------------------------------------------------------
 # bad input: a clear error, state unchanged
 def _snapshot(venv: VectorMusEnv) -> dict:
