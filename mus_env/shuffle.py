@@ -76,7 +76,8 @@ def card_keys(seed: npt.ArrayLike, stream: int, a: npt.ArrayLike, b: npt.ArrayLi
 
 def deal_decks(seed: npt.ArrayLike, hand_number: npt.ArrayLike) -> npt.NDArray[np.int8]:
     """``(..., 40)`` deck of each hand: a uniformly random permutation of the card ids."""
-    return np.argsort(card_keys(seed, STREAM_DEAL, hand_number, 0), axis=-1, kind="stable").astype(np.int8)
+    # the 40 keys of a deck are distinct (64-bit hashes), so every sort algorithm gives the same order
+    return np.argsort(card_keys(seed, STREAM_DEAL, hand_number, 0), axis=-1).astype(np.int8)
 
 
 def reshuffle_order(seed: int, hand_number: int, reshuffle_number: int, cards: list[int]) -> list[int]:

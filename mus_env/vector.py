@@ -83,8 +83,10 @@ _SI = (int(Action.PARES_SI), int(Action.JUEGO_SI))
 _SPEECH = np.full(NUM_ACTIONS, -1, dtype=np.int8)
 for _a in (_PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A, *range(ENVIDO_BASE, ENVIDO_BASE + 5)):
     _SPEECH[_a] = speech_of(_a)
-# Position of each card in hand-slot order (§9.2) per variant; index -1 (an empty slot) sorts last.
-_SLOTPOS = {k: np.array((*slot_positions(k), 99), dtype=np.int16) for k in (8, 4)}
+# Position of each card in hand-slot order (§9.2) per variant; index -1 (an empty slot) sorts last (40),
+# and the inverse: the card at each position (40 -> -1).
+_SLOTPOS = {k: np.array((*slot_positions(k), NUM_CARDS), dtype=np.int8) for k in (8, 4)}
+_SLOTCARD = {k: np.append(np.argsort(v[:NUM_CARDS]), -1).astype(np.int8) for k, v in _SLOTPOS.items()}
 _AR4 = np.arange(4)
 _U64_MAX = np.uint64(np.iinfo(np.uint64).max)
 
@@ -257,11 +259,13 @@ class VectorMusEnv:
         self._t = t
         self._rank_of_card = np.asarray(t.rank_of_card, dtype=np.int64)
         self._slotpos = _SLOTPOS[cfg.kings]
+        self._slotcard = _SLOTCARD[cfg.kings]
         self._bet_amount = np.zeros(NUM_ACTIONS, dtype=np.int32)
         self._bet_amount[ENVIDO_BASE:ENVIDO_BASE + 5] = cfg.bet_sizes
         self._discard_kind = Legal.DISCARD_ZERO if cfg.allow_zero_discard else Legal.DISCARD
         self._hand_table = hand_table(cfg.kings)
         self._dyn_table = _dynamic_table(cfg.kings)
+        self._rank_counts = self._hand_table[:, OFFSETS["rank_counts"]].astype(np.int8)   # by hand key
         self._allocate()
         self._rows = np.arange(self.num_envs)
         self._obs = np.zeros((self.num_envs, OBS_DIM), dtype=np.float32)
@@ -325,6 +329,7 @@ class VectorMusEnv:
         # Cache, not state: the observation of each of the 4 seats, updated where the state it encodes
         # changes (so observing is one row gather per table; the _DYN columns are written by _encode).
         self._view = np.zeros((B, 4, OBS_DIM), dtype=np.float32)
+        self._hkey = np.zeros((B, 4), dtype=np.int64)   # hand_keys of each seat's hand (rows of _hand_table)
         self._lrec = np.zeros((B, _LREC.stop - _LREC.start), dtype=np.float32)   # see _LREC
         self._num_dirty = np.zeros(B, dtype=bool)   # the numbers block (_NUM) of _view needs a rewrite
         self.end_winner = z((), np.int8, -1)      # team winning the game in a pending _T_GAME_END
@@ -596,8 +601,7 @@ class VectorMusEnv:
         self._num_dirty[i] = True
 
     def _sorted_hands(self, hands: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
-        order = np.argsort(self._slotpos[hands], axis=-1, kind="stable")
-        return np.take_along_axis(hands, order, axis=-1)
+        return self._slotcard[np.sort(self._slotpos[hands], axis=-1)]
 
     def _set_mus_call(self, i: npt.NDArray[np.int64]) -> None:
         self.phase[i] = Phase.MUS_CALL
@@ -984,8 +988,7 @@ class VectorMusEnv:
     def _finish_hand(self, i: npt.NDArray[np.int64]) -> None:
         """Remember the hand for the next observation (shown cards, stones) and pay stone rewards."""
         self.prev_shown[i] = self.showdown[i]
-        ranks = self._rank_of_card[self.hands[i]]                            # (n, seat, 4)
-        counts = (ranks[..., None] == np.arange(1, 11)).sum(axis=2)          # (n, seat, 10)
+        counts = self._rank_counts[self._hkey[i]]                            # (n, seat, 10)
         self.prev_counts[i] = np.where(self.showdown[i][:, None, None], counts, 0)
         self._view[i, :, _V_PREV:_V_PREV + 40] = self.prev_counts[i][:, _ROT].reshape(i.size, 4, 40)
         hs = self.hand_stones[i]
@@ -1079,9 +1082,12 @@ class VectorMusEnv:
         """Own-hand pieces of tables ``i``: every seat's, or ``seat`` (n,)'s only."""
         if seat is None:
             keys = hand_keys(self.hands[i].reshape(-1, 4)).reshape(i.size, 4)
+            self._hkey[i] = keys
             self._view[i, :, :_HAND_COLS] = self._hand_table[keys]
         else:
-            self._view[i, seat, :_HAND_COLS] = self._hand_table[hand_keys(self.hands[i, seat])]
+            keys = hand_keys(self.hands[i, seat])
+            self._hkey[i, seat] = keys
+            self._view[i, seat, :_HAND_COLS] = self._hand_table[keys]
 
     def _view_write(self, i: npt.NDArray[np.int64], table: str, code: npt.ArrayLike,
                     values: npt.ArrayLike) -> None:
