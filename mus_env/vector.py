@@ -758,8 +758,7 @@ class VectorMusEnv:
         if self.config.auto_declare:
             seats = (self.mano[i].astype(np.int64)[:, None] + _AR4) % 4
             self.decl[i[:, None], kind, seats] = has
-            for p in range(4):
-                self._view_decl(i, kind, seats[:, p], has[:, p])
+            self._view_decl(i, kind, seats, has)
             self.todo[i] = _T_DECLARED
             return
         self.phase[i] = Phase.DECLARE
@@ -1091,9 +1090,10 @@ class VectorMusEnv:
 
     def _view_write(self, i: npt.NDArray[np.int64], table: str, code: npt.ArrayLike,
                     values: npt.ArrayLike) -> None:
-        """Scatter ``values`` into the cells ``_VIX[table + "_idx"][code]`` of tables ``i`` (all observers)."""
+        """Scatter ``values`` into the cells ``_VIX[table + "_idx"][code]`` of tables ``i`` (all observers);
+        ``code`` is ``(n,)`` or ``(n, k)`` (k events per table)."""
         idx = np.take(_VIX[table + "_idx"], code, axis=0)
-        idx += (i * (4 * OBS_DIM))[:, None]
+        idx += (i * (4 * OBS_DIM)).reshape((-1,) + (1,) * (idx.ndim - 1))
         self._view.reshape(-1)[idx] = values
 
     def _view_speech(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64], seat: npt.NDArray[np.int64],
@@ -1118,7 +1118,7 @@ class VectorMusEnv:
 
     def _view_decl(self, i: npt.NDArray[np.int64], kind: int, seat: npt.NDArray[np.int64],
                    yes: npt.NDArray[np.bool_]) -> None:
-        """Seat ``seat`` declared ``yes`` for pares (kind 0) or juego (kind 1)."""
+        """Seat ``seat`` declared ``yes`` for pares (kind 0) or juego (kind 1); ``seat``/``yes`` (n,) or (n, k)."""
         self._view_write(i, "decl", (kind * 4 + seat) * 2 + yes, 1.0)
 
     def _view_lance(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64]) -> None:
