@@ -8,6 +8,8 @@ decisions (one action of one player; chance events are not counted):
   the action chosen from the mask;
 * ``vector B=...``: ``VectorMusEnv`` at several batch sizes, observation and mask included, actions drawn by
   ``VectorMusEnv.sample_actions`` (uniform over each table's legal set);
+* ``vector B=... in P processes``: the largest batch split over ``--processes`` concurrent processes, each
+  stepping its own VectorMusEnv (one env copy per worker, as RL libraries use several cores); the sum;
 * ``texas_holdem_v4``: PettingZoo's classic env (the same loop as ``env()``), when installed;
 * ``openspiel bridge``: OpenSpiel's C++ bridge (auction and card play, no double-dummy solver) driven from
   Python, random legal play including chance outcomes, when ``pyspiel`` is installed
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -35,7 +38,7 @@ from mus_env import MusConfig, MusGame, VectorMusEnv
 #: of the auction, which costs ~0.1 s per deal and measures the solver rather than the environment).
 OPENSPIEL_BRIDGE = "bridge(use_double_dummy_result=false)"
 
-__all__ = ["bench_scalar", "bench_aec", "bench_vector", "bench_openspiel", "main"]
+__all__ = ["bench_scalar", "bench_aec", "bench_vector", "bench_vector_processes", "bench_openspiel", "main"]
 
 
 def _timed(run: Callable[[float], int], seconds: float, repeats: int) -> float:
@@ -91,11 +94,12 @@ def bench_aec(make_env: Callable[[], object], seconds: float, repeats: int = 3) 
     return _timed(run, seconds, repeats)
 
 
-def bench_vector(batch: int, seconds: float, repeats: int = 3, config: MusConfig | None = None) -> float:
+def bench_vector(batch: int, seconds: float, repeats: int = 3, config: MusConfig | None = None,
+                 seed: int = 0) -> float:
     """Decisions/s of VectorMusEnv at batch size ``batch`` (obs and mask included)."""
-    venv = VectorMusEnv(batch, config or MusConfig(), seed=0)
+    venv = VectorMusEnv(batch, config or MusConfig(), seed=seed)
     venv.reset()
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
 
     def run(sec: float) -> int:
         steps, end = 0, time.perf_counter() + sec
@@ -104,6 +108,22 @@ def bench_vector(batch: int, seconds: float, repeats: int = 3, config: MusConfig
             steps += 1
         return steps * batch
     return _timed(run, seconds, repeats)
+
+
+def _vector_worker(args: tuple[int, float, int, int]) -> float:
+    batch, seconds, repeats, seed = args
+    return bench_vector(batch, seconds, repeats, seed=seed)
+
+
+def bench_vector_processes(batch: int, processes: int, seconds: float, repeats: int = 3) -> float:
+    """Total decisions/s of ``processes`` independent VectorMusEnv processes of ``batch // processes`` tables
+    each, run at the same time (how RL libraries use several cores: one env copy per worker process)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(processes) as pool:
+        rates = pool.map(_vector_worker, [(batch // processes, seconds, repeats, k) for k in range(processes)])
+    return float(sum(rates))
 
 
 def bench_openspiel(game_name: str, seconds: float, repeats: int = 3) -> float | None:
@@ -141,8 +161,10 @@ def _texas() -> Callable[[], object] | None:
 
 
 def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (1, 256, 1024, 4096),
-            peers: bool = True, log: Callable[[str], None] = print) -> dict:
-    """Run every benchmark; returns ``{"results": {name: decisions/s}, "ratios": {...}, ...}``."""
+            peers: bool = True, log: Callable[[str], None] = print, processes: int = 1) -> dict:
+    """Run every benchmark; returns ``{"results": {name: decisions/s}, "ratios": {...}, ...}``.
+
+    With ``processes > 1`` it also measures the largest batch split over that many concurrent processes."""
     from mus_env import mus_v0
 
     res: dict[str, float | None] = {}
@@ -155,6 +177,10 @@ def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (
     for b in batches:
         log(f"VectorMusEnv B={b} ...")
         res[f"vector B={b}"] = bench_vector(b, seconds, repeats)
+    multi = f"vector B={max(batches)} in {processes} processes" if processes > 1 and batches else None
+    if multi:
+        log(f"VectorMusEnv B={max(batches)} split over {processes} processes ...")
+        res[multi] = bench_vector_processes(max(batches), processes, seconds, repeats)
     if peers:
         texas = _texas()
         log("texas_holdem_v4 ..." if texas else "texas_holdem_v4 not installed (pip install mus-env[bench])")
@@ -168,9 +194,12 @@ def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (
     if res.get("openspiel bridge"):
         for b in batches:
             ratios[f"vector B={b} / openspiel bridge"] = res[f"vector B={b}"] / res["openspiel bridge"]
+        if multi:
+            ratios[f"{multi} / openspiel bridge"] = res[multi] / res["openspiel bridge"]
     venv = VectorMusEnv(8)
     return {"results": res, "ratios": ratios, "us_per_decision_scalar": 1e6 / res["scalar"],
-            "state_bytes_per_table": venv.state_bytes(), "seconds": seconds, "repeats": repeats,
+            "state_bytes_per_table": venv.state_bytes(), "cache_bytes_per_table": venv.cache_bytes(),
+            "seconds": seconds, "repeats": repeats, "processes": processes,
             "python": sys.version.split()[0], "numpy": np.__version__}
 
 
@@ -197,7 +226,9 @@ def print_table(report: dict) -> None:
         for k, v in report["ratios"].items():
             r.add_row(k, f"{v:.2f}")
         console.print(r)
-    console.print(f"VectorMusEnv state: {report['state_bytes_per_table']} bytes per table")
+    console.print(f"VectorMusEnv state: {report['state_bytes_per_table']} bytes per table"
+                  + (f" (+ {report['cache_bytes_per_table']} bytes of observation cache)"
+                     if "cache_bytes_per_table" in report else ""))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -208,12 +239,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--engine", choices=("all", "scalar", "aec", "vector", "peers"), default="all",
                    help="run only one group")
     p.add_argument("--no-peers", action="store_true", help="skip texas_holdem_v4 and OpenSpiel")
+    p.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                   help="also run the largest batch split over this many concurrent processes (1: skip)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = p.parse_args(argv)
     batches = tuple(int(b) for b in args.batches.split(",") if b)
     log = (lambda s: print(s, file=sys.stderr)) if not args.json else (lambda s: None)
     if args.engine == "all":
-        report = run_all(args.seconds, args.repeats, batches, peers=not args.no_peers, log=log)
+        report = run_all(args.seconds, args.repeats, batches, peers=not args.no_peers, log=log,
+                         processes=args.processes)
     else:
         from mus_env import mus_v0
         res: dict[str, float | None] = {}
@@ -225,6 +259,9 @@ def main(argv: list[str] | None = None) -> None:
         elif args.engine == "vector":
             for b in batches:
                 res[f"vector B={b}"] = bench_vector(b, args.seconds, args.repeats)
+            if args.processes > 1 and batches:
+                res[f"vector B={max(batches)} in {args.processes} processes"] = bench_vector_processes(
+                    max(batches), args.processes, args.seconds, args.repeats)
         else:
             texas = _texas()
             res["texas_holdem_v4"] = bench_aec(texas, args.seconds, args.repeats) if texas else None

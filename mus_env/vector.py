@@ -349,6 +349,10 @@ class VectorMusEnv:
                     if isinstance(v, np.ndarray) and not k.startswith("_") and v.shape[:1] == (self.num_envs,))
         return total // self.num_envs
 
+    def cache_bytes(self) -> int:
+        """Bytes per table of the observation caches (the per-seat observations and their helpers)."""
+        return sum(getattr(self, k).nbytes for k in ("_view", "_lrec", "_hkey", "_num_dirty")) // self.num_envs
+
     # ------------------------------------------------------------------------------------------------
     # public API
     @property

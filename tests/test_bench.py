@@ -1,0 +1,27 @@
+"""``mus bench``: every entry runs and reports positive rates (tiny timings; the figures are not checked)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from experiments import bench
+
+
+def test_vector_entries_and_processes(capsys: pytest.CaptureFixture[str]) -> None:
+    bench.main(["--engine", "vector", "--batches", "1,16", "--seconds", "0.05", "--repeats", "1",
+                "--processes", "2", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    res = report["results"]
+    assert set(res) == {"vector B=1", "vector B=16", "vector B=16 in 2 processes"}
+    assert all(v > 0 for v in res.values())
+    assert report["state_bytes_per_table"] > 0
+
+
+def test_run_all_without_peers_has_every_engine() -> None:
+    report = bench.run_all(seconds=0.05, repeats=1, batches=(4,), peers=False, log=lambda s: None)
+    assert set(report["results"]) == {"scalar", "raw_env", "env", "vector B=4"}
+    assert all(v > 0 for v in report["results"].values())
+    assert report["cache_bytes_per_table"] >= 4 * 345 * 4          # one float32 observation per seat
+    assert report["ratios"] == {}                                   # no peers, no ratios
