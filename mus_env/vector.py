@@ -164,11 +164,6 @@ def _view_index_tables() -> dict[str, npt.NDArray]:
                                              t["team_val"][seat & 1]])
                              for seat in range(4) for ordago in (0, 1)], dtype=np.float32)
     assert speech_of(int(Action.ORDAGO)) == 4 and speech_of(ENVIDO_BASE) == 1
-    # lance slot record (outcome one-hot, stake, ordago, fallback) in VectorMusEnv._lrec: [slot] -> (10,) cells
-    t["lance_idx"] = np.array([np.concatenate([_O["lance_outcome"] + 7 * sl + np.arange(7),
-                                               [_O["lance_stake"] + sl, _O["lance_ordago"] + sl,
-                                                _O["lance_fallback"] + sl]]) - _O["lance_outcome"]
-                               for sl in range(4)])
     for v in t.values():
         v.setflags(write=False)
     return t
@@ -181,11 +176,12 @@ _OUTCOME_ONEHOT = np.eye(NUM_OUTCOMES, dtype=np.float32)
 _DYN = slice(_O["kings8"], OFFSETS["responder"].stop)
 assert [n for n in OFFSETS if _DYN.start <= OFFSETS[n].start < _DYN.stop] == [
     "kings8", "mano", "acting", "phase", "lance", "responder"]
-# Lance record (lance_outcome .. lance_fallback, contiguous, observer-independent): one row per table in
-# VectorMusEnv._lrec (changed by most bets), reset at each deal and copied into the observation by _encode.
+# Lance record (lance_outcome .. lance_fallback, contiguous, observer-independent, changed by most bets):
+# not cached, _encode writes it from the ls_* arrays.
 _LREC = slice(_O["lance_outcome"], OFFSETS["lance_fallback"].stop)
-_LREC_FRESH = np.zeros(_LREC.stop - _LREC.start, dtype=np.float32)
-_LREC_FRESH[np.arange(4) * NUM_OUTCOMES + Outcome.NOT_PLAYED] = 1.0
+_LREC_STAKE = _O["lance_stake"] - _LREC.start
+assert _DYN.stop == _LREC.start
+assert (_O["lance_ordago"], _O["lance_fallback"]) == (_O["lance_stake"] + 4, _O["lance_stake"] + 8)
 # Numbers (punto .. prev_stones, contiguous to the end): rewritten at hand starts, refusals and mus rounds.
 _NUM = slice(_O["punto"], OBS_DIM)
 assert OFFSETS["prev_stones"].stop == OBS_DIM and _LREC.stop == _NUM.start == OFFSETS["punto"].start
@@ -330,7 +326,6 @@ class VectorMusEnv:
         # changes (so observing is one row gather per table; the _DYN columns are written by _encode).
         self._view = np.zeros((B, 4, OBS_DIM), dtype=np.float32)
         self._hkey = np.zeros((B, 4), dtype=np.int64)   # hand_keys of each seat's hand (rows of _hand_table)
-        self._lrec = np.zeros((B, _LREC.stop - _LREC.start), dtype=np.float32)   # see _LREC
         self._num_dirty = np.zeros(B, dtype=bool)   # the numbers block (_NUM) of _view needs a rewrite
         self.end_winner = z((), np.int8, -1)      # team winning the game in a pending _T_GAME_END
         self.end_ordago = z((), bool)             # that game end comes from an accepted órdago
@@ -351,7 +346,7 @@ class VectorMusEnv:
 
     def cache_bytes(self) -> int:
         """Bytes per table of the observation caches (the per-seat observations and their helpers)."""
-        return sum(getattr(self, k).nbytes for k in ("_view", "_lrec", "_hkey", "_num_dirty")) // self.num_envs
+        return sum(getattr(self, k).nbytes for k in ("_view", "_hkey", "_num_dirty")) // self.num_envs
 
     # ------------------------------------------------------------------------------------------------
     # public API
@@ -594,7 +589,6 @@ class VectorMusEnv:
         self.slot[i] = -1
         self.decl[i] = -1
         self._view[i, :, _V_BETTOR:_V_PREV] = 0.0
-        self._lrec[i] = _LREC_FRESH
         self._view_hands(i)
         self.hand_stones[i] = 0
         self.lance_stones[i] = 0
@@ -816,15 +810,12 @@ class VectorMusEnv:
                     self._open(p, 3, PUNTO, np.ones((p.size, 4), dtype=bool))
                 else:
                     self.ls_outcome[p, 3] = Outcome.VOID
-                    self._view_lance(p, np.full(p.size, 3))
                     self.todo[p] = _T_AFTER
             else:
                 self.ls_outcome[j[nobody], 2] = Outcome.VOID
-                self._view_lance(j[nobody], np.full(nobody.sum(), 2))
                 self.todo[j[nobody]] = _T_AFTER
             u = j[one]
             self.ls_outcome[u, slot] = Outcome.UNCONTESTED
-            self._view_lance(u, np.full(u.size, slot))
             self.ls_winner[u, slot] = t1[one]
             self._view_team(u, "winner", np.full(u.size, slot), t1[one].astype(np.int64))
             self.todo[u] = _T_AFTER
@@ -855,7 +846,6 @@ class VectorMusEnv:
             self.rel[p[more]] = nxt[more]
             e = p[~more]
             self.ls_outcome[e, sl[paso][~more]] = Outcome.EN_PASO
-            self._view_lance(e, sl[paso][~more])
             self.todo[e] = _T_AFTER
         if bet.any():
             b, sb = i[bet], sl[bet]
@@ -894,7 +884,6 @@ class VectorMusEnv:
         bettor = seat % 2
         self.ls_bettor[i, sl] = bettor
         self._view_bet(i, sl, seat, ordago, self.ls_raised[i, sl, seat] / STAKE_SCALE)
-        self._view_lance(i, sl)
         resp = _RESPONDERS[self.elig[i], rel]                                   # (n, 2)
         self.resp[i] = resp
         self.resp_i[i] = 0
@@ -909,7 +898,6 @@ class VectorMusEnv:
         ordago = self.ls_stake[i, sl] == ORDAGO_STAKE
         n = i[~ordago]
         self.ls_outcome[n, sl[~ordago]] = Outcome.ACCEPTED
-        self._view_lance(n, sl[~ordago])
         self.todo[n] = _T_AFTER
         o = i[ordago]
         if o.size:
@@ -928,7 +916,6 @@ class VectorMusEnv:
         self.ls_outcome[i, sl] = Outcome.REFUSED
         self.ls_winner[i, sl] = bettor
         self._view_team(i, "winner", sl, bettor)
-        self._view_lance(i, sl)
         reached = self._add_stones(i, bettor, self.ls_fallback[i, sl], sl)
         self._num_dirty[i] = True
         self._end_game(i[reached], bettor[reached], by_ordago=False)
@@ -945,41 +932,49 @@ class VectorMusEnv:
         return self.scores_[i, team] >= self.config.target
 
     def _lance_winner(self, i: npt.NDArray[np.int64], lance: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """Relative seat with the best eligible hand for ``lance`` (n,) (the mano wins ties: first argmax)."""
-        s = self.strength[i, lance]                                         # (n, 4)
-        elig = np.where((lance == PARES)[:, None], self.pares_b[i] > 0,
-                        np.where((lance == JUEGO)[:, None], self.juego_b[i] > 0, True))
-        return np.argmax(np.where(elig, s, -1), axis=1)
+        """Relative seat with the best eligible hand for ``lance`` (``(n,)`` or ``(n, k)`` lances per table;
+        the mano wins ties: first argmax)."""
+        ax = (slice(None),) + (None,) * (lance.ndim - 1)
+        s = self.strength[i[ax], lance]                                     # (n, [k,] 4)
+        elig = np.where((lance == PARES)[..., None], (self.pares_b[i] > 0)[ax],
+                        np.where((lance == JUEGO)[..., None], (self.juego_b[i] > 0)[ax], True))
+        return np.argmax(np.where(elig, s, -1), axis=-1)
 
     def _showdown(self, i: npt.NDArray[np.int64]) -> None:
-        """Count the lances in order, checking the target after each (§6.2)."""
+        """Count the four lances in order, checking the target after each (§6.2); all slots at once: the
+        count stops at the first slot after which a team has reached the target."""
+        n = i.size
         self.showdown[i] = True
-        alive = i
-        for slot in range(4):
-            if not alive.size:
-                break
-            out = self.ls_outcome[alive, slot]
-            lance = self.ls_lance[alive, slot].astype(np.int64)
-            fixed = (out == Outcome.REFUSED) | (out == Outcome.UNCONTESTED)
-            mano = self.mano[alive].astype(np.int64)
-            compared = (self._lance_winner(alive, lance) + mano) % 2
-            team = np.where(fixed, self.ls_winner[alive, slot], compared).astype(np.int64)
-            counted = out != Outcome.VOID
-            self.ls_winner[alive[counted & ~fixed], slot] = team[counted & ~fixed]
-            base = np.where(out == Outcome.ACCEPTED, self.ls_stake[alive, slot],
-                            np.where((out == Outcome.EN_PASO) & (lance <= CHICA), 1, 0))
-            same_team = (mano[:, None] + _AR4) % 2 == team[:, None]
-            bonus = np.where(lance == PARES, (self.pares_b[alive] * same_team).sum(axis=1),
-                             np.where(lance == JUEGO, (self.juego_b[alive] * same_team).sum(axis=1),
-                                      np.where(lance == PUNTO, 1, 0)))
-            total = np.where(counted, base + bonus, 0)
-            add = total > 0
-            reached = np.zeros(alive.size, dtype=bool)
-            if add.any():
-                reached[add] = self._add_stones(alive[add], team[add], total[add], slot)
-            self._end_game(alive[reached], team[reached], by_ordago=False)
-            alive = alive[~reached]
-        self.todo[alive] = _T_HAND_END
+        out = self.ls_outcome[i]                                            # (n, slot)
+        lance = self.ls_lance[i].astype(np.int64)
+        mano = self.mano[i].astype(np.int64)
+        fixed = (out == Outcome.REFUSED) | (out == Outcome.UNCONTESTED)
+        compared = (self._lance_winner(i, lance) + mano[:, None]) % 2
+        team = np.where(fixed, self.ls_winner[i], compared).astype(np.int64)   # (n, slot)
+        counted = out != Outcome.VOID
+        base = np.where(out == Outcome.ACCEPTED, self.ls_stake[i],
+                        np.where((out == Outcome.EN_PASO) & (lance <= CHICA), 1, 0))
+        same_team = (mano[:, None, None] + _AR4) % 2 == team[:, :, None]     # (n, slot, rel)
+        bonus = np.where(lance == PARES, (self.pares_b[i][:, None, :] * same_team).sum(axis=2),
+                         np.where(lance == JUEGO, (self.juego_b[i][:, None, :] * same_team).sum(axis=2),
+                                  np.where(lance == PUNTO, 1, 0)))
+        total = np.where(counted, base + bonus, 0)
+        gain = np.stack([np.where(team == 0, total, 0), np.where(team == 1, total, 0)], axis=2)  # (n, slot, team)
+        running = self.scores_[i][:, None, :] + np.cumsum(gain, axis=1)
+        reach = (running >= self.config.target).any(axis=2)                 # (n, slot)
+        reached = reach.any(axis=1)
+        last = np.where(reached, np.argmax(reach, axis=1), 3)               # last slot counted
+        applied = _AR4 <= last[:, None]
+        gain *= applied[:, :, None]
+        won = gain.sum(axis=1)
+        self.scores_[i] += won
+        self.hand_stones[i] += won
+        self.lance_stones[i] += gain
+        record = counted & ~fixed & applied
+        self.ls_winner[i] = np.where(record, team, self.ls_winner[i])
+        r = i[reached]
+        self._end_game(r, team[np.arange(n)[reached], last[reached]], by_ordago=False)
+        self.todo[i[~reached]] = _T_HAND_END
 
     # ------------------------------------------------------------------------------------------------
     # hands, games, vacas (RULES.md §7)
@@ -1125,19 +1120,6 @@ class VectorMusEnv:
         """Seat ``seat`` declared ``yes`` for pares (kind 0) or juego (kind 1); ``seat``/``yes`` (n,) or (n, k)."""
         self._view_write(i, "decl", (kind * 4 + seat) * 2 + yes, 1.0)
 
-    def _view_lance(self, i: npt.NDArray[np.int64], slot: npt.NDArray[np.int64]) -> None:
-        """The record of lance ``slot`` (outcome, stake, órdago flag, fallback) changed on tables ``i``."""
-        if not i.size:
-            return
-        stake = self.ls_stake[i, slot]
-        val = np.empty((i.size, NUM_OUTCOMES + 3), dtype=np.float32)
-        val[:, :NUM_OUTCOMES] = _OUTCOME_ONEHOT[self.ls_outcome[i, slot]]
-        val[:, NUM_OUTCOMES] = np.maximum(stake, 0) / STAKE_SCALE
-        val[:, NUM_OUTCOMES + 1] = stake == ORDAGO_STAKE
-        val[:, NUM_OUTCOMES + 2] = self.ls_fallback[i, slot] / STAKE_SCALE
-        width = self._lrec.shape[1]
-        self._lrec.reshape(-1)[(i * width)[:, None] + _VIX["lance_idx"][slot]] = val
-
     def _flush_numbers(self) -> None:
         """Rewrite the numbers block of the tables marked dirty this step (one batched write)."""
         d = np.flatnonzero(self._num_dirty)
@@ -1195,8 +1177,16 @@ class VectorMusEnv:
         slot = self.slot[i].astype(np.int64)
         code = (self.phase[i] * 5 + slot + 1) * 2 + self.resp_i[i]
         code = (code * 2 + (self.ls_lance[i, 3] == PUNTO)) * 4 + rel
-        obs[:, _DYN] = self._dyn_table[code]
-        obs[:, _LREC] = self._lrec[i]
+        # the dynamic pieces and the lance record are adjacent: assembled densely, written once
+        stake = self.ls_stake[i]
+        rec = np.empty((stake.shape[0], _LREC.stop - _DYN.start), dtype=np.float32)
+        d, st = _DYN.stop - _DYN.start, _LREC_STAKE + _DYN.stop - _DYN.start
+        rec[:, :d] = self._dyn_table[code]
+        rec[:, d:st] = np.take(_OUTCOME_ONEHOT, self.ls_outcome[i], axis=0).reshape(-1, 4 * NUM_OUTCOMES)
+        rec[:, st:st + 4] = np.maximum(stake, 0) / STAKE_SCALE
+        rec[:, st + 4:st + 8] = stake == ORDAGO_STAKE
+        rec[:, st + 8:] = self.ls_fallback[i] / STAKE_SCALE
+        obs[:, _DYN.start:_LREC.stop] = rec
         return obs
 
     def close(self) -> None:
