@@ -658,6 +658,22 @@ class VectorMusEnv:
 
     def _serve(self, d: npt.NDArray[np.int64]) -> None:
         """The postre serves S0..S3 their replacements, reshuffling when the stock runs out (§3.3, §3.4)."""
+        need = self.disc_count[d].astype(np.int64)                         # (n, rel)
+        pos = self.stock_pos[d].astype(np.int64)
+        enough = need.sum(axis=1) <= self.stock_len[d] - pos
+        f = d[enough]
+        if f.size:                          # the stock covers everyone: all draws in one gather and scatter
+            nf = need[enough]
+            first = pos[enough][:, None] + np.cumsum(nf, axis=1) - nf       # stock position of each seat's 1st card
+            t = _AR4[None, None, :]
+            ok = t < nf[:, :, None]                                         # (n, rel, t)
+            rows = np.broadcast_to(f[:, None, None], ok.shape)[ok]
+            seats = np.broadcast_to(((self.mano[f].astype(np.int64)[:, None] + _AR4) % 4)[:, :, None], ok.shape)[ok]
+            slots = (4 - nf[:, :, None] + t)[ok]
+            self.hands[rows, seats, slots] = self.stock[rows, (first[:, :, None] + t)[ok]]
+            self.stock_pos[f] = pos[enough] + nf.sum(axis=1)
+            self.hands[f] = self._sorted_hands(self.hands[f])
+        d = d[~enough]
         for p in range(4):
             need = self.disc_count[d, p].astype(np.int64)
             j = d[need > 0]
@@ -1049,14 +1065,15 @@ class VectorMusEnv:
                     (_T_AFTER, self._after), (_T_DECLARED, self._declared), (_T_AFTER, self._after),
                     (_T_SHOWDOWN, self._showdown), (_T_GAME_END, self._game_end), (_T_HAND_END, self._hand_end),
                     (_T_DEAL, self._deal))
+        pending = np.flatnonzero(self.todo[rows]) + rows.start   # transitions never start on other tables
         for _ in range(32):
-            todo = self.todo[rows]
-            if not todo.any():
+            if not pending.size:
                 return
             for code, handler in handlers:
-                i = np.flatnonzero(self.todo[rows] == code)
+                i = pending[self.todo[pending] == code]
                 if i.size:
-                    handler(i + rows.start)
+                    handler(i)
+            pending = pending[self.todo[pending] != _T_NONE]
         raise RuntimeError("VectorMusEnv: transitions did not settle (engine bug)")
 
     def _step_rows(self, rows: slice, a: npt.NDArray[np.int64]) -> None:
