@@ -637,7 +637,7 @@ class VectorMusEnv:
         self.round_disc[i, rel] = out
         self.disc_count[i, rel] = bits.sum(axis=1)
         self.hands[i, seat] = self._sorted_hands(np.where(bits, -1, hand).astype(np.int8))
-        self._view_hands(i, seat)
+        # (the discarder's cached view is not refreshed here: nobody observes it before the replacements)
         self.rel[i] += 1
         full = self.rel[i] == 4
         d = i[full]
@@ -1093,16 +1093,11 @@ class VectorMusEnv:
     # observation (mirrors observation.encode exactly; see tests/test_vector.py)
     # ------------------------------------------------------------------------------------------------
     # the per-observer cache (self._view): one writer per kind of change
-    def _view_hands(self, i: npt.NDArray[np.int64], seat: npt.NDArray[np.int64] | None = None) -> None:
-        """Own-hand pieces of tables ``i``: every seat's, or ``seat`` (n,)'s only."""
-        if seat is None:
-            keys = hand_keys(self.hands[i].reshape(-1, 4)).reshape(i.size, 4)
-            self._hkey[i] = keys
-            self._view[i, :, :_HAND_COLS] = self._hand_table[keys]
-        else:
-            keys = hand_keys(self.hands[i, seat])
-            self._hkey[i, seat] = keys
-            self._view[i, seat, :_HAND_COLS] = self._hand_table[keys]
+    def _view_hands(self, i: npt.NDArray[np.int64]) -> None:
+        """Own-hand pieces of every seat of tables ``i`` (after a deal or the replacements)."""
+        keys = hand_keys(self.hands[i].reshape(-1, 4)).reshape(i.size, 4)
+        self._hkey[i] = keys
+        self._view[i, :, :_HAND_COLS] = self._hand_table[keys]
 
     def _view_write(self, i: npt.NDArray[np.int64], table: str, code: npt.ArrayLike,
                     values: npt.ArrayLike) -> None:
