@@ -72,7 +72,9 @@ def bench_markdown(report: dict, command: str) -> str:
     if report.get("ratios"):
         lines += ["", "| ratio (same run) | × |", "|---|---|"]
         lines += [f"| {k} | {v:.2f} |" for k, v in report["ratios"].items()]
-    lines += ["", f"VectorMusEnv state: {report['state_bytes_per_table']} bytes per table."]
+    cache = report.get("cache_bytes_per_table")
+    lines += ["", f"VectorMusEnv state: {report['state_bytes_per_table']} bytes per table"
+              + (f", plus {cache:,} bytes of per-seat observation cache." if cache else ".")]
     return "\n".join(lines)
 
 
