@@ -38,7 +38,6 @@ from .observation import (
     DISCARD_ROUNDS,
     HAND_DIM,
     OBS_DIM,
-    OBSERVER_DIM,
     OFFSETS,
     ROUNDS_SCALE,
     STAKE_SCALE,
@@ -91,10 +90,6 @@ _AR4 = np.arange(4)
 _U64_MAX = np.uint64(np.iinfo(np.uint64).max)
 
 _O = {name: sl.start for name, sl in OFFSETS.items()}
-# offsets / slices of the pieces after the observer block, relative to its end (for _encode's rest block)
-_R = {name: start - OBSERVER_DIM for name, start in _O.items() if start >= OBSERVER_DIM}
-_RS = {name: slice(sl.start - OBSERVER_DIM, sl.stop - OBSERVER_DIM) for name, sl in OFFSETS.items()
-       if sl.start >= OBSERVER_DIM}
 _TEAM_ORDER = np.array([[0, 1], [1, 0]])                # by own team: (own, other) team ids
 _HAND_COLS = HAND_DIM                                   # hand_numbers .. points are contiguous from 0
 # Columns of the per-observer block (observation.OBSERVER_PIECES, at the start of the vector).
