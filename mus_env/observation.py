@@ -37,7 +37,7 @@ __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
     "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode",
     "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM", "HAND_DIM", "hand_key", "hand_keys",
-    "hand_table",
+    "full_hand_keys", "hand_table",
 ]
 
 STAKE_SCALE = 10.0
@@ -299,6 +299,16 @@ def hand_keys(hands: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
     binom = np.asarray(_BINOM40, dtype=np.int64)
     terms = np.where(j >= 0, binom[np.maximum(h, 0), np.clip(j + 1, 0, 4)], 0)
     return np.asarray(_SET_OFFSET, dtype=np.int64)[k] + terms.sum(axis=1)
+
+
+# _FULL_TERMS[4 * card + j]: the colex term of ``card`` as the j-th smallest card of a 4-card set
+_FULL_TERMS = np.array([[_BINOM40[c][j + 1] for j in range(4)] for c in range(NUM_CARDS)], dtype=np.int64).ravel()
+
+
+def full_hand_keys(hands: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
+    """:func:`hand_keys` of ``(n, 4)`` hands of four cards each (no empty slot): a faster path."""
+    h = np.sort(hands, axis=1).astype(np.int64)
+    return _SET_OFFSET[4] + np.take(_FULL_TERMS, h * 4 + np.arange(4)).sum(axis=1)
 
 
 @lru_cache(maxsize=2)

@@ -42,7 +42,7 @@ from .observation import (
     ROUNDS_SCALE,
     STAKE_SCALE,
     TARGET_SCALE,
-    hand_keys,
+    full_hand_keys,
     hand_table,
     speech_of,
 )
@@ -1090,7 +1090,7 @@ class VectorMusEnv:
     # the per-observer cache (self._view): one writer per kind of change
     def _view_hands(self, i: npt.NDArray[np.int64]) -> None:
         """Own-hand pieces of every seat of tables ``i`` (after a deal or the replacements)."""
-        keys = hand_keys(self.hands[i].reshape(-1, 4)).reshape(i.size, 4)
+        keys = full_hand_keys(self.hands[i].reshape(-1, 4)).reshape(i.size, 4)   # hands are full here
         self._hkey[i] = keys
         self._view[i, :, :_HAND_COLS] = self._hand_table[keys]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mus_env.cards import NUMBERS, card_rank, card_value, sort_hand
-from mus_env.observation import HAND_DIM, OFFSETS, decode, hand_key, hand_keys, hand_table
+from mus_env.observation import HAND_DIM, OFFSETS, decode, full_hand_keys, hand_key, hand_keys, hand_table
 
 
 def _plain_hand_pieces(cards: list[int], kings: int) -> np.ndarray:
@@ -42,3 +42,13 @@ def test_decode_reads_the_hand_back() -> None:
     obs = np.zeros(345, dtype=np.float32)
     obs[:HAND_DIM] = hand_table(8)[hand_key(cards)]
     assert sorted(decode(obs)["hand"]) == sorted(cards)
+
+
+def test_full_hand_keys_match_hand_key() -> None:
+    """The batched engine's fast path for four-card hands gives the same rows as the general key."""
+    rng = np.random.default_rng(0)
+    hands = np.array([rng.permutation(40)[:4] for _ in range(2000)], dtype=np.int8)
+    fast = full_hand_keys(hands)
+    assert np.array_equal(fast, hand_keys(hands))
+    assert [hand_key(tuple(int(c) for c in h)) for h in hands[:50]] == fast[:50].tolist()
+    assert np.unique(fast).size == np.unique(np.sort(hands, axis=1), axis=0).shape[0]
