@@ -207,6 +207,42 @@ def test_every_piece_written() -> None:
         venv.step((rng.random(mask.shape) * mask).argmax(axis=1))
 
 
+def test_reset_tables_midgame_and_observe_rows_match_musgame() -> None:
+    """Tables restarted mid-run by reset_tables play on exactly like MusGame; observe(tables) gives the
+    same rows as the last step, and the other tables are not disturbed."""
+    B = 12
+    cfg = MusConfig()
+    venv = VectorMusEnv(B, cfg, seed=4)
+    venv.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        venv.step(venv.sample_actions(rng))
+    games: dict[int, MusGame] = {}
+    t = np.array([1, 5, 6, 11])
+    decks = np.stack([rng.permutation(40) for _ in t])
+    mano, scores, seeds = rng.integers(0, 4, t.size), rng.integers(0, 30, (t.size, 2)), rng.integers(0, 2**40, t.size)
+    others = np.setdiff1d(np.arange(B), t)
+    before = venv.observe()[0][others].copy()
+    obs, mask = venv.reset_tables(t, decks, mano, scores, seeds)
+    assert np.array_equal(obs[others], before)
+    for k, b in enumerate(t):
+        games[b] = MusGame.from_deck(decks[k], int(mano[k]), tuple(int(x) for x in scores[k]), cfg, int(seeds[k]))
+    for _ in range(300):
+        for b in t:
+            g = games[b]
+            assert np.array_equal(g.observe(g.current_player), obs[b]) and np.array_equal(g.legal_action_mask(),
+                                                                                          mask[b])
+        a = venv.sample_actions(rng)
+        obs, mask, _, done, _ = venv.step(a)
+        rows, row_mask = venv.observe(t)
+        assert np.array_equal(rows[t], obs[t]) and np.array_equal(row_mask[t], mask[t])
+        for b in t:
+            games[b].step(int(a[b]))
+            if done[b]:
+                assert games[b].is_over
+                games[b] = MusGame(cfg, seed=int(venv.game_seeds[b]))
+
+
 def test_sample_actions_legal_and_uniform() -> None:
     """sample_actions draws every legal action of each table's legal set with equal probability."""
     venv = VectorMusEnv(256, MusConfig(max_mus_rounds=3), seed=1)
