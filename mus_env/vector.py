@@ -318,7 +318,8 @@ class VectorMusEnv:
         self.prev_stones = z((2,), np.int32)      # [b, team] stones of the previous hand
         self.todo = z((), np.int8)                # pending transition (_T_*), _T_NONE at a decision
         # Cache, not state: the observation of each of the 4 seats, updated where the state it encodes
-        # changes (so observing is one row gather per table; the _DYN columns are written by _encode).
+        # changes (so observing is one row gather per table; the _DYN and _LREC columns, which change
+        # nearly every step, are not kept here: _encode writes them).
         self._view = np.zeros((B, 4, OBS_DIM), dtype=np.float32)
         self._hkey = np.zeros((B, 4), dtype=np.int64)   # hand_keys of each seat's hand (rows of _hand_table)
         self._num_dirty = np.zeros(B, dtype=bool)   # the numbers block (_NUM) of _view needs a rewrite
@@ -1174,7 +1175,8 @@ class VectorMusEnv:
         """Write the acting seat's observation of tables ``i`` (a slice or index array) into ``obs``.
 
         One row gather from the per-seat cache ``self._view``, then the dynamic pieces (mano, acting, phase,
-        lance, responder) as one row of ``self._dyn_table``. Mirrors ``observation.encode``.
+        lance, responder: one row of ``self._dyn_table``) and the lance record, assembled densely and written
+        once. Mirrors ``observation.encode``.
         """
         self._flush_numbers()
         tables = self._rows[i]
