@@ -483,6 +483,8 @@ class VectorMusEnv:
         """
         if not self._started:
             raise RuntimeError("call reset() or reset_from_decks() before sample_actions()")
+        if not (rng is None or isinstance(rng, (np.random.Generator, int, np.integer))) or isinstance(rng, bool):
+            raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         legal = self.legal.astype(np.int64)
         k = (gen.random(self.num_envs) * _LEGAL_COUNT[legal]).astype(np.int64)

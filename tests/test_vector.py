@@ -270,9 +270,14 @@ def test_sample_actions_legal_and_uniform() -> None:
     assert checked >= 3                                    # mus call, opening round, responses at least
 
 
-def test_sample_actions_before_reset() -> None:
+def test_sample_actions_before_reset_and_bad_rng() -> None:
+    venv = VectorMusEnv(2, seed=0)
     with pytest.raises(RuntimeError, match="reset"):
-        VectorMusEnv(2, seed=0).sample_actions(0)
+        venv.sample_actions(0)
+    venv.reset()
+    with pytest.raises(TypeError, match="Generator"):
+        venv.sample_actions(np.random.RandomState(0))
+    assert np.array_equal(venv.sample_actions(7), venv.sample_actions(np.random.default_rng(7)))
 
 
 # ----------------------------------------------------------------------------------------------------
