@@ -624,7 +624,6 @@ class VectorMusEnv:
         self._set_mus_call(k[~full])
 
     def _on_discard(self, i: npt.NDArray[np.int64], a: npt.NDArray[np.int64]) -> None:
-        n = i.size
         seat = (self.mano[i].astype(np.int64) + self.rel[i]) % 4
         rel = self.rel[i].astype(np.int64)
         hand = self.hands[i, seat]                                          # (n, 4)
@@ -652,7 +651,6 @@ class VectorMusEnv:
             self.rel[d] = 0
             self._set_mus_call(d)
             self._num_dirty[d] = True
-        del n
 
     def _serve(self, d: npt.NDArray[np.int64]) -> None:
         """The postre serves S0..S3 their replacements, reshuffling when the stock runs out (§3.3, §3.4)."""
