@@ -1,7 +1,10 @@
 """Baseline agents behind one interface (:class:`agents.base.Agent`), and :func:`make_agent` for specs.
 
-Specs (command line and tournaments): ``random``, ``rule``, ``equity``, ``ordago``, ``human``, or the
-path of a policy checkpoint (``*.pt``, from the training issue).
+Specs (command line and tournaments): ``random``, ``rule``, ``equity``, ``ordago``, ``human``, ``ppo`` (the
+shipped trained agent), the path of a policy file or training checkpoint (``*.pt``, written by
+``mus train``), or an sb3-contrib ``MaskablePPO`` model trained on ``MusGymEnv`` (``*.zip``). The last three
+need the ``train`` extra (torch); ``TorchPolicyAgent`` and ``SB3PolicyAgent`` are imported on first use, so
+``import agents`` works without torch.
 """
 
 from __future__ import annotations
@@ -14,18 +17,44 @@ from .human import HumanAgent, QuitGame
 from .rule import RuleBasedAgent
 
 __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
-           "make_agent", "AGENT_SPECS", "uniform_legal"]
+           "TorchPolicyAgent", "SB3PolicyAgent", "make_agent", "AGENT_SPECS", "uniform_legal"]
 
-#: Agent specs understood by :func:`make_agent` (besides checkpoint paths).
-AGENT_SPECS = ("random", "rule", "equity", "ordago", "human")
+#: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths).
+AGENT_SPECS = ("random", "rule", "equity", "ordago", "ppo", "human")
+
+
+def __getattr__(name: str) -> object:
+    # the policy agents need torch: imported on first use only
+    if name == "TorchPolicyAgent":
+        return _torch_module().TorchPolicyAgent
+    if name == "SB3PolicyAgent":
+        from .sb3 import SB3PolicyAgent
+
+        return SB3PolicyAgent
+    raise AttributeError(f"module 'agents' has no attribute {name!r}")
+
+
+def _torch_module():  # noqa: ANN202 - the agents.policy module
+    try:
+        from . import policy
+    except ImportError as e:
+        raise ImportError("policy agents need torch: pip install 'mus-env[train]' "
+                          "(on a machine without a GPU, install a CPU build of torch first)") from e
+    return policy
 
 
 def make_agent(spec: str, **kwargs: object) -> Agent:
-    """Build an agent from a spec: ``random``, ``rule``, ``equity``, ``ordago``, ``human`` or a ``.pt`` path.
+    """Build an agent from a spec: ``random``, ``rule``, ``equity``, ``ordago``, ``ppo``, ``human``, a policy
+    file or checkpoint (``*.pt``) or an sb3-contrib MaskablePPO model (``*.zip``).
+
+    Keyword arguments go to the agent's constructor (``greedy=True`` for the policy agents).
 
     Raises:
-        ValueError: an unknown spec (the message lists the accepted ones).
+        ValueError: an unknown spec (the message lists the accepted ones), or a file that cannot be used
+            (``agents.policy.PolicyFileError``, a ``ValueError``, names the file and the problem).
     """
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec is a string such as 'rule' or 'runs/train/policy.pt', got {spec!r}")
     name = spec.strip().lower()
     if name == "random":
         return RandomAgent(**kwargs)
@@ -37,9 +66,20 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
         return EquityAgent(**kwargs)
     if name == "human":
         return HumanAgent(**kwargs)
-    if spec.endswith(".pt"):
-        if not Path(spec).exists():
-            raise ValueError(f"agent checkpoint {spec!r} does not exist")
-        raise ValueError(f"agent spec {spec!r}: policy checkpoints need the training extra and the neural agent, "
-                         "which are not part of this release yet")
-    raise ValueError(f"unknown agent spec {spec!r}; use one of {', '.join(AGENT_SPECS)} or a checkpoint path (*.pt)")
+    if name == "ppo":
+        policy = _torch_module()
+        if not policy.SHIPPED_POLICY.is_file():
+            raise ValueError(f"the shipped agent's weights {policy.SHIPPED_POLICY} are missing from this install")
+        kwargs.setdefault("name", "ppo")
+        return policy.TorchPolicyAgent.from_file(policy.SHIPPED_POLICY, **kwargs)  # type: ignore[arg-type]
+    path = Path(spec.strip())
+    if path.suffix.lower() in (".pt", ".zip"):
+        if not path.is_file():
+            raise ValueError(f"agent file {spec!r} does not exist")
+        if path.suffix.lower() == ".pt":
+            return _torch_module().TorchPolicyAgent.from_file(path, **kwargs)  # type: ignore[arg-type]
+        from .sb3 import SB3PolicyAgent
+
+        return SB3PolicyAgent.from_file(path, **kwargs)  # type: ignore[arg-type]
+    raise ValueError(f"unknown agent spec {spec!r}; use one of {', '.join(AGENT_SPECS)}, a policy file (*.pt) "
+                     "or an sb3-contrib MaskablePPO model (*.zip)")

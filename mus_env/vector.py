@@ -257,10 +257,13 @@ class VectorMusEnv:
         self._hand_table = hand_table(cfg.kings)
         self._dyn_table = _dynamic_table(cfg.kings)
         self._rank_counts = self._hand_table[:, OFFSETS["rank_counts"]].astype(np.int8)   # by hand key
+        before = set(vars(self))
         self._allocate()
-        self._rows = np.arange(self.num_envs)
         self._obs = np.zeros((self.num_envs, OBS_DIM), dtype=np.float32)
         self._mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+        # every per-table array (state, caches, buffers): what state_dict() saves
+        self._state_arrays = tuple(k for k in vars(self) if k not in before)
+        self._rows = np.arange(self.num_envs)
         self._started = False
 
     # ------------------------------------------------------------------------------------------------
@@ -343,6 +346,41 @@ class VectorMusEnv:
     def cache_bytes(self) -> int:
         """Bytes per table of the observation caches (the per-seat observations and their helpers)."""
         return sum(getattr(self, k).nbytes for k in ("_view", "_hkey", "_num_dirty")) // self.num_envs
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue exactly where the engine is (training checkpoints).
+
+        Returns:
+            ``{"num_envs", "config", "reward", "seed", "started", "arrays": {name: ndarray copy}}``: plain
+            values and numpy arrays (state, observation caches and output buffers), no objects.
+        """
+        return {"num_envs": self.num_envs, "config": self.config.to_dict(), "reward": self.reward_mode,
+                "seed": int(self.seed), "started": bool(self._started),
+                "arrays": {k: getattr(self, k).copy() for k in self._state_arrays}}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned (the same ``num_envs``, config and reward mode).
+
+        Raises:
+            ValueError: the state belongs to another engine (size, config, reward mode) or an array is
+                missing or has the wrong shape or dtype; the message names it, and nothing changes.
+        """
+        if not isinstance(state, dict) or "arrays" not in state:
+            raise ValueError("not a VectorMusEnv state_dict (expected a dict with 'arrays')")
+        for key, mine in (("num_envs", self.num_envs), ("config", self.config.to_dict()), ("reward", self.reward_mode)):
+            if state.get(key) != mine:
+                raise ValueError(f"VectorMusEnv state_dict: {key} is {state.get(key)!r}, this engine has {mine!r}")
+        arrays = state["arrays"]
+        for k in self._state_arrays:
+            mine, theirs = getattr(self, k), arrays.get(k)
+            if not isinstance(theirs, np.ndarray) or theirs.shape != mine.shape or theirs.dtype != mine.dtype:
+                got = ("missing" if theirs is None
+                       else f"{getattr(theirs, 'shape', '?')} {getattr(theirs, 'dtype', '?')}")
+                raise ValueError(f"VectorMusEnv state_dict: array {k!r} should be {mine.shape} {mine.dtype}, got {got}")
+        for k in self._state_arrays:
+            getattr(self, k)[...] = arrays[k]
+        self.seed = normalize_seed(int(state["seed"]))
+        self._started = bool(state["started"])
 
     # ------------------------------------------------------------------------------------------------
     # public API

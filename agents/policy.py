@@ -1,0 +1,306 @@
+"""Policy agents: a torch network that reads the observation, and the files it is saved in.
+
+This module needs torch (the ``train`` extra); ``import agents`` does not import it, ``make_agent("x.pt")``
+and ``make_agent("ppo")`` do.
+
+The network (:class:`PolicyNet`) is the one :mod:`experiments.ppo_selfplay` trains: an MLP trunk over the
+seat-relative observation (``OBS_DIM`` floats) with two heads, ``NUM_ACTIONS`` logits and one value. Illegal
+actions are masked by setting their logits to :data:`MASKED_LOGIT` before the softmax, so their
+probability is exactly 0 and no gradient reaches them (:func:`masked_log_probs`).
+
+Files (``torch.save`` of plain dicts, read back with ``torch.load(..., weights_only=True)``, never arbitrary
+pickle):
+
+* **policy file** (``format = "mus-env-policy"``, what :func:`save_policy` writes and what ships as
+  ``agents/data/ppo.pt``): ``arch`` (the network's constructor arguments), ``model`` (its state dict),
+  ``config`` (the :class:`~mus_env.MusConfig` it was trained on, as a dict) and ``meta`` (free JSON-like
+  text: how it was made).
+* **training checkpoint** (``format = "mus-env-checkpoint"``, written by the trainer): the same ``arch``,
+  ``model`` and ``config`` plus optimiser, league pool, RNG states and counters; an agent loads its
+  ``model``.
+
+Sampling uses the ``rng`` passed to :meth:`TorchPolicyAgent.act_batch` (inverse CDF on the masked
+probabilities), so play is reproducible from a numpy seed like every other agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import nn
+
+from mus_env.actions import NUM_ACTIONS
+from mus_env.observation import OBS_DIM
+
+from .base import Agent
+
+__all__ = ["PolicyNet", "TorchPolicyAgent", "PolicyFileError", "masked_log_probs", "sample_masked",
+           "save_policy", "save_file", "load_policy_file", "content_digest", "MASKED_LOGIT", "POLICY_FORMAT",
+           "CHECKPOINT_FORMAT", "SHIPPED_POLICY"]
+
+#: Logit given to illegal actions: exp(MASKED_LOGIT - max) underflows to exactly 0 in float32.
+MASKED_LOGIT = -1e9
+POLICY_FORMAT = "mus-env-policy"
+CHECKPOINT_FORMAT = "mus-env-checkpoint"
+FORMAT_VERSION = 1
+#: The shipped trained agent (``make_agent("ppo")``).
+SHIPPED_POLICY = Path(__file__).resolve().parent / "data" / "ppo.pt"
+
+
+class PolicyFileError(ValueError):
+    """A policy or checkpoint file that cannot be used: missing, damaged, or of another format."""
+
+
+class PolicyNet(nn.Module):
+    """MLP actor-critic over the observation: a shared trunk, a policy head and a value head.
+
+    Args:
+        obs_dim: observation size (``mus_env.observation.OBS_DIM``).
+        num_actions: action count (``mus_env.NUM_ACTIONS``).
+        hidden: widths of the trunk's layers.
+        value_dim: size of an extra input read by the value head only (0: none). A centralised critic
+            feeds it the full-information state; the policy never sees it.
+    """
+
+    def __init__(self, obs_dim: int = OBS_DIM, num_actions: int = NUM_ACTIONS,
+                 hidden: tuple[int, ...] | list[int] = (256, 256), value_dim: int = 0) -> None:
+        super().__init__()
+        self.arch = {"obs_dim": int(obs_dim), "num_actions": int(num_actions),
+                     "hidden": [int(h) for h in hidden], "value_dim": int(value_dim)}
+        layers: list[nn.Module] = []
+        width = obs_dim
+        for h in hidden:
+            layers += [_orthogonal(nn.Linear(width, h), np.sqrt(2)), nn.ReLU()]
+            width = h
+        self.trunk = nn.Sequential(*layers)
+        self.policy_head = _orthogonal(nn.Linear(width, num_actions), 0.01)
+        self.value_head = _orthogonal(nn.Linear(width + value_dim, 1), 1.0)
+
+    def forward(self, obs: torch.Tensor, value_input: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(B, obs_dim)`` observations -> ``(B, num_actions)`` logits and ``(B,)`` values."""
+        z = self.trunk(obs)
+        logits = self.policy_head(z)
+        if self.arch["value_dim"]:
+            if value_input is None:
+                raise ValueError("this network's value head reads the full state: pass value_input")
+            z = torch.cat([z, value_input], dim=1)
+        return logits, self.value_head(z).squeeze(-1)
+
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """Policy logits only (acting needs no value)."""
+        return self.policy_head(self.trunk(obs))
+
+
+def _orthogonal(layer: nn.Linear, gain: float) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of a categorical restricted to the legal actions.
+
+    Args:
+        logits: ``(B, A)`` raw logits.
+        mask: ``(B, A)`` 1/True where the action is legal (every row needs one).
+
+    Returns:
+        ``(B, A)``: log-softmax over the legal actions; illegal entries hold about ``MASKED_LOGIT`` (their
+        probability is exactly 0 and their gradient exactly 0).
+    """
+    return torch.log_softmax(torch.where(mask.bool(), logits, torch.full_like(logits, MASKED_LOGIT)), dim=-1)
+
+
+def sample_masked(probs: npt.NDArray[np.float32], rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    """One action per row of ``probs`` ``(B, A)`` (rows sum to 1, zeros where masked), by inverse CDF.
+
+    An action of probability 0 is never drawn: the draw picks the first index whose cumulative
+    probability exceeds ``u * total``, and a zero-probability index never raises the cumulative sum.
+    """
+    cdf = np.cumsum(probs, axis=1, dtype=np.float64)
+    u = rng.random(len(probs)) * cdf[:, -1]
+    a = (cdf <= u[:, None]).sum(axis=1)
+    # float rounding can put u on the last step; fall back to the last action of positive probability
+    last = probs.shape[1] - 1 - np.argmax((probs > 0)[:, ::-1], axis=1)
+    return np.minimum(a, last).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------------------------------
+# files
+def content_digest(tree: Any) -> str:
+    """SHA-256 over a file's contents (tensors by dtype, shape and bytes; other values by ``repr``), stored in
+    the file as ``digest`` so that damaged bytes anywhere, even inside a tensor, are detected on load."""
+    h = hashlib.sha256()
+
+    def walk(x: Any) -> None:
+        if isinstance(x, torch.Tensor):
+            t = x.detach().cpu().contiguous()
+            h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        elif isinstance(x, dict):
+            h.update(b"{")
+            for k in sorted(x, key=str):
+                h.update(repr(k).encode())
+                walk(x[k])
+            h.update(b"}")
+        elif isinstance(x, (list, tuple)):
+            h.update(b"[")
+            for v in x:
+                walk(v)
+            h.update(b"]")
+        else:
+            h.update(repr(x).encode())
+
+    walk(tree)
+    return h.hexdigest()
+
+
+def save_file(path: str | Path, blob: dict[str, Any]) -> Path:
+    """``torch.save`` a policy or checkpoint dict with its digest, atomically (temporary file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    blob = {k: v for k, v in blob.items() if k != "digest"}
+    blob["digest"] = content_digest(blob)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(blob, tmp)
+    tmp.replace(path)
+    return path
+
+
+def save_policy(path: str | Path, net: PolicyNet, config: dict[str, Any] | None = None,
+                meta: dict[str, Any] | None = None) -> Path:
+    """Write a policy file (weights, architecture, ruleset, metadata); the value head is kept."""
+    blob = {"format": POLICY_FORMAT, "version": FORMAT_VERSION, "arch": dict(net.arch),
+            "model": {k: v.detach().clone() for k, v in net.state_dict().items()},
+            "config": dict(config or {}), "meta": dict(meta or {})}
+    return save_file(path, blob)
+
+
+def load_policy_file(path: str | Path) -> dict[str, Any]:
+    """Read a policy file or training checkpoint safely (``weights_only=True``) and check its layout.
+
+    Returns:
+        The file's dict (``format``, ``arch``, ``model``, ``config``, ...).
+
+    Raises:
+        PolicyFileError: the file is missing, not a torch file, damaged, or not a mus-env policy; the
+            message names the file and what is wrong.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise PolicyFileError(f"{path}: no such policy file")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile, KeyError, AttributeError,
+            TypeError, IndexError) as e:                       # torch raises a variety on damaged files
+        raise PolicyFileError(f"{path}: not a readable torch file (damaged or truncated?): "
+                              f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+    except Exception as e:  # noqa: BLE001 - the unpickler's own errors (UnpicklingError and friends)
+        raise PolicyFileError(f"{path}: refused by the safe loader ({type(e).__name__}): it holds objects "
+                              "other than tensors and plain values, so it is not a mus-env policy file") from e
+    if not isinstance(blob, dict) or blob.get("format") not in (POLICY_FORMAT, CHECKPOINT_FORMAT):
+        raise PolicyFileError(f"{path}: not a mus-env policy file or checkpoint (format "
+                              f"{blob.get('format') if isinstance(blob, dict) else type(blob).__name__!r})")
+    if blob.get("version") != FORMAT_VERSION:
+        raise PolicyFileError(f"{path}: format version {blob.get('version')!r}, this mus-env reads {FORMAT_VERSION}")
+    for key in ("arch", "model"):
+        if not isinstance(blob.get(key), dict):
+            raise PolicyFileError(f"{path}: the {key!r} entry is missing or damaged")
+    digest = blob.get("digest")
+    if digest != content_digest({k: v for k, v in blob.items() if k != "digest"}):
+        raise PolicyFileError(f"{path}: damaged: its contents do not match the digest written with them"
+                              if digest else f"{path}: has no content digest (not written by mus-env)")
+    return blob
+
+
+def build_net(blob: dict[str, Any], source: str | Path = "<policy>") -> PolicyNet:
+    """The network described by a policy file's ``arch`` with its ``model`` weights loaded."""
+    arch = blob["arch"]
+    try:
+        net = PolicyNet(arch["obs_dim"], arch["num_actions"], tuple(arch["hidden"]), arch.get("value_dim", 0))
+        net.load_state_dict(blob["model"])
+    except (KeyError, TypeError, RuntimeError, ValueError) as e:
+        raise PolicyFileError(f"{source}: the weights do not fit the architecture {arch!r}: "
+                              f"{str(e).splitlines()[0]}") from e
+    if arch["obs_dim"] != OBS_DIM or arch["num_actions"] != NUM_ACTIONS:
+        raise PolicyFileError(f"{source}: made for observations of {arch['obs_dim']} and {arch['num_actions']} "
+                              f"actions; this mus-env has {OBS_DIM} and {NUM_ACTIONS}")
+    net.eval()
+    return net
+
+
+class TorchPolicyAgent(Agent):
+    """Plays a :class:`PolicyNet`: samples from its masked policy, or takes its most likely legal action.
+
+    Args:
+        net: the network, or None when loading with :meth:`from_file`.
+        greedy: take the argmax of the masked policy instead of sampling from it. Mus needs mixed
+            strategies (bluffs), so sampling is the default.
+        name: the name shown in tables.
+        threads: torch intra-op threads to set when acting (None: leave torch's setting).
+
+    Example:
+        >>> from agents import make_agent
+        >>> agent = make_agent("ppo")                  # the shipped agent; or make_agent("runs/x/policy.pt")
+    """
+
+    name = "policy"
+
+    def __init__(self, net: PolicyNet, greedy: bool = False, name: str | None = None,
+                 threads: int | None = None) -> None:
+        if not isinstance(net, PolicyNet):
+            raise TypeError(f"net must be a PolicyNet, got {type(net).__name__}")
+        self.net = net
+        self.greedy = bool(greedy)
+        self.threads = threads
+        if name:
+            self.name = name
+        self.config: dict[str, Any] = {}
+        self.meta: dict[str, Any] = {}
+
+    @classmethod
+    def from_file(cls, path: str | Path, greedy: bool = False, name: str | None = None,
+                  threads: int | None = None) -> TorchPolicyAgent:
+        """Load a policy file or a training checkpoint (see the module docstring)."""
+        blob = load_policy_file(path)
+        agent = cls(build_net(blob, path), greedy=greedy, name=name or Path(path).stem, threads=threads)
+        agent.config = dict(blob.get("config") or {})
+        agent.meta = dict(blob.get("meta") or {})
+        return agent
+
+    def probabilities(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
+        """``(B, NUM_ACTIONS)`` masked action probabilities for ``(B, OBS_DIM)`` observations."""
+        obs = np.asarray(obs, dtype=np.float32)
+        masks = np.asarray(masks)
+        if obs.ndim != 2 or obs.shape[1] != self.net.arch["obs_dim"]:
+            raise ValueError(f"obs must have shape (B, {self.net.arch['obs_dim']}), got {obs.shape}")
+        if masks.shape != (obs.shape[0], self.net.arch["num_actions"]):
+            raise ValueError(f"masks must have shape ({obs.shape[0]}, {self.net.arch['num_actions']}), "
+                             f"got {masks.shape}")
+        if not (masks.sum(axis=1) > 0).all():
+            raise ValueError("a mask has no legal action (all zeros): was it taken for a seat that is not acting?")
+        if self.threads is not None and torch.get_num_threads() != self.threads:
+            torch.set_num_threads(self.threads)
+        with torch.no_grad():
+            logp = masked_log_probs(self.net.logits(torch.from_numpy(np.ascontiguousarray(obs))),
+                                    torch.from_numpy(np.ascontiguousarray(masks)))
+        return logp.exp().numpy()
+
+    def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
+                  rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        if len(obs) == 0:
+            return np.zeros(0, dtype=np.int64)
+        p = self.probabilities(obs, masks)
+        if self.greedy:
+            return np.where(np.asarray(masks) > 0, p, -1.0).argmax(axis=1).astype(np.int64)
+        return sample_masked(p, rng)
+
+    def __repr__(self) -> str:
+        return f"TorchPolicyAgent(hidden={self.net.arch['hidden']}, greedy={self.greedy}, name={self.name!r})"

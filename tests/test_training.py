@@ -1,0 +1,349 @@
+"""The self-play trainer (experiments/ppo_selfplay.py) and the policy agents (agents/policy.py, agents/sb3.py).
+
+Turn-based returns are checked against sums written out by hand; a tiny run is stopped, resumed and
+compared with an uninterrupted one metric for metric; damaged checkpoints and policy files give errors that
+name the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import make_agent  # noqa: E402
+from agents.policy import (  # noqa: E402
+    MASKED_LOGIT,
+    PolicyFileError,
+    PolicyNet,
+    TorchPolicyAgent,
+    masked_log_probs,
+    sample_masked,
+    save_policy,
+)
+from experiments import ppo_selfplay as ps  # noqa: E402
+from mus_env import MusConfig, MusGame, VectorMusEnv  # noqa: E402
+from mus_env.actions import NUM_ACTIONS  # noqa: E402
+from mus_env.observation import OBS_DIM  # noqa: E402
+
+GAMMA, LAM = 0.9, 0.8
+
+
+# ----------------------------------------------------------------------------------------------------
+# turn-based returns on a hand-made trajectory
+def _hand_made_buffer(split: bool) -> tuple[ps.TurnBuffer, dict[str, float]]:
+    """One table, all four seats learners. Steps (seat acting, then rewards paid by seat after the step):
+
+    step 0: seat 0 acts (e0, V=0.1)
+    step 1: seat 1 acts (e1, V=0.2)
+    step 2: seat 2 acts (e2, V=0.3); the hand ends: rewards (+1, -1, +1, -1)
+    step 3: seat 0 acts (e3, V=0.4)
+    step 4: seat 3 acts (e4, V=0.5); the hand ends: rewards (-2, +2, -2, +2); the game goes on
+    step 5: seat 0 acts (e5, V=0.6); the game ends: rewards (+3, -3, +3, -3)
+    step 6: seat 1 acts (e6, V=0.7) in the next game (its first decision there)
+
+    With ``split`` the rollout ends after step 3 and the rest is a second rollout (the carry-over path).
+    """
+    buf = ps.TurnBuffer(num_tables=1, steps=8, obs_dim=3, num_actions=2)
+    values = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    seats = [0, 1, 2, 0, 3, 0, 1]
+    pay = {2: [1, -1, 1, -1], 4: [-2, 2, -2, 2], 5: [3, -3, 3, -3]}
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for t, (seat, v) in enumerate(zip(seats, values, strict=True)):
+        buf.add(np.array([0]), np.array([seat]), np.zeros((1, 3), np.float32), np.ones((1, 2), np.int8),
+                np.array([0]), np.zeros(1, np.float32), np.array([v], np.float32))
+        if t in pay:
+            buf.reward_seats(np.array([pay[t]], dtype=np.float32))
+        if t == 5:
+            buf.end_games(np.array([0]))
+        if split and t == 3:
+            adv, train = buf.advantages(GAMMA, LAM)
+            out.append((buf.value[:buf.n].copy(), adv, train))
+            buf.carry_over()
+    adv, train = buf.advantages(GAMMA, LAM)
+    out.append((buf.value[:buf.n].copy(), adv, train))
+    # collect the trained entries' advantages by their value (values are distinct labels)
+    got = {}
+    for value, a, tr in out:
+        for v, x in zip(value[tr], a[tr], strict=True):
+            got[f"{v:.1f}"] = float(x)
+    return buf, got
+
+
+def _by_hand(split: bool) -> dict[str, float]:
+    g, lam = GAMMA, LAM
+    # seat 0: e0 -> e3 -> e5 (done). Step 2 pays +1 while e0 is pending, step 4 pays -2 while e3 is
+    # pending, step 5 pays +3 to e5 and ends the game.
+    d5 = 3.0 - 0.6
+    d3 = -2.0 + g * 0.6 - 0.4
+    d0 = 1.0 + g * 0.4 - 0.1
+    a5 = d5
+    a3 = d3 + g * lam * a5
+    # split: the first rollout ends with e3 open, so e0 bootstraps from V(e3) and its GAE stops there
+    a0 = d0 if split else d0 + g * lam * a3
+    # seat 1: e1 (pays -1 at step 2, +2 at step 4, -3 at step 5: game over) -> done; e6 is open (next game)
+    a1 = (-1.0 + 2.0 - 3.0) - 0.2
+    # seat 2: e2 (+1 at step 2, -2 at step 4, +3 at step 5) -> done
+    a2 = (1.0 - 2.0 + 3.0) - 0.3
+    # seat 3: e4 pending from step 4: +2 at step 4, -3 at step 5 -> done (its step-2 reward had no decision)
+    a4 = (2.0 - 3.0) - 0.5
+    return {"0.1": a0, "0.2": a1, "0.3": a2, "0.4": a3, "0.5": a4, "0.6": a5}
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_turn_based_advantages_equal_hand_computation(split: bool) -> None:
+    buf, got = _hand_made_buffer(split)
+    want = _by_hand(split)
+    assert set(got) == set(want)                      # e6 (seat 1's open decision) is not trained
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, abs=1e-6), k
+    assert buf.open_entries().sum() == 1               # e6 waits for its successor
+
+
+def test_open_entry_bootstraps_its_predecessor() -> None:
+    # one seat decides twice and the rollout ends: the first is trained with the second's value as bootstrap
+    buf = ps.TurnBuffer(num_tables=1, steps=4, obs_dim=1, num_actions=2)
+    for v in (0.5, 2.0):
+        buf.add(np.array([0]), np.array([1]), np.zeros((1, 1), np.float32), np.ones((1, 2), np.int8),
+                np.array([0]), np.zeros(1, np.float32), np.array([v], np.float32))
+        buf.reward_seats(np.array([[0.0, 1.0, 0.0, 0.0]], dtype=np.float32))
+    adv, train = buf.advantages(GAMMA, LAM)
+    assert train.tolist() == [True, False]
+    assert adv[0] == pytest.approx(1.0 + GAMMA * 2.0 - 0.5)
+
+
+# ----------------------------------------------------------------------------------------------------
+# the masked categorical
+def test_masked_policy_never_samples_a_masked_action() -> None:
+    rng = np.random.default_rng(0)
+    logits = torch.from_numpy(rng.normal(0, 5, (4000, NUM_ACTIONS)).astype(np.float32))
+    logits[:, 3] = 50.0                                   # a huge logit on an action that is often masked
+    mask = (rng.random((4000, NUM_ACTIONS)) < 0.2).astype(np.int8)
+    mask[np.arange(4000), rng.integers(0, NUM_ACTIONS, 4000)] = 1
+    probs = masked_log_probs(logits, torch.from_numpy(mask)).exp().numpy()
+    assert (probs[mask == 0] == 0).all()
+    for seed in range(5):
+        a = sample_masked(probs, np.random.default_rng(seed))
+        assert (mask[np.arange(4000), a] == 1).all()
+    # and the sampler follows the probabilities
+    p = np.tile(np.array([[0.0, 0.25, 0.0, 0.75]], dtype=np.float32), (20000, 1))
+    a = sample_masked(p, np.random.default_rng(1))
+    assert set(np.unique(a)) == {1, 3}
+    assert abs((a == 3).mean() - 0.75) < 0.02
+
+
+def test_masked_logits_do_not_enter_the_loss() -> None:
+    rng = np.random.default_rng(1)
+    logits = torch.tensor(rng.normal(0, 1, (64, NUM_ACTIONS)).astype(np.float32), requires_grad=True)
+    mask = torch.from_numpy((rng.random((64, NUM_ACTIONS)) < 0.5).astype(np.int8))
+    mask[:, 0] = 1
+    logp = masked_log_probs(logits, mask)
+    entropy = -(logp.exp() * logp).sum(1).mean()
+    chosen = logp[:, 0].mean()
+    (chosen + 0.1 * entropy).backward()
+    assert torch.isfinite(entropy)
+    grad = logits.grad.numpy()
+    assert (grad[mask.numpy() == 0] == 0).all()
+    assert (np.abs(grad[mask.numpy() == 1]) > 0).any()
+    # the value of a masked logit changes nothing
+    other = logits.detach().clone()
+    other[mask == 0] = 123.0
+    assert torch.equal(masked_log_probs(other, mask)[mask == 1], logp.detach()[mask == 1])
+    assert MASKED_LOGIT < -1e8
+
+
+# ----------------------------------------------------------------------------------------------------
+# a tiny run, stopped and resumed
+def _tiny(tmp_path, name: str, **kw) -> ps.Args:
+    return ps.make_args("tiny", out=str(tmp_path / name), progress=False, **kw)
+
+
+_TIMING = {"minutes", "decisions_per_s", "time_env", "time_policy", "time_opponents", "time_update"}
+
+
+def _rows(path) -> list[dict[str, str]]:
+    with open(path) as f:
+        return [{k: v for k, v in r.items() if k not in _TIMING} for r in csv.DictReader(f)]
+
+
+def test_tiny_run_writes_everything_and_resume_equals_uninterrupted(tmp_path) -> None:
+    full = ps.train(_tiny(tmp_path, "full"), log=lambda *a: None)
+    out = tmp_path / "full"
+    for f in ("checkpoint.pt", "policy.pt", "metrics.csv", "eval.csv", "learning_curve.png", "args.json"):
+        assert (out / f).is_file(), f
+    assert any((out / "tb").iterdir())
+    assert full.update == full.num_updates == 4
+    assert len(full.evals) == 2                           # eval_every=2 over 4 updates
+    # stop after 3 updates (checkpoints at 2), resume to the end
+    ps.train(_tiny(tmp_path, "cut"), log=lambda *a: None, max_updates=3)
+    with pytest.raises(ps.CheckpointError, match="other settings"):
+        ps.train(_tiny(tmp_path, "cut", gamma=0.5), resume=True, log=lambda *a: None)
+    resumed = ps.train(_tiny(tmp_path, "cut"), resume=True, log=lambda *a: None)
+    assert resumed.update == 4
+    assert _rows(out / "metrics.csv") == _rows(tmp_path / "cut" / "metrics.csv")
+    assert _rows(out / "eval.csv") == _rows(tmp_path / "cut" / "eval.csv")
+    for k, v in full.net.state_dict().items():
+        assert torch.equal(v, resumed.net.state_dict()[k]), k
+    # the exported policy plays through make_agent, batched and single, legal moves only
+    agent = make_agent(str(out / "policy.pt"))
+    _plays_legal(agent)
+    _plays_legal(make_agent(str(out / "checkpoint.pt"), greedy=True))
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(ps.CheckpointError, match="no checkpoint"):
+        ps.Trainer(_tiny(tmp_path, "none"), resume=True)
+
+
+def _corrupt(path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "garbage":
+        path.write_bytes(b"not a checkpoint at all" * 10)
+    elif how == "flipped":
+        b = bytearray(data)
+        mid = len(b) // 2
+        b[mid:mid + 64] = bytes(64)
+        path.write_bytes(bytes(b))
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage", "flipped"])
+def test_damaged_checkpoint_is_a_clear_error(tmp_path, how: str) -> None:
+    args = _tiny(tmp_path, "run", total_decisions=32 * 8 * 2)
+    ps.train(args, log=lambda *a: None)
+    ck = tmp_path / "run" / "checkpoint.pt"
+    _corrupt(ck, how)
+    with pytest.raises((ps.CheckpointError, PolicyFileError)) as err:
+        ps.Trainer(args, resume=True)
+    assert "checkpoint.pt" in str(err.value)
+    with pytest.raises(PolicyFileError, match="checkpoint.pt"):
+        make_agent(str(ck))
+
+
+def test_pickled_object_is_refused(tmp_path) -> None:
+    path = tmp_path / "evil.pt"
+    torch.save({"format": "mus-env-policy", "version": 1, "arch": {}, "model": {}, "x": object()}, path)
+    with pytest.raises(PolicyFileError, match="safe loader"):
+        make_agent(str(path))
+
+
+def test_policy_file_for_another_observation_is_refused(tmp_path) -> None:
+    path = save_policy(tmp_path / "small.pt", PolicyNet(obs_dim=10, hidden=(8,)))
+    with pytest.raises(PolicyFileError, match="observations of 10"):
+        make_agent(str(path))
+    with pytest.raises(ValueError, match="does not exist"):
+        make_agent(str(tmp_path / "missing.pt"))
+
+
+def test_bad_args_name_the_field() -> None:
+    with pytest.raises(ValueError, match="num_tables"):
+        ps.make_args("tiny", num_tables=0)
+    with pytest.raises(ValueError, match="league_mix"):
+        ps.make_args("tiny", league_mix="self:1,grandma:1")
+    with pytest.raises(ValueError, match="preset"):
+        ps.make_args("huge")
+    with pytest.raises(ValueError, match="warm_start"):
+        ps.make_args("tiny", warm_start="bridge")
+
+
+# ----------------------------------------------------------------------------------------------------
+# the policy agents
+def _plays_legal(agent, kings: int = 8) -> None:
+    # capped mus rounds: an untrained greedy policy may say MUS forever (all four seats)
+    cfg = MusConfig(kings=kings, max_mus_rounds=4)
+    venv = VectorMusEnv(64, cfg, seed=3)
+    obs, mask = venv.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        a = agent.act_batch(obs, mask, rng)
+        assert a.shape == (64,) and (mask[np.arange(64), a] == 1).all()
+        obs, mask, *_ = venv.step(a)
+    g = MusGame(cfg, seed=5)
+    for _ in range(300):                 # bounded: a greedy policy against itself may raise forever
+        if g.is_over:
+            break
+        s = g.current_player
+        a = agent.act(g.observe(s), g.legal_action_mask(), rng)
+        assert a in g.legal_actions()
+        g.step(a)
+
+
+def test_shipped_agent_loads_and_plays_legal_moves() -> None:
+    agent = make_agent("ppo")
+    assert isinstance(agent, TorchPolicyAgent) and agent.name == "ppo"
+    assert agent.meta.get("command"), "the shipped policy file must say how it was made"
+    _plays_legal(agent)
+    _plays_legal(make_agent("ppo", greedy=True), kings=8)
+
+
+def test_greedy_agent_takes_the_most_likely_legal_action() -> None:
+    torch.manual_seed(0)
+    agent = TorchPolicyAgent(PolicyNet(hidden=(16,)), greedy=True)
+    obs = np.random.default_rng(0).random((50, OBS_DIM)).astype(np.float32)
+    mask = np.zeros((50, NUM_ACTIONS), dtype=np.int8)
+    mask[:, [18, 19, 26]] = 1
+    p = agent.probabilities(obs, mask)
+    a = agent.act_batch(obs, mask, np.random.default_rng(0))
+    assert np.array_equal(a, np.array([18, 19, 26])[p[:, [18, 19, 26]].argmax(1)])
+
+
+def test_sb3_model_loads_and_plays_legal_moves(tmp_path) -> None:
+    sb3 = pytest.importorskip("sb3_contrib")
+    from mus_env.wrappers import MusGymEnv
+
+    env = MusGymEnv(learner_seats=(0, 2), reward="stones", seed=0)
+    model = sb3.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0,
+                            policy_kwargs={"net_arch": [16]})
+    model.learn(64)
+    path = tmp_path / "model.zip"
+    model.save(path)
+    agent = make_agent(str(path))
+    _plays_legal(agent)
+    _plays_legal(make_agent(str(path), greedy=True))
+
+
+# ----------------------------------------------------------------------------------------------------
+# the engine snapshot the checkpoints rely on
+def test_vector_state_dict_continues_exactly() -> None:
+    venv = VectorMusEnv(32, MusConfig(), seed=11, reward="stones")
+    venv.reset()
+    rng = np.random.default_rng(2)
+    for _ in range(40):
+        venv.step(venv.sample_actions(rng))
+    snap = venv.state_dict()
+    acts = []
+    outs = []
+    for _ in range(80):
+        a = venv.sample_actions(rng)
+        acts.append(a)
+        obs, mask, r, d, info = venv.step(a)
+        outs.append((obs.copy(), mask.copy(), r, d, info["final_scores"]))
+    other = VectorMusEnv(32, MusConfig(), seed=999, reward="stones")
+    other.reset()
+    other.load_state_dict(snap)
+    for a, (obs, mask, r, d, fs) in zip(acts, outs, strict=True):
+        o2, m2, r2, d2, i2 = other.step(a)
+        assert np.array_equal(o2, obs) and np.array_equal(m2, mask) and np.array_equal(r2, r)
+        assert np.array_equal(d2, d) and np.array_equal(i2["final_scores"], fs)
+    with pytest.raises(ValueError, match="num_envs"):
+        VectorMusEnv(8).load_state_dict(snap)
+    with pytest.raises(ValueError, match="config"):
+        VectorMusEnv(32, MusConfig(kings=4), reward="stones").load_state_dict(snap)
+    bad = dict(snap, arrays=dict(snap["arrays"], scores_=np.zeros((32, 3), np.int32)))
+    fresh = VectorMusEnv(32, MusConfig(), seed=1, reward="stones")
+    fresh.reset()
+    before = fresh.scores
+    with pytest.raises(ValueError, match="scores_"):
+        fresh.load_state_dict(bad)
+    assert np.array_equal(fresh.scores, before)
+
+
+def test_args_round_trip_through_json(tmp_path) -> None:
+    args = _tiny(tmp_path, "j")
+    d = json.loads(json.dumps(ps._args_dict(args)))
+    assert ps.make_args("tiny", **{**d, "hidden": tuple(d["hidden"])}) == args
