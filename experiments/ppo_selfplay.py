@@ -101,12 +101,13 @@ class Args:
     """seeds the environment, the league draws, the sampling and the network initialisation"""
     out: str = "runs/train"
     """output folder: checkpoint, policy, logs, learning curve"""
-    total_decisions: int = 20_000_000
+    total_decisions: int = 24_000_000
     """training budget in environment decisions (all seats, learner and opponents)"""
     max_minutes: float = 0.0
     """stop (with a checkpoint) after this many minutes of this process, 0: no limit; a stopped run resumes"""
-    torch_threads: int = 1
-    """torch intra-op threads (1 measured fastest end to end on 2 shared cores: the env runs between passes)"""
+    torch_threads: int = 0
+    """torch intra-op threads; 0: all cores, at most 4 (fastest on an idle machine); use 1 when other jobs share
+    the cores (on a busy 2-core machine 2 threads made the forward pass 10x slower)"""
     progress: bool = True
     """show a progress bar"""
     # game
@@ -144,7 +145,7 @@ class Args:
     """gradient norm clip"""
     target_kl: float = 0.0
     """stop an update's epochs early past this approximate KL (0: never)"""
-    hidden: tuple[int, ...] = (256, 256)
+    hidden: tuple[int, ...] = (128, 128)
     """widths of the network's trunk"""
     # rewards
     stones_coef: float = 1.0
@@ -159,16 +160,16 @@ class Args:
     pool_size: int = 10
     """snapshots kept (the oldest leaves)"""
     # warm start
-    warm_start: str = "none"
+    warm_start: str = "equity"
     """'none' or 'equity' (behaviour cloning of EquityAgent before PPO)"""
-    bc_decisions: int = 2_000_000
+    bc_decisions: int = 1_000_000
     """decisions of EquityAgent self-play to clone"""
-    bc_epochs: int = 3
+    bc_epochs: int = 2
     """passes over the cloning data"""
-    value_warmup: int = 0
+    value_warmup: int = 5
     """first PPO updates that train only the value head"""
     # evaluation and checkpoints
-    eval_every: int = 20
+    eval_every: int = 50
     """updates between duplicate evaluations (0: only at the end)"""
     eval_opponents: str = "rule,equity"
     """baselines of the evaluation"""
@@ -186,12 +187,12 @@ class Args:
     def check(self) -> None:
         """Raise ``ValueError`` naming the first bad field."""
         positive = ("total_decisions", "num_tables", "rollout_steps", "update_epochs", "minibatch_size",
-                    "snapshot_every", "pool_size", "checkpoint_every", "eval_hands", "eval_games", "torch_threads")
+                    "snapshot_every", "pool_size", "checkpoint_every", "eval_hands", "eval_games")
         for name in positive:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"Args.{name} must be an int >= 1, got {v!r}")
-        for name in ("bc_decisions", "bc_epochs", "value_warmup", "eval_every", "max_mus_rounds"):
+        for name in ("bc_decisions", "bc_epochs", "value_warmup", "eval_every", "max_mus_rounds", "torch_threads"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"Args.{name} must be an int >= 0, got {v!r}")
@@ -220,17 +221,46 @@ class Args:
                          max_mus_rounds=self.max_mus_rounds if training else None)
 
 
+def threads_for(args: Args) -> int:
+    """The torch thread count a run uses (``torch_threads``, or all cores up to 4 when it is 0)."""
+    return args.torch_threads or max(1, min(4, os.cpu_count() or 1))
+
+
+def machine_text() -> str:
+    """A line describing this machine (CPU model, cores, memory), for run records and model cards."""
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        lines = Path("/proc/meminfo").read_text().splitlines()
+        kb = int(next(ln for ln in lines if ln.startswith("MemTotal")).split()[1])
+        mem = f", {kb / 2**20:.0f} GiB"
+    except (OSError, StopIteration, ValueError):
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.machine()}, "
+            f"Python {platform.python_version()}")
+
+
 #: Named presets: overrides of :class:`Args`.
 PRESETS: dict[str, dict[str, Any]] = {
     # a few updates on a few tables, for tests and smoke runs (seconds)
     "tiny": dict(num_tables=32, rollout_steps=8, total_decisions=32 * 8 * 4, minibatch_size=128, eval_every=2,
                  eval_hands=16, eval_games=4, checkpoint_every=2, snapshot_every=1, pool_size=2, hidden=(32, 32),
+                 torch_threads=1,
                  league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2"),
-    # ``mus train``: about 10-15 minutes on 2 cores
-    "default": dict(total_decisions=30_000_000, warm_start="equity", value_warmup=5),
-    # the shipped agent: about 2 hours on 2 cores
-    "ship": dict(total_decisions=250_000_000, warm_start="equity", value_warmup=5, eval_every=50,
-                 checkpoint_every=25, eval_hands=4000, eval_games=500),
+    # ``mus train``: the defaults of Args, about 10-15 minutes on 2 cores
+    "default": dict(),
+    # the shipped agent: a wider network, longer (about 2 hours on 2 cores with one torch thread)
+    "ship": dict(total_decisions=160_000_000, hidden=(256, 256), bc_decisions=2_000_000, bc_epochs=3,
+                 eval_every=100, checkpoint_every=25),
 }
 
 #: Baseline agents the league and the evaluation may use.
@@ -514,7 +544,7 @@ class Trainer:
         self.args = args
         self.out = Path(args.out)
         self.out.mkdir(parents=True, exist_ok=True)
-        torch.set_num_threads(args.torch_threads)
+        torch.set_num_threads(threads_for(args))
         # seeding: every random choice of the run flows from args.seed
         self.rng = np.random.default_rng([args.seed, 0x7EA1])        # league draws, sampling, minibatches
         torch.manual_seed(args.seed)
@@ -737,13 +767,13 @@ class Trainer:
         bar.close()
         # only real choices teach anything: skip decisions with a single legal action
         keep = np.flatnonzero(M.sum(axis=1) > 1)
-        X_t, M_t, Y_t = torch.from_numpy(X[keep]), torch.from_numpy(M[keep]), torch.from_numpy(Y[keep])
+        X_t, M_t, Y_t = torch.from_numpy(X), torch.from_numpy(M), torch.from_numpy(Y)
         bar = _bar(a.bc_epochs * ((len(keep) + a.minibatch_size - 1) // a.minibatch_size), "cloning equity: fitting",
                    self.args.progress)
         opt = torch.optim.Adam(self.net.parameters(), lr=1e-3)
         loss_v = acc = 0.0
         for _ in range(a.bc_epochs):
-            order = torch.from_numpy(self.rng.permutation(len(keep)))
+            order = torch.from_numpy(self.rng.permutation(keep))
             losses, hits = [], []
             for start in range(0, len(order), a.minibatch_size):
                 mb = order[start:start + a.minibatch_size]
@@ -960,7 +990,8 @@ def _eval_text(row: dict[str, Any], opponents: list[str]) -> str:
 
 
 # ----------------------------------------------------------------------------------------------------
-def train(args: Args, resume: bool = False, log: Any = print, max_updates: int | None = None) -> Trainer:
+def train(args: Args, resume: bool = False, log: Any = print, max_updates: int | None = None,
+          run_info: dict[str, Any] | None = None) -> Trainer:
     """Run (or resume) a training run to its budget; return the trainer (its ``net``, ``history``, ``evals``).
 
     Args:
@@ -969,13 +1000,25 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
         log: where messages go.
         max_updates: stop this session after this many updates (a checkpoint is written; ``resume``
             continues), like ``args.max_minutes`` but exact.
+        run_info: what to record in ``run.json`` (the command line, the preset); the machine, torch
+            version and start time are added.
 
     Raises:
         CheckpointError: ``resume`` and the checkpoint is missing, damaged or from other settings.
     """
+    import torch
+
     t = Trainer(args, resume=resume)
     a = t.args
     (t.out / "args.json").write_text(json.dumps(_args_dict(a), indent=2))
+    record = t.out / "run.json"
+    info = json.loads(record.read_text()) if resume and record.is_file() else {}
+    session = {**(run_info or {}), "machine": machine_text(), "torch": torch.__version__,
+               "torch_threads": threads_for(a), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+               "from_update": t.update}
+    info = {**session, **{k: v for k, v in info.items() if k != "sessions"}} if not info else info
+    info.setdefault("sessions", []).append(session)
+    record.write_text(json.dumps(info, indent=2))
     writer = None
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -1130,8 +1173,9 @@ def main(argv: list[str] | None = None) -> None:
         args = make_args(ns.preset, **overrides)
     except ValueError as e:
         p.error(str(e))
+    command = "mus train " + " ".join(sys.argv[1:]) if argv is None else "mus train " + " ".join(argv)
     try:
-        t = train(args, resume=ns.resume)
+        t = train(args, resume=ns.resume, run_info={"command": command, "preset": ns.preset})
     except CheckpointError as e:
         print(f"mus train: {e}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -1,0 +1,180 @@
+"""Ship a trained policy as the ``ppo`` agent: evaluate it in duplicate and write its weights and model card.
+
+``python -m experiments.ship_agent runs/ship`` reads a training run's folder (``policy.pt``, ``args.json``,
+``run.json``, ``eval.csv``, ``learning_curve.png``), plays the policy in duplicate against every baseline
+(``--hands`` deals as single hands for stones/hand, ``--games`` deals as whole games for the game win rate,
+both with 95% confidence intervals and two-sided p-values; sampled play, and greedy play against ``rule``
+and ``equity``), and writes:
+
+* ``agents/data/ppo.pt``: the weights, with the exact command, seed, settings, wall time, machine and the
+  evaluation in its ``meta`` (what ``make_agent("ppo")`` loads);
+* ``agents/data/ppo.md``: the model card (the same facts, as a page);
+* ``docs/ppo_learning_curve.png``: the run's learning curve, for the README.
+
+The evaluation deals come from ``--seed`` (default 7), never from the training or in-training evaluation seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from experiments.deals import make_deals
+from experiments.tournament import PairResult, play_pair
+from mus_env import MusConfig
+
+__all__ = ["evaluate_policy", "write_card", "main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINES = ("rule", "equity", "ordago", "random")
+
+
+def _p_value(mean: float, lo: float, hi: float, null: float) -> float:
+    """Two-sided normal p-value of ``mean`` against ``null`` from a 95% CI ``[lo, hi]``."""
+    se = (hi - lo) / (2 * 1.96)
+    if not se > 0:
+        return float("nan")
+    z = abs(mean - null) / se
+    return math.erfc(z / math.sqrt(2))
+
+
+def _row(h: PairResult, g: PairResult) -> dict[str, Any]:
+    s = h.summary()
+    m, lo, hi = h.mean_diff()
+    w, wlo, whi = g.game_win_rate()
+    return {"opponent": h.b, "hands": len(h.hand_diff), "games": len(g.game_wins),
+            "stones": m, "stones_lo": lo, "stones_hi": hi, "stones_p": _p_value(m, lo, hi, 0.0),
+            "win": w, "win_lo": wlo, "win_hi": whi, "win_p": _p_value(w, wlo, whi, 0.5),
+            "hands_per_game": float(g.game_hands.mean()) if len(g.game_hands) else float("nan"),
+            "envido_rate": s["envido_rate_a"], "ordago_rate": s["ordago_rate_a"],
+            "no_quiero_rate": s["no_quiero_rate_a"], "opp_envido_rate": s["envido_rate_b"],
+            "opp_ordago_rate": s["ordago_rate_b"], "opp_no_quiero_rate": s["no_quiero_rate_b"]}
+
+
+def evaluate_policy(policy: str | Path, hands: int, games: int, seed: int = 7, kings: int = 8, target: int = 40,
+                    opponents: tuple[str, ...] = BASELINES, greedy_opponents: tuple[str, ...] = ("rule", "equity"),
+                    log: Any = print) -> list[dict[str, Any]]:
+    """Duplicate evaluation of a policy file against baselines: one row per (opponent, sampled/greedy)."""
+    from agents import make_agent
+
+    cfg = MusConfig(kings=kings, target=target)
+    hand_deals = make_deals(hands, seed, cfg.target)
+    game_deals = make_deals(games, seed + 1, cfg.target)
+    rows = []
+    for greedy in (False, True):
+        me = make_agent(str(policy), greedy=greedy, name="ppo")
+        for spec in (greedy_opponents if greedy else opponents):
+            t0 = time.perf_counter()
+            opp = make_agent(spec)
+            h = play_pair(me, opp, hand_deals, mode="hands", config=cfg, seed=seed, names=("ppo", spec))
+            g = play_pair(me, opp, game_deals, mode="games", config=cfg, seed=seed, names=("ppo", spec))
+            row = {"play": "greedy" if greedy else "sampled", **_row(h, g)}
+            rows.append(row)
+            log(f"ppo ({row['play']}) vs {spec}: {row['stones']:+.3f} stones/hand [{row['stones_lo']:+.3f}, "
+                f"{row['stones_hi']:+.3f}], game win rate {row['win']:.3f} [{row['win_lo']:.3f}, {row['win_hi']:.3f}] "
+                f"({time.perf_counter() - t0:.0f} s)")
+    return rows
+
+
+def _fmt_p(p: float) -> str:
+    return "< 1e-6" if p < 1e-6 else f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
+
+
+def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
+    """The model card (markdown) from the shipped file's ``meta`` and the evaluation rows."""
+    run = meta.get("run", {})
+    args = meta.get("args", {})
+    lines = [
+        "# Model card: `ppo`, the shipped mus-env policy", "",
+        "A masked PPO policy trained by self-play with a league on `VectorMusEnv` "
+        "(`experiments/ppo_selfplay.py`). Load it with `agents.make_agent(\"ppo\")` "
+        "(`greedy=True` for argmax play); use it as `ppo` in `mus tournament` and `mus play`.", "",
+        "## How it was made", "",
+        f"- Command: `{meta.get('command', '?')}`",
+        f"- Seed: {args.get('seed', '?')}; preset: `{run.get('preset', '?')}`",
+        f"- Warm start: {'behaviour cloning of `equity` (' + format(args.get('bc_decisions', 0), ',') + ' decisions)' if args.get('warm_start') == 'equity' else 'none'}",  # noqa: E501
+        f"- Network: MLP {meta.get('arch', {}).get('obs_dim', '?')} → {' → '.join(map(str, args.get('hidden', [])))} "
+        f"→ {meta.get('arch', {}).get('num_actions', '?')} logits + value; {meta.get('parameters', '?'):,} parameters",
+        f"- League: `{args.get('league_mix', '?')}`; snapshot every {args.get('snapshot_every', '?')} updates, "
+        f"pool of {args.get('pool_size', '?')}",
+        f"- Rewards: {args.get('stones_coef', '?')} × stones/target per hand + {args.get('game_coef', '?')} × "
+        "game outcome (±1)",
+        f"- Training: {meta.get('decisions', 0):,} environment decisions in {meta.get('updates', '?')} updates, "
+        f"{meta.get('minutes', float('nan')):.1f} minutes of wall time (evaluations included)",
+        f"- Machine: {run.get('machine', '?')}; torch {run.get('torch', '?')}, {args.get('torch_threads', '?')} "
+        "torch thread(s)",
+        f"- Game: {args.get('kings', '?')} kings, target {args.get('target', '?')} (training capped mus rounds at "
+        f"{args.get('max_mus_rounds', '?')}; evaluation plays uncapped)",
+        f"- mus-env observation version: OBS_DIM {meta.get('arch', {}).get('obs_dim', '?')}, "
+        f"{meta.get('arch', {}).get('num_actions', '?')} actions", "",
+        "Every setting is in `meta[\"args\"]` of `agents/data/ppo.pt` "
+        "(`agents.policy.load_policy_file(...)[\"meta\"]`).", "",
+        "## Evaluation", "",
+        f"Duplicate, `python -m experiments.ship_agent` (deal seed {meta.get('eval_seed', '?')}, disjoint from "
+        "training): each deal is played twice with the seats swapped. Stones/hand is ppo minus the baseline "
+        "(an accepted órdago counts as the stones the winners lacked); the game win rate is over paired games. "
+        "95% confidence intervals; p: two-sided, against 0 stones and 0.5 win rate.", "",
+        "| play | opponent | hands | stones/hand | 95% CI | p | games | win rate | 95% CI | p |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['play']} | {r['opponent']} | {r['hands']:,} | {r['stones']:+.3f} | "
+                     f"[{r['stones_lo']:+.3f}, {r['stones_hi']:+.3f}] | {_fmt_p(r['stones_p'])} | {r['games']:,} | "
+                     f"{r['win']:.3f} | [{r['win_lo']:.3f}, {r['win_hi']:.3f}] | {_fmt_p(r['win_p'])} |")
+    lines += ["", "Bidding rates in the duplicate hands (envido and órdago per betting decision, no quiero per answer "
+              "to a bet), ppo / the baseline, so that a degenerate bidder is visible:", "",
+              "| play | opponent | envido | órdago | no quiero |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['play']} | {r['opponent']} | {r['envido_rate']:.3f} / {r['opp_envido_rate']:.3f} | "
+                     f"{r['ordago_rate']:.3f} / {r['opp_ordago_rate']:.3f} | "
+                     f"{r['no_quiero_rate']:.3f} / {r['opp_no_quiero_rate']:.3f} |")
+    lines += ["", "## Limits", "",
+              "- Trained and evaluated with 8 kings and a 40-stone game; other variants are untested.",
+              "- Beating the baselines is not low exploitability: a best response trained against this policy may "
+              "win more than they do.",
+              "- Greedy play against itself can raise forever (Mus has no cap on raises); play it sampled in "
+              "self-play.", ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m experiments.ship_agent", description=__doc__.splitlines()[0])
+    p.add_argument("run", help="a training run's folder (mus train --out)")
+    p.add_argument("--hands", type=int, default=20000, help="duplicate deals played as single hands")
+    p.add_argument("--games", type=int, default=2000, help="duplicate deals played as whole games")
+    p.add_argument("--seed", type=int, default=7, help="seed of the evaluation deal sets")
+    p.add_argument("--dest", default=str(ROOT / "agents" / "data"), help="where ppo.pt and ppo.md go")
+    a = p.parse_args(argv)
+    from agents.policy import build_net, load_policy_file, save_policy
+
+    run = Path(a.run)
+    blob = load_policy_file(run / "policy.pt")
+    net = build_net(blob, run / "policy.pt")
+    info = json.loads((run / "run.json").read_text()) if (run / "run.json").is_file() else {}
+    train_meta = dict(blob.get("meta") or {})
+    rows = evaluate_policy(run / "policy.pt", a.hands, a.games, a.seed,
+                           kings=train_meta.get("args", {}).get("kings", 8),
+                           target=train_meta.get("args", {}).get("target", 40))
+    meta = {"command": info.get("command", "?"), "run": info, "args": train_meta.get("args", {}),
+            "arch": dict(net.arch), "parameters": sum(p.numel() for p in net.parameters()),
+            "decisions": train_meta.get("decisions"), "updates": train_meta.get("update"),
+            "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": a.seed,
+            "ship_command": f"python -m experiments.ship_agent {a.run} --hands {a.hands} --games {a.games} "
+                            f"--seed {a.seed}",
+            "evaluation": rows}
+    dest = Path(a.dest)
+    save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
+    write_card(dest / "ppo.md", meta, rows)
+    if (run / "learning_curve.png").is_file():
+        shutil.copyfile(run / "learning_curve.png", ROOT / "docs" / "ppo_learning_curve.png")
+    print(f"wrote {dest / 'ppo.pt'}, {dest / 'ppo.md'}, {ROOT / 'docs' / 'ppo_learning_curve.png'}")
+
+
+if __name__ == "__main__":
+    main()
