@@ -73,6 +73,7 @@ import csv
 import dataclasses
 import json
 import os
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -254,13 +255,13 @@ PRESETS: dict[str, dict[str, Any]] = {
     # a few updates on a few tables, for tests and smoke runs (seconds)
     "tiny": dict(num_tables=32, rollout_steps=8, total_decisions=32 * 8 * 4, minibatch_size=128, eval_every=2,
                  eval_hands=16, eval_games=4, checkpoint_every=2, snapshot_every=1, pool_size=2, hidden=(32, 32),
-                 torch_threads=1,
+                 torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1,
                  league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2"),
     # ``mus train``: the defaults of Args, about 10-15 minutes on 2 cores
     "default": dict(),
-    # the shipped agent: a wider network, longer (about 2 hours on 2 cores with one torch thread)
-    "ship": dict(total_decisions=160_000_000, hidden=(256, 256), bc_decisions=2_000_000, bc_epochs=3,
-                 eval_every=100, checkpoint_every=25),
+    # the shipped agent: the default run made longer (about 1.5 hours on 2 cores with one torch thread)
+    "ship": dict(total_decisions=160_000_000, bc_decisions=2_000_000, bc_epochs=3, eval_every=100,
+                 checkpoint_every=25),
 }
 
 #: Baseline agents the league and the evaluation may use.
@@ -498,6 +499,9 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be resumed: damaged, or made by another configuration."""
 
 
+#: What a run writes in its folder (``--overwrite`` removes these and nothing else).
+_RUN_FILES = ("checkpoint.pt", "policy.pt", "metrics.csv", "eval.csv", "learning_curve.png", "args.json", "run.json",
+              "tb")
 _RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every")
 
 
@@ -535,7 +539,7 @@ def _to_numpy(tree: Any) -> Any:
 class Trainer:
     """A training run: environment, network, optimiser, league, buffer, logs (see :func:`train`)."""
 
-    def __init__(self, args: Args, resume: bool = False) -> None:
+    def __init__(self, args: Args, resume: bool = False, overwrite: bool = False) -> None:
         import torch
 
         from agents.policy import PolicyNet
@@ -543,6 +547,16 @@ class Trainer:
         args.check()
         self.args = args
         self.out = Path(args.out)
+        if not resume and (self.out / "checkpoint.pt").exists():
+            if not overwrite:
+                raise CheckpointError(f"{self.out} already holds a training run (checkpoint.pt): continue it with "
+                                      "--resume, start a new one with another --out, or replace it with --overwrite")
+            for name in _RUN_FILES:
+                target = self.out / name
+                if target.is_dir():
+                    shutil.rmtree(target)
+                elif target.exists():
+                    target.unlink()
         self.out.mkdir(parents=True, exist_ok=True)
         torch.set_num_threads(threads_for(args))
         # seeding: every random choice of the run flows from args.seed
@@ -991,7 +1005,7 @@ def _eval_text(row: dict[str, Any], opponents: list[str]) -> str:
 
 # ----------------------------------------------------------------------------------------------------
 def train(args: Args, resume: bool = False, log: Any = print, max_updates: int | None = None,
-          run_info: dict[str, Any] | None = None) -> Trainer:
+          run_info: dict[str, Any] | None = None, overwrite: bool = False) -> Trainer:
     """Run (or resume) a training run to its budget; return the trainer (its ``net``, ``history``, ``evals``).
 
     Args:
@@ -1002,13 +1016,15 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
             continues), like ``args.max_minutes`` but exact.
         run_info: what to record in ``run.json`` (the command line, the preset); the machine, torch
             version and start time are added.
+        overwrite: start afresh even if ``args.out`` holds a run (its files are removed first).
 
     Raises:
-        CheckpointError: ``resume`` and the checkpoint is missing, damaged or from other settings.
+        CheckpointError: ``resume`` and the checkpoint is missing, damaged or from other settings; or not
+            ``resume`` and ``args.out`` already holds a run (and not ``overwrite``).
     """
     import torch
 
-    t = Trainer(args, resume=resume)
+    t = Trainer(args, resume=resume, overwrite=overwrite)
     a = t.args
     (t.out / "args.json").write_text(json.dumps(_args_dict(a), indent=2))
     record = t.out / "run.json"
@@ -1126,6 +1142,7 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--preset", default="default", choices=sorted(PRESETS), help="named settings to start from")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    p.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
     defaults = Args()
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
@@ -1166,7 +1183,7 @@ def _field_docs() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> None:
     p = _parser()
     ns = p.parse_args(argv)
-    overrides = {k: v for k, v in vars(ns).items() if k not in ("preset", "resume") and v is not None}
+    overrides = {k: v for k, v in vars(ns).items() if k not in ("preset", "resume", "overwrite") and v is not None}
     if "hidden" in overrides:
         overrides["hidden"] = tuple(overrides["hidden"])
     try:
@@ -1175,7 +1192,8 @@ def main(argv: list[str] | None = None) -> None:
         p.error(str(e))
     command = "mus train " + " ".join(sys.argv[1:]) if argv is None else "mus train " + " ".join(argv)
     try:
-        t = train(args, resume=ns.resume, run_info={"command": command, "preset": ns.preset})
+        t = train(args, resume=ns.resume, run_info={"command": command, "preset": ns.preset},
+                  overwrite=ns.overwrite)
     except CheckpointError as e:
         print(f"mus train: {e}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -21,7 +21,7 @@ def test_quick_start_has_two_commands() -> None:
     block = text.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     commands = [line for line in block.strip().splitlines() if line.strip() and not line.startswith("#")]
     assert len(commands) == 2
-    assert ".ci/run" in commands[1] and "mus tournament" in commands[0]
+    assert ".ci/run" in commands[1] and "mus train" in commands[0]
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pytest -q -n 2" in ci and "python -m pytest -q -n 2" in text
 

@@ -199,6 +199,20 @@ def test_resume_without_checkpoint_is_a_clear_error(tmp_path) -> None:
         ps.Trainer(_tiny(tmp_path, "none"), resume=True)
 
 
+def test_a_new_run_does_not_silently_replace_an_old_one(tmp_path) -> None:
+    args = _tiny(tmp_path, "run", total_decisions=32 * 8)
+    ps.train(args, log=lambda *a: None)
+    ck = tmp_path / "run" / "checkpoint.pt"
+    stamp = ck.stat().st_mtime_ns
+    with pytest.raises(ps.CheckpointError, match="--resume"):
+        ps.train(args, log=lambda *a: None)
+    assert ck.stat().st_mtime_ns == stamp
+    (tmp_path / "run" / "notes.txt").write_text("mine")
+    ps.train(args, log=lambda *a: None, overwrite=True)
+    assert (tmp_path / "run" / "notes.txt").read_text() == "mine"     # only the run's own files are replaced
+    assert len(list(csv.DictReader(open(tmp_path / "run" / "metrics.csv")))) == 1
+
+
 def _corrupt(path, how: str) -> None:
     data = path.read_bytes()
     if how == "truncated":
