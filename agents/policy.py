@@ -80,7 +80,12 @@ class PolicyNet(nn.Module):
             width = h
         self.trunk = nn.Sequential(*layers)
         self.policy_head = _orthogonal(nn.Linear(width, num_actions), 0.01)
-        self.value_head = _orthogonal(nn.Linear(width + value_dim, 1), 1.0)
+        if value_dim:
+            # a centralised critic: the trunk's features and the extra input through one more hidden layer
+            self.value_head = nn.Sequential(_orthogonal(nn.Linear(width + value_dim, width), np.sqrt(2)), nn.ReLU(),
+                                            _orthogonal(nn.Linear(width, 1), 1.0))
+        else:
+            self.value_head = _orthogonal(nn.Linear(width, 1), 1.0)
 
     def forward(self, obs: torch.Tensor, value_input: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:

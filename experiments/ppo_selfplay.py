@@ -17,6 +17,9 @@ Algorithm
   policy: then all four seats are the learner's and both teams' decisions are trained), ``snapshot``
   (a frozen past version of the learner, from a pool refreshed every ``snapshot_every`` updates), or a
   baseline agent (``rule``, ``equity``, ``random``, ``ordago``). Only the learner's decisions are trained.
+* **Centralised critic** (optional, ``central_critic``): the value head also reads every seat's hand
+  (:func:`hands_input`, the hidden part of ``MusGame.state()`` made relative to the acting seat), as in
+  PerfectDou; the policy head reads only the observation, so the agent that plays is unchanged.
 * **Warm start** (optional, ``warm_start="equity"``): before PPO, the policy head is fitted by behaviour
   cloning to ``EquityAgent``'s decisions (all four seats played by it), then ``value_warmup`` updates train
   only the value head while the policy acts, so the first policy updates have a critic that knows the
@@ -88,7 +91,7 @@ from mus_env.actions import NUM_ACTIONS
 from mus_env.observation import OBS_DIM
 
 __all__ = ["Args", "PRESETS", "make_args", "TurnBuffer", "turn_based_gae", "League", "Trainer", "train",
-           "CheckpointError", "main"]
+           "CheckpointError", "relative_hands", "hands_input", "HANDS_DIM", "main"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -148,6 +151,8 @@ class Args:
     """stop an update's epochs early past this approximate KL (0: never)"""
     hidden: tuple[int, ...] = (128, 128)
     """widths of the network's trunk"""
+    central_critic: bool = False
+    """the value head also reads all four hands (full information, seat-relative; the policy never does)"""
     # rewards
     stones_coef: float = 1.0
     """weight of the stones of each hand (divided by the target)"""
@@ -357,16 +362,20 @@ class TurnBuffer:
         self.reward = np.zeros(cap, dtype=np.float32)
         self.done = np.zeros(cap, dtype=bool)
         self.stream = np.zeros(cap, dtype=np.int64)
+        self.hands = np.full((cap, 4, 4), -1, dtype=np.int8)
         self.pending = np.full((num_tables, 4), -1, dtype=np.int64)
         self.n = 0
         self.rows = [0]
 
     def add(self, tables: npt.NDArray[np.int64], seats: npt.NDArray[np.int64], obs: npt.NDArray[np.float32],
             mask: npt.NDArray[np.int8], action: npt.NDArray[np.int64], logp: npt.NDArray[np.float32],
-            value: npt.NDArray[np.float32]) -> None:
-        """Append one step's learner decisions (distinct tables) as a new row."""
+            value: npt.NDArray[np.float32], hands: npt.NDArray[np.int8] | None = None) -> None:
+        """Append one step's learner decisions (distinct tables) as a new row (``hands``: the centralised
+        critic's input, :func:`relative_hands`)."""
         k = len(tables)
         sl = slice(self.n, self.n + k)
+        if hands is not None:
+            self.hands[sl] = hands
         self.obs[sl], self.mask[sl], self.action[sl] = obs, mask, action
         self.logp[sl], self.value[sl] = logp, value
         self.reward[sl] = 0.0
@@ -406,7 +415,8 @@ class TurnBuffer:
         """Start the next rollout: keep only the pending decisions, as its first row."""
         keep = np.sort(self.pending[self.pending >= 0])
         k = len(keep)
-        for arr in (self.obs, self.mask, self.action, self.logp, self.value, self.reward, self.done, self.stream):
+        for name in _BUFFER_ARRAYS:
+            arr = getattr(self, name)
             arr[:k] = arr[keep]
         new_index = np.full(max(self.n, 1), -1, dtype=np.int64)
         new_index[keep] = np.arange(k)
@@ -430,7 +440,27 @@ class TurnBuffer:
         self.rows = [0, n]
 
 
-_BUFFER_ARRAYS = ("obs", "mask", "action", "logp", "value", "reward", "done", "stream")
+_BUFFER_ARRAYS = ("obs", "mask", "action", "logp", "value", "reward", "done", "stream", "hands")
+
+#: Size of the centralised critic's extra input: four hands, one-hot over the 40 card ids.
+HANDS_DIM = 4 * 40
+
+
+def relative_hands(hands: npt.NDArray[np.int8], seat: npt.NDArray[np.int64]) -> npt.NDArray[np.int8]:
+    """``(n, 4 seats, 4 slots)`` card ids reordered so that row q is the hand of seat ``(seat + q) % 4`` (q: 0
+    self, 1 right-hand opponent, 2 partner, 3 left-hand opponent, as in the observation); -1 empty."""
+    order = (np.asarray(seat)[:, None] + np.arange(4)[None, :]) % 4
+    return np.take_along_axis(np.asarray(hands), order[:, :, None], axis=1)
+
+
+def hands_input(hands: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
+    """``(n, HANDS_DIM)``: each of the four (relative) hands one-hot over the 40 card ids."""
+    n = len(hands)
+    out = np.zeros((n, 4, 40), dtype=np.float32)
+    h = hands.astype(np.int64)
+    rows, q, slot = np.nonzero(h >= 0)
+    out[rows, q, h[rows, q, slot]] = 1.0
+    return out.reshape(n, HANDS_DIM)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -564,7 +594,7 @@ class Trainer:
         torch.manual_seed(args.seed)
         self.cfg = args.game_config(training=True)
         self.env = VectorMusEnv(args.num_tables, self.cfg, seed=args.seed, reward="stones")
-        self.net = PolicyNet(hidden=args.hidden)
+        self.net = PolicyNet(hidden=args.hidden, value_dim=HANDS_DIM if args.central_critic else 0)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.league = League(parse_mix(args.league_mix), args.pool_size, args.num_tables)
         self.buffer = TurnBuffer(args.num_tables, args.rollout_steps)
@@ -588,7 +618,7 @@ class Trainer:
         self._eval_deals: dict[str, Any] = {}
 
     # -- acting ------------------------------------------------------------------------------------
-    def _policy(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]
+    def _policy(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], hands: npt.NDArray[np.int8]
                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
         """Sample the learner's actions: ``(actions, log-probabilities, values)``."""
         import torch
@@ -598,18 +628,23 @@ class Trainer:
         if not len(obs):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
         with torch.no_grad():
-            logits, value = self.net(torch.from_numpy(obs))
+            logits, value = self.net(torch.from_numpy(obs), self._value_input(hands))
             logp_all = masked_log_probs(logits, torch.from_numpy(mask))
         logp_all = logp_all.numpy()
         action = sample_masked(np.exp(logp_all), self.rng)
         return action, logp_all[np.arange(len(action)), action], value.numpy()
+
+    def _value_input(self, hands: npt.NDArray[np.int8]) -> Any:
+        import torch
+
+        return torch.from_numpy(hands_input(hands)) if self.args.central_critic else None
 
     def _snapshot_agent(self, k: int) -> Any:
         from agents.policy import PolicyNet, TorchPolicyAgent
 
         uid = self.league.pool_ids[k]
         if uid not in self.snapshot_agents:
-            net = PolicyNet(hidden=self.args.hidden)
+            net = PolicyNet(hidden=self.args.hidden, value_dim=self.net.arch["value_dim"])
             net.load_state_dict(self.league.pool[k])
             net.eval()
             self.snapshot_agents = {u: a for u, a in self.snapshot_agents.items() if u in self.league.pool_ids}
@@ -653,9 +688,10 @@ class Trainer:
             lrn = np.flatnonzero(is_learner)
             t0 = time.perf_counter()
             obs, mask = self.obs[lrn], self.mask[lrn]
-            act, logp, val = self._policy(obs, mask)
+            hands = relative_hands(self.env.hands[lrn], seat[lrn]) if self.args.central_critic else None
+            act, logp, val = self._policy(obs, mask, hands)
             actions[lrn] = act
-            self.buffer.add(lrn, seat[lrn], obs, mask, act, logp, val)
+            self.buffer.add(lrn, seat[lrn], obs, mask, act, logp, val, hands)
             t1 = time.perf_counter()
             opp = np.flatnonzero(~is_learner)
             if opp.size:
@@ -709,6 +745,7 @@ class Trainer:
         n = self.buffer.n
         returns = adv + self.buffer.value[:n]
         obs = torch.from_numpy(self.buffer.obs[:n])
+        vin = self._value_input(self.buffer.hands[:n])
         mask = torch.from_numpy(self.buffer.mask[:n])
         act = torch.from_numpy(self.buffer.action[:n])
         old_logp = torch.from_numpy(self.buffer.logp[:n])
@@ -719,7 +756,7 @@ class Trainer:
             order = self.rng.permutation(idx)
             for start in range(0, len(order), a.minibatch_size):
                 mb = torch.from_numpy(order[start:start + a.minibatch_size])
-                logits, value = self.net(obs[mb])
+                logits, value = self.net(obs[mb], None if vin is None else vin[mb])
                 logp_all = masked_log_probs(logits, mask[mb])
                 logp = logp_all.gather(1, act[mb][:, None]).squeeze(1)
                 log_ratio = logp - old_logp[mb]
@@ -951,8 +988,9 @@ def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str]
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharey="row")
-    for col, (xkey, xlabel) in enumerate((("decisions", "environment decisions"), ("minutes", "wall time (minutes)"))):
-        x = np.array([e[xkey] for e in evals], dtype=float)
+    for col, (xkey, xlabel) in enumerate((("decisions", "environment decisions (millions)"),
+                                          ("minutes", "wall time (minutes)"))):
+        x = np.array([e[xkey] for e in evals], dtype=float) / (1e6 if xkey == "decisions" else 1.0)
         for row, (key, label, ref) in enumerate((("stones", "stones/hand, learner − baseline", 0.0),
                                                  ("win", "game win rate", 0.5))):
             ax = axes[row, col]

@@ -357,6 +357,39 @@ def test_vector_state_dict_continues_exactly() -> None:
     assert np.array_equal(fresh.scores, before)
 
 
+def test_central_critic_input_is_the_hidden_state_relative_to_the_seat() -> None:
+    from mus_env.observation import STATE_DIM
+
+    venv = VectorMusEnv(16, MusConfig(), seed=4)
+    venv.reset()
+    rng = np.random.default_rng(0)
+    for step in range(30):
+        seat = venv.current_player.astype(np.int64)
+        got = ps.hands_input(ps.relative_hands(venv.hands, seat)).reshape(16, 4, 40)
+        for b in range(16):
+            g = MusGame(MusConfig(), seed=int(venv.game_seeds[b]))
+            state_hands = None
+            if step == 0:                                   # fresh deals: MusGame with the same seed agrees
+                state_hands = g.state()[OBS_DIM:STATE_DIM].reshape(4, 40)
+            for q in range(4):
+                cards = venv.hands[b, (seat[b] + q) % 4]
+                assert sorted(np.flatnonzero(got[b, q])) == sorted(c for c in cards if c >= 0)
+                if state_hands is not None:
+                    assert np.array_equal(got[b, q], state_hands[(seat[b] + q) % 4])
+        venv.step(venv.sample_actions(rng))
+
+
+def test_central_critic_run_and_policy_ignores_the_hands(tmp_path) -> None:
+    t = ps.train(_tiny(tmp_path, "cc", central_critic=True, total_decisions=32 * 8 * 2), log=lambda *a: None)
+    assert t.net.arch["value_dim"] == ps.HANDS_DIM
+    obs = torch.rand(8, OBS_DIM)
+    h1, h2 = torch.rand(8, ps.HANDS_DIM), torch.rand(8, ps.HANDS_DIM)
+    l1, v1 = t.net(obs, h1)
+    l2, v2 = t.net(obs, h2)
+    assert torch.equal(l1, l2) and not torch.equal(v1, v2)
+    _plays_legal(make_agent(str(tmp_path / "cc" / "policy.pt")))
+
+
 def test_args_round_trip_through_json(tmp_path) -> None:
     args = _tiny(tmp_path, "j")
     d = json.loads(json.dumps(ps._args_dict(args)))
