@@ -168,9 +168,9 @@ class Args:
     # warm start
     warm_start: str = "equity"
     """'none' or 'equity' (behaviour cloning of EquityAgent before PPO)"""
-    bc_decisions: int = 1_000_000
+    bc_decisions: int = 2_000_000
     """decisions of EquityAgent self-play to clone"""
-    bc_epochs: int = 2
+    bc_epochs: int = 3
     """passes over the cloning data"""
     value_warmup: int = 5
     """first PPO updates that train only the value head"""
@@ -265,8 +265,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # ``mus train``: the defaults of Args, about 10-15 minutes on 2 cores
     "default": dict(),
     # the shipped agent: the default run made longer (about 1.5 hours on 2 cores with one torch thread)
-    "ship": dict(total_decisions=160_000_000, bc_decisions=2_000_000, bc_epochs=3, eval_every=100,
-                 checkpoint_every=25),
+    "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25),
 }
 
 #: Baseline agents the league and the evaluation may use.
