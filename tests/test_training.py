@@ -219,10 +219,10 @@ def _corrupt(path, how: str) -> None:
         path.write_bytes(data[: len(data) // 2])
     elif how == "garbage":
         path.write_bytes(b"not a checkpoint at all" * 10)
-    elif how == "flipped":
+    elif how == "flipped":                      # every bit of the middle tenth inverted (data and structure)
         b = bytearray(data)
-        mid = len(b) // 2
-        b[mid:mid + 64] = bytes(64)
+        lo, hi = int(len(b) * 0.45), int(len(b) * 0.55)
+        b[lo:hi] = bytes(x ^ 0xFF for x in b[lo:hi])
         path.write_bytes(bytes(b))
 
 
@@ -237,6 +237,15 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, how: str) -> None:
     assert "checkpoint.pt" in str(err.value)
     with pytest.raises(PolicyFileError, match="checkpoint.pt"):
         make_agent(str(ck))
+
+
+def test_a_changed_weight_is_detected_by_the_digest(tmp_path) -> None:
+    path = save_policy(tmp_path / "p.pt", PolicyNet(hidden=(8,)))
+    blob = torch.load(path, weights_only=True)
+    blob["model"]["policy_head.bias"][3] += 1e-3          # one number changed, the file still well formed
+    torch.save(blob, path)
+    with pytest.raises(PolicyFileError, match="digest"):
+        make_agent(str(path))
 
 
 def test_pickled_object_is_refused(tmp_path) -> None:
