@@ -1,1 +1,2 @@
-"""Generated data of the agents: the equity tables (``python -m experiments.make_equity_tables``)."""
+"""Data of the agents: the equity tables (``python -m experiments.make_equity_tables``) and the shipped trained
+policy ``ppo.pt`` with its model card ``ppo.md`` (``python -m experiments.ship_agent``)."""
