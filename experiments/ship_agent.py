@@ -171,9 +171,27 @@ def main(argv: list[str] | None = None) -> None:
     dest = Path(a.dest)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
     write_card(dest / "ppo.md", meta, rows)
-    if (run / "learning_curve.png").is_file():
-        shutil.copyfile(run / "learning_curve.png", ROOT / "docs" / "ppo_learning_curve.png")
+    draw_curve(run, ROOT / "docs" / "ppo_learning_curve.png")
     print(f"wrote {dest / 'ppo.pt'}, {dest / 'ppo.md'}, {ROOT / 'docs' / 'ppo_learning_curve.png'}")
+
+
+def draw_curve(run: Path, dest: Path) -> Path | None:
+    """Redraw ``run``'s learning curve from its ``eval.csv`` with the current plotting code (falling back to a
+    copy of its ``learning_curve.png``); ``None`` when the run has neither."""
+    import csv
+
+    from experiments.ppo_selfplay import learning_curve
+
+    if (run / "eval.csv").is_file():
+        with open(run / "eval.csv", newline="") as f:
+            evals = [{k: float(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
+        opponents = [k[: -len("_stones")] for k in (evals[0] if evals else {}) if k.endswith("_stones")]
+        if evals and opponents:
+            return learning_curve(evals, dest, opponents)
+    if (run / "learning_curve.png").is_file():
+        shutil.copyfile(run / "learning_curve.png", dest)
+        return dest
+    return None
 
 
 if __name__ == "__main__":

@@ -399,7 +399,7 @@ def _plots(out: Path, order: Sequence[str], ladder: dict[str, tuple[float, float
     ax.errorbar([ladder[n][0] for n in order], y, xerr=[1.96 * ladder[n][1] for n in order], fmt="o", capsize=4)
     ax.set_yticks(y, order)
     ax.set_xlabel("Elo (Bradley-Terry on duplicate results), 95% bootstrap interval")
-    ax.set_title("mus-env baseline ladder")
+    ax.set_title("mus-env ladder")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     files["ladder_png"] = out / "ladder.png"
