@@ -61,7 +61,10 @@ score-aware.
 
 Everything the trainer writes goes to ``--out``: ``checkpoint.pt`` (every ``checkpoint_every`` updates;
 ``--resume`` continues from it exactly: a stopped and resumed run logs the same metrics as an uninterrupted
-one), ``policy.pt`` (the current policy, loadable by ``make_agent``), ``metrics.csv`` and ``eval.csv``,
+one), ``policy.pt`` (the current policy, loadable by ``make_agent``), ``best_policy.pt`` (the policy at the
+evaluation with the best smallest margin over the evaluation opponents, :func:`eval_score`; self-play
+margins against fixed baselines drift, so the last policy is not always the strongest against them: measure
+a chosen policy again on fresh deals, as ``experiments.ship_agent`` does), ``metrics.csv`` and ``eval.csv``,
 TensorBoard events (``charts/``, ``losses/``, ``eval/``), ``learning_curve.png`` and ``args.json``.
 
 Command line: ``mus train`` (the ``default`` preset, about 10-15 minutes on 2 cores) or
@@ -529,8 +532,8 @@ class CheckpointError(ValueError):
 
 
 #: What a run writes in its folder (``--overwrite`` removes these and nothing else).
-_RUN_FILES = ("checkpoint.pt", "policy.pt", "metrics.csv", "eval.csv", "learning_curve.png", "args.json", "run.json",
-              "tb")
+_RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eval.csv", "learning_curve.png",
+              "args.json", "run.json", "tb")
 _RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every")
 
 
@@ -953,12 +956,19 @@ class Trainer:
         if self.evals:
             learning_curve(self.evals, self.out / "learning_curve.png", _split(self.args.eval_opponents))
 
-    def export_policy(self, meta: dict[str, Any] | None = None) -> Path:
+    def export_policy(self, meta: dict[str, Any] | None = None, name: str = "policy.pt") -> Path:
+        """Write the current policy to ``out/name`` (loadable by ``make_agent``)."""
         from agents.policy import save_policy
 
         info = {"update": self.update, "decisions": self.decisions, "seconds": round(self.elapsed, 1),
                 "args": _args_dict(self.args), **(meta or {})}
-        return save_policy(self.out / "policy.pt", self.net, self.args.game_config(training=False).to_dict(), info)
+        return save_policy(self.out / name, self.net, self.args.game_config(training=False).to_dict(), info)
+
+
+def eval_score(ev: dict[str, Any], opponents: list[str]) -> float:
+    """How ``best_policy.pt`` is chosen: the smallest stones/hand margin over the evaluation opponents (the
+    policy that beats its hardest baseline by the most)."""
+    return min(float(ev[f"{spec}_stones"]) for spec in opponents)
 
 
 def _args_dict(args: Args) -> dict[str, Any]:
@@ -1137,6 +1147,8 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
             ev["minutes"] = t.elapsed / 60
             t.evals.append(ev)
             last_eval = _eval_text(ev, opponents)
+            if eval_score(ev, opponents) >= max(eval_score(e, opponents) for e in t.evals):
+                t.export_policy({"eval": ev, "eval_score": eval_score(ev, opponents)}, name="best_policy.pt")
             if writer:
                 for k, v in ev.items():
                     if k not in ("update", "decisions", "minutes"):
@@ -1170,21 +1182,31 @@ def _print_summary(t: Trainer, log: Any = print) -> None:
         log(f"  vs {spec:<7} stones/hand {ev[f'{spec}_stones']:+.3f} [{ev[f'{spec}_stones_lo']:+.3f}, "
             f"{ev[f'{spec}_stones_hi']:+.3f}]  game win rate {ev[f'{spec}_win']:.3f} "
             f"[{ev[f'{spec}_win_lo']:.3f}, {ev[f'{spec}_win_hi']:.3f}]")
-    log(f"wrote {t.out / 'checkpoint.pt'}, {t.out / 'policy.pt'}, {t.out / 'metrics.csv'}, {t.out / 'eval.csv'}, "
-        f"{t.out / 'learning_curve.png'}, {t.out / 'tb'}")
+    best = max(t.evals, key=lambda e: eval_score(e, _split(t.args.eval_opponents)))
+    log(f"best evaluation: update {best['update']} ({best['decisions']:,} decisions), "
+        + ", ".join(f"{s} {best[f'{s}_stones']:+.3f}" for s in _split(t.args.eval_opponents))
+        + f" stones/hand: {t.out / 'best_policy.pt'}")
+    log(f"wrote {t.out / 'checkpoint.pt'}, {t.out / 'policy.pt'}, {t.out / 'best_policy.pt'}, "
+        f"{t.out / 'metrics.csv'}, {t.out / 'eval.csv'}, {t.out / 'learning_curve.png'}, {t.out / 'tb'}")
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mus train", description=__doc__.splitlines()[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--preset", default="default", choices=sorted(PRESETS), help="named settings to start from")
+                                epilog="Every value not given comes from the preset; [brackets] show the default "
+                                       "preset's value and where the ship preset differs.")
+    p.add_argument("--preset", default="default", choices=sorted(PRESETS),
+                   help="named settings to start from [default]")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     p.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
     defaults = Args()
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
-        doc = _field_docs().get(f.name, "")
         value = getattr(defaults, f.name)
+        shown = " ".join(map(str, value)) if isinstance(value, tuple) else value
+        doc = f"{_field_docs().get(f.name, '')} [{shown}"
+        if f.name in PRESETS["ship"]:
+            doc += f"; ship: {PRESETS['ship'][f.name]}"
+        doc = (doc + "]").replace("%", "%%")
         if isinstance(value, bool):
             p.add_argument(flag, type=_bool, default=None, metavar="BOOL", help=doc)
         elif isinstance(value, tuple):

@@ -146,6 +146,8 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m experiments.ship_agent", description=__doc__.splitlines()[0])
     p.add_argument("run", help="a training run's folder (mus train --out)")
+    p.add_argument("--policy", default="policy.pt",
+                   help="which of the run's policies: policy.pt (the last) or best_policy.pt")
     p.add_argument("--hands", type=int, default=20000, help="duplicate deals played as single hands")
     p.add_argument("--games", type=int, default=2000, help="duplicate deals played as whole games")
     p.add_argument("--seed", type=int, default=7, help="seed of the evaluation deal sets")
@@ -154,19 +156,20 @@ def main(argv: list[str] | None = None) -> None:
     from agents.policy import build_net, load_policy_file, save_policy
 
     run = Path(a.run)
-    blob = load_policy_file(run / "policy.pt")
-    net = build_net(blob, run / "policy.pt")
+    policy = run / a.policy
+    blob = load_policy_file(policy)
+    net = build_net(blob, policy)
     info = json.loads((run / "run.json").read_text()) if (run / "run.json").is_file() else {}
     train_meta = dict(blob.get("meta") or {})
-    rows = evaluate_policy(run / "policy.pt", a.hands, a.games, a.seed,
+    rows = evaluate_policy(policy, a.hands, a.games, a.seed,
                            kings=train_meta.get("args", {}).get("kings", 8),
                            target=train_meta.get("args", {}).get("target", 40))
     meta = {"command": info.get("command", "?"), "run": info, "args": train_meta.get("args", {}),
             "arch": dict(net.arch), "parameters": sum(p.numel() for p in net.parameters()),
             "decisions": train_meta.get("decisions"), "updates": train_meta.get("update"),
             "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": a.seed,
-            "ship_command": f"python -m experiments.ship_agent {a.run} --hands {a.hands} --games {a.games} "
-                            f"--seed {a.seed}",
+            "ship_command": f"python -m experiments.ship_agent {a.run} --policy {a.policy} --hands {a.hands} "
+                            f"--games {a.games} --seed {a.seed}",
             "evaluation": rows}
     dest = Path(a.dest)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)

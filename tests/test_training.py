@@ -21,6 +21,7 @@ from agents.policy import (  # noqa: E402
     PolicyFileError,
     PolicyNet,
     TorchPolicyAgent,
+    load_policy_file,
     masked_log_probs,
     sample_masked,
     save_policy,
@@ -173,7 +174,8 @@ def _rows(path) -> list[dict[str, str]]:
 def test_tiny_run_writes_everything_and_resume_equals_uninterrupted(tmp_path) -> None:
     full = ps.train(_tiny(tmp_path, "full"), log=lambda *a: None)
     out = tmp_path / "full"
-    for f in ("checkpoint.pt", "policy.pt", "metrics.csv", "eval.csv", "learning_curve.png", "args.json"):
+    for f in ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eval.csv", "learning_curve.png",
+              "args.json"):
         assert (out / f).is_file(), f
     assert any((out / "tb").iterdir())
     assert full.update == full.num_updates == 4
@@ -192,6 +194,18 @@ def test_tiny_run_writes_everything_and_resume_equals_uninterrupted(tmp_path) ->
     agent = make_agent(str(out / "policy.pt"))
     _plays_legal(agent)
     _plays_legal(make_agent(str(out / "checkpoint.pt"), greedy=True))
+    # best_policy.pt is the policy of the evaluation with the best smallest margin (the latest on ties)
+    opponents = ps._split(full.args.eval_opponents)
+    scores = [min(e[f"{s}_stones"] for s in opponents) for e in full.evals]
+    meta = load_policy_file(out / "best_policy.pt")["meta"]
+    assert meta["eval_score"] == pytest.approx(max(scores))
+    assert meta["update"] == max(e["update"] for e, v in zip(full.evals, scores, strict=True) if v == max(scores))
+
+
+def test_eval_score_is_the_smallest_margin() -> None:
+    ev = {"rule_stones": 1.5, "equity_stones": -0.25, "random_stones": 9.0}
+    assert ps.eval_score(ev, ["rule", "equity"]) == -0.25
+    assert ps.eval_score(ev, ["rule", "random"]) == 1.5
 
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path) -> None:
