@@ -152,11 +152,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--games", type=int, default=2000, help="duplicate deals played as whole games")
     p.add_argument("--seed", type=int, default=7, help="seed of the evaluation deal sets")
     p.add_argument("--dest", default=str(ROOT / "agents" / "data"), help="where ppo.pt and ppo.md go")
+    p.add_argument("--curve", default=str(ROOT / "docs" / "ppo_learning_curve.png"),
+                   help="where the run's learning curve goes (for the README)")
     a = p.parse_args(argv)
     from agents.policy import build_net, load_policy_file, save_policy
 
     run = Path(a.run)
     policy = run / a.policy
+    if not policy.is_file():
+        p.error(f"{policy} does not exist: give the folder of a run made by mus train (--out)")
     blob = load_policy_file(policy)
     net = build_net(blob, policy)
     info = json.loads((run / "run.json").read_text()) if (run / "run.json").is_file() else {}
@@ -174,8 +178,8 @@ def main(argv: list[str] | None = None) -> None:
     dest = Path(a.dest)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
     write_card(dest / "ppo.md", meta, rows)
-    draw_curve(run, ROOT / "docs" / "ppo_learning_curve.png")
-    print(f"wrote {dest / 'ppo.pt'}, {dest / 'ppo.md'}, {ROOT / 'docs' / 'ppo_learning_curve.png'}")
+    curve = draw_curve(run, Path(a.curve))
+    print(f"wrote {dest / 'ppo.pt'}, {dest / 'ppo.md'}" + (f", {curve}" if curve else ""))
 
 
 def draw_curve(run: Path, dest: Path) -> Path | None:

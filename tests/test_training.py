@@ -417,3 +417,24 @@ def test_args_round_trip_through_json(tmp_path) -> None:
     args = _tiny(tmp_path, "j")
     d = json.loads(json.dumps(ps._args_dict(args)))
     assert ps.make_args("tiny", **{**d, "hidden": tuple(d["hidden"])}) == args
+
+
+def test_ship_agent_writes_weights_card_and_curve(tmp_path, capsys) -> None:
+    from experiments import ship_agent
+
+    ps.train(_tiny(tmp_path, "run"), log=lambda *a: None)
+    dest, curve = tmp_path / "ship", tmp_path / "curve.png"
+    ship_agent.main([str(tmp_path / "run"), "--policy", "best_policy.pt", "--hands", "12", "--games", "4",
+                     "--dest", str(dest), "--curve", str(curve)])
+    assert curve.is_file()
+    blob = load_policy_file(dest / "ppo.pt")
+    rows = blob["meta"]["evaluation"]
+    assert [(r["play"], r["opponent"]) for r in rows] == (
+        [("sampled", s) for s in ship_agent.BASELINES] + [("greedy", "rule"), ("greedy", "equity")])
+    card = (dest / "ppo.md").read_text()
+    for r in rows:                                    # every evaluation row is in the card, with its figure
+        assert f"| {r['play']} | {r['opponent']} | 12 | {r['stones']:+.3f} |" in card
+    _plays_legal(make_agent(str(dest / "ppo.pt")))
+    with pytest.raises(SystemExit):
+        ship_agent.main([str(tmp_path / "nothing")])
+    assert "does not exist" in capsys.readouterr().err
