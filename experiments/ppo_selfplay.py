@@ -67,7 +67,7 @@ margins against fixed baselines drift, so the last policy is not always the stro
 a chosen policy again on fresh deals, as ``experiments.ship_agent`` does), ``metrics.csv`` and ``eval.csv``,
 TensorBoard events (``charts/``, ``losses/``, ``eval/``), ``learning_curve.png`` and ``args.json``.
 
-Command line: ``mus train`` (the ``default`` preset, about 10-15 minutes on 2 cores) or
+Command line: ``mus train`` (the ``default`` preset, about 12 minutes on 2 cores) or
 ``python -m experiments.ppo_selfplay --preset ship --out runs/ship``; every field of :class:`Args` is a flag.
 """
 
@@ -265,7 +265,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                  eval_hands=16, eval_games=4, checkpoint_every=2, snapshot_every=1, pool_size=2, hidden=(32, 32),
                  torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1,
                  league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2"),
-    # ``mus train``: the defaults of Args, about 10-15 minutes on 2 cores
+    # ``mus train``: the defaults of Args, about 12 minutes on 2 cores
     "default": dict(),
     # the shipped agent: the default run made longer (about 1.5 hours on 2 cores with one torch thread)
     "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25),
@@ -566,6 +566,54 @@ def _to_numpy(tree: Any) -> Any:
     return tree
 
 
+class SnapshotBank:
+    """The league's frozen snapshots, stacked: one batched forward pass plays every snapshot's tables.
+
+    Each snapshot's rows are gathered into a zero-padded block ``(K, G, obs_dim)`` (K snapshots, G the largest
+    group) and pushed through the stacked layers with ``torch.baddbmm``, so a step costs one pass instead of
+    one per snapshot; the probabilities equal each snapshot's own ``PolicyNet`` (tested).
+    """
+
+    def __init__(self, states: list[dict[str, Any]], key: tuple[int, ...] = ()) -> None:
+        import torch
+
+        self.key = key
+        self.layers: list[tuple[Any, Any]] = []
+        if not states:
+            return
+        names = sorted({k.rsplit(".", 1)[0] for k in states[0] if k.startswith("trunk.")},
+                       key=lambda n: int(n.split(".")[1])) + ["policy_head"]
+        for name in names:
+            w = torch.stack([st[f"{name}.weight"].detach().float() for st in states]).transpose(1, 2).contiguous()
+            b = torch.stack([st[f"{name}.bias"].detach().float() for st in states])[:, None, :].contiguous()
+            self.layers.append((w, b))
+
+    def probabilities(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8],
+                      which: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """Masked action probabilities of row ``i`` under snapshot ``which[i]``."""
+        import torch
+
+        from agents.policy import masked_log_probs
+
+        k = len(self.layers[0][0])
+        which = np.asarray(which, dtype=np.int64)
+        order = np.argsort(which, kind="stable")
+        counts = np.bincount(which, minlength=k)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        pos = np.empty(len(which), dtype=np.int64)
+        pos[order] = np.arange(len(which)) - np.repeat(starts, counts)
+        x = torch.zeros((k, int(counts.max()), obs.shape[1]), dtype=torch.float32)
+        x[torch.from_numpy(which), torch.from_numpy(pos)] = torch.from_numpy(np.ascontiguousarray(obs))
+        with torch.no_grad():
+            for i, (w, b) in enumerate(self.layers):
+                x = torch.baddbmm(b, x, w)
+                if i < len(self.layers) - 1:
+                    x = torch.relu(x)
+            logits = x[torch.from_numpy(which), torch.from_numpy(pos)]
+            logp = masked_log_probs(logits, torch.from_numpy(np.ascontiguousarray(mask)))
+        return logp.exp().numpy()
+
+
 # ----------------------------------------------------------------------------------------------------
 # the trainer
 class Trainer:
@@ -600,7 +648,7 @@ class Trainer:
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.league = League(parse_mix(args.league_mix), args.pool_size, args.num_tables)
         self.buffer = TurnBuffer(args.num_tables, args.rollout_steps)
-        self.snapshot_agents: dict[int, Any] = {}
+        self.snapshots: SnapshotBank | None = None      # the pool, stacked for batched play
         self.batch = args.num_tables * args.rollout_steps
         self.num_updates = max(1, args.total_decisions // self.batch)
         self.update = 0                # updates done
@@ -641,31 +689,31 @@ class Trainer:
 
         return torch.from_numpy(hands_input(hands)) if self.args.central_critic else None
 
-    def _snapshot_agent(self, k: int) -> Any:
-        from agents.policy import PolicyNet, TorchPolicyAgent
-
-        uid = self.league.pool_ids[k]
-        if uid not in self.snapshot_agents:
-            net = PolicyNet(hidden=self.args.hidden, value_dim=self.net.arch["value_dim"])
-            net.load_state_dict(self.league.pool[k])
-            net.eval()
-            self.snapshot_agents = {u: a for u, a in self.snapshot_agents.items() if u in self.league.pool_ids}
-            self.snapshot_agents[uid] = TorchPolicyAgent(net, name=f"snapshot@{uid}")
-        return self.snapshot_agents[uid]
+    def _snapshot_bank(self) -> SnapshotBank:
+        """The league's snapshots stacked for one batched forward pass (rebuilt when the pool changes)."""
+        key = tuple(self.league.pool_ids)
+        if self.snapshots is None or self.snapshots.key != key:
+            self.snapshots = SnapshotBank(self.league.pool, key)
+        return self.snapshots
 
     def _opponent_actions(self, rows: npt.NDArray[np.int64], actions: npt.NDArray[np.int64]) -> None:
-        """Fill ``actions[rows]`` with the opponents' choices, grouped by league member."""
+        """Fill ``actions[rows]`` with the opponents' choices: each baseline on its tables, and all snapshots
+        in one batched forward pass."""
+        from agents.policy import sample_masked
+
         kinds = self.league.kind[rows]
         nb = len(self.league.baselines)
-        for kind in np.unique(kinds):
+        if (kinds == 0).any():
+            raise AssertionError("a 'self' table has no opponent seats")
+        for kind in np.unique(kinds[kinds <= nb]):
             sel = rows[kinds == kind]
-            if kind == 0:
-                raise AssertionError("a 'self' table has no opponent seats")
-            if kind <= nb:
-                agent = self.league.agents[self.league.baselines[kind - 1]]
-            else:
-                agent = self._snapshot_agent(int(kind - 1 - nb))
+            agent = self.league.agents[self.league.baselines[kind - 1]]
             actions[sel] = agent.act_batch(self.obs[sel], self.mask[sel], self.rng)
+        snap = kinds > nb
+        if snap.any():
+            sel = rows[snap]
+            probs = self._snapshot_bank().probabilities(self.obs[sel], self.mask[sel], kinds[snap] - 1 - nb)
+            actions[sel] = sample_masked(probs, self.rng)
 
     def _learner_rewards(self, rewards: npt.NDArray[np.float32], done: npt.NDArray[np.bool_],
                          info: dict[str, Any]) -> npt.NDArray[np.float32]:

@@ -438,3 +438,21 @@ def test_ship_agent_writes_weights_card_and_curve(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit):
         ship_agent.main([str(tmp_path / "nothing")])
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_snapshot_bank_equals_each_snapshot_net() -> None:
+    torch.manual_seed(0)
+    nets = [PolicyNet(hidden=(16, 8)) for _ in range(3)]
+    bank = ps.SnapshotBank([n.state_dict() for n in nets])
+    rng = np.random.default_rng(0)
+    env = VectorMusEnv(40, seed=1)
+    obs, mask = env.reset()
+    which = rng.integers(0, 3, len(obs))
+    which[:3] = 2                                   # uneven groups, one snapshot possibly absent from a step
+    probs = bank.probabilities(obs, mask, which)
+    for k, net in enumerate(nets):
+        rows = np.flatnonzero(which == k)
+        if rows.size:
+            expected = TorchPolicyAgent(net).probabilities(obs[rows], mask[rows])
+            np.testing.assert_allclose(probs[rows], expected, rtol=1e-5, atol=1e-6)
+    assert (probs[mask == 0] == 0).all()
