@@ -67,7 +67,7 @@ margins against fixed baselines drift, so the last policy is not always the stro
 a chosen policy again on fresh deals, as ``experiments.ship_agent`` does), ``metrics.csv`` and ``eval.csv``,
 TensorBoard events (``charts/``, ``losses/``, ``eval/``), ``learning_curve.png`` and ``args.json``.
 
-Command line: ``mus train`` (the ``default`` preset, about 12 minutes on 2 cores) or
+Command line: ``mus train`` (the ``default`` preset, about 10 minutes on 2 cores) or
 ``python -m experiments.ppo_selfplay --preset ship --out runs/ship``; every field of :class:`Args` is a flag.
 """
 
@@ -265,7 +265,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                  eval_hands=16, eval_games=4, checkpoint_every=2, snapshot_every=1, pool_size=2, hidden=(32, 32),
                  torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1,
                  league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2"),
-    # ``mus train``: the defaults of Args, about 12 minutes on 2 cores
+    # ``mus train``: the defaults of Args, about 10 minutes on 2 cores
     "default": dict(),
     # the shipped agent: the default run made longer (about 1.5 hours on 2 cores with one torch thread)
     "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25),
