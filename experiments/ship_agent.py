@@ -85,6 +85,12 @@ def _fmt_p(p: float) -> str:
     return "< 1e-6" if p < 1e-6 else f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
 
 
+def _policy_of(meta: dict[str, Any]) -> str:
+    """Which policy file of the run was shipped (``--policy`` of the ship command, ``policy.pt`` by default)."""
+    words = str(meta.get("ship_command", "")).split()
+    return words[words.index("--policy") + 1] if "--policy" in words[:-1] else "policy.pt"
+
+
 def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
     """The model card (markdown) from the shipped file's ``meta`` and the evaluation rows."""
     run = meta.get("run", {})
@@ -115,10 +121,11 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         "Every setting is in `meta[\"args\"]` of `agents/data/ppo.pt` "
         "(`agents.policy.load_policy_file(...)[\"meta\"]`).", "",
         "## Evaluation", "",
-        f"Duplicate, `python -m experiments.ship_agent` (deal seed {meta.get('eval_seed', '?')}, disjoint from "
-        "training): each deal is played twice with the seats swapped. Stones/hand is ppo minus the baseline "
-        "(an accepted órdago counts as the stones the winners lacked); the game win rate is over paired games. "
-        "95% confidence intervals; p: two-sided, against 0 stones and 0.5 win rate.", "",
+        f"Duplicate, `{meta.get('ship_command', 'python -m experiments.ship_agent')}` (deal seed "
+        f"{meta.get('eval_seed', '?')}, disjoint from training; the weights are the run's "
+        f"`{_policy_of(meta)}`): each deal is played twice with the seats swapped. Stones/hand is ppo minus the "
+        "baseline (an accepted órdago counts as the stones the winners lacked); the game win rate is over paired "
+        "games. 95% confidence intervals; p: two-sided, against 0 stones and 0.5 win rate.", "",
         "| play | opponent | hands | stones/hand | 95% CI | p | games | win rate | 95% CI | p |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -154,8 +161,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dest", default=str(ROOT / "agents" / "data"), help="where ppo.pt and ppo.md go")
     p.add_argument("--curve", default=str(ROOT / "docs" / "ppo_learning_curve.png"),
                    help="where the run's learning curve goes (for the README)")
+    p.add_argument("--card-only", action="store_true",
+                   help="only rewrite DEST/ppo.md from the evaluation stored in DEST/ppo.pt (RUN is not read)")
     a = p.parse_args(argv)
     from agents.policy import build_net, load_policy_file, save_policy
+
+    if a.card_only:
+        meta = load_policy_file(Path(a.dest) / "ppo.pt")["meta"]
+        print(f"wrote {write_card(Path(a.dest) / 'ppo.md', meta, meta['evaluation'])}")
+        return
 
     run = Path(a.run)
     policy = run / a.policy

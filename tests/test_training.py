@@ -434,7 +434,11 @@ def test_ship_agent_writes_weights_card_and_curve(tmp_path, capsys) -> None:
     card = (dest / "ppo.md").read_text()
     for r in rows:                                    # every evaluation row is in the card, with its figure
         assert f"| {r['play']} | {r['opponent']} | 12 | {r['stones']:+.3f} |" in card
+    assert "--policy best_policy.pt" in card and "the run's `best_policy.pt`" in card
     _plays_legal(make_agent(str(dest / "ppo.pt")))
+    (dest / "ppo.md").write_text("stale")
+    ship_agent.main(["unused", "--card-only", "--dest", str(dest)])     # the card again, from the stored meta
+    assert (dest / "ppo.md").read_text() == card
     with pytest.raises(SystemExit):
         ship_agent.main([str(tmp_path / "nothing")])
     assert "does not exist" in capsys.readouterr().err
