@@ -1,5 +1,5 @@
-"""The ``mus`` command: ``mus train``, ``mus tournament``, ``mus play``, ``mus replay FILE``, ``mus bench``,
-``mus deals``.
+"""The ``mus`` command: ``mus train``, ``mus exploit AGENT``, ``mus tournament``, ``mus play``,
+``mus replay FILE``, ``mus bench``, ``mus deals``.
 
 Each subcommand is also a runnable module (``python -m experiments.tournament`` ...); ``mus SUBCOMMAND -h``
 shows its options.
@@ -15,6 +15,7 @@ __all__ = ["main", "COMMANDS"]
 #: Subcommand -> (module, one-line description).
 COMMANDS = {
     "train": ("experiments.ppo_selfplay", "train a policy by self-play PPO with a league (needs the train extra)"),
+    "exploit": ("experiments.exploit", "best response to a frozen agent (a lower bound on its exploitability)"),
     "tournament": ("experiments.tournament", "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
     "play": ("experiments.play", "play against three bots in the terminal"),
     "replay": ("experiments.replay", "print a recorded game hand by hand"),

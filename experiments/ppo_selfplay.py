@@ -90,8 +90,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mus_env import MusConfig, VectorMusEnv
-from mus_env.actions import NUM_ACTIONS
-from mus_env.observation import OBS_DIM
+from mus_env.actions import NUM_ACTIONS, Action
+from mus_env.observation import OBS_DIM, OFFSETS
+from mus_env.tables import LANCE_NAMES
 
 __all__ = ["Args", "PRESETS", "make_args", "TurnBuffer", "turn_based_gae", "League", "Trainer", "train",
            "CheckpointError", "relative_hands", "hands_input", "HANDS_DIM", "main"]
@@ -168,6 +169,9 @@ class Args:
     """updates between snapshots of the learner added to the pool"""
     pool_size: int = 10
     """snapshots kept (the oldest leaves)"""
+    learner_decides: str = "all"
+    """which of its decisions the learner makes: all, bidding (betting only), or one lance (grande, chica, pares,
+    juego, punto); the others are played by the opposing agent's own policy (probes of mus exploit)"""
     # warm start
     warm_start: str = "equity"
     """'none' or 'equity' (behaviour cloning of EquityAgent before PPO)"""
@@ -218,10 +222,18 @@ class Args:
             raise ValueError(f"Args.hidden must be one or more widths >= 1, got {self.hidden!r}")
         if self.warm_start not in ("none", "equity"):
             raise ValueError(f"Args.warm_start must be 'none' or 'equity', got {self.warm_start!r}")
-        parse_mix(self.league_mix)
+        mix = parse_mix(self.league_mix)
         for spec in _split(self.eval_opponents):
-            if spec not in BASELINES:
-                raise ValueError(f"Args.eval_opponents: {spec!r} is not a baseline ({', '.join(BASELINES)})")
+            if not is_fixed_spec(spec):
+                raise ValueError(f"Args.eval_opponents: {spec!r} is not a baseline ({', '.join(BASELINES)}), "
+                                 "ppo or a policy file")
+        if self.learner_decides not in LEARNER_DECIDES:
+            raise ValueError(f"Args.learner_decides must be one of {', '.join(LEARNER_DECIDES)}, "
+                             f"got {self.learner_decides!r}")
+        if self.learner_decides != "all" and ({"self", "snapshot"} & set(mix)):
+            raise ValueError("Args.learner_decides: the decisions the learner does not make are played by the "
+                             "opposing agent's own policy, so the league_mix must hold frozen agents only "
+                             f"(no self or snapshot), got {self.league_mix!r}")
         MusConfig(kings=self.kings, target=self.target, max_mus_rounds=self.max_mus_rounds)
 
     def game_config(self, training: bool = True) -> MusConfig:
@@ -274,19 +286,46 @@ PRESETS: dict[str, dict[str, Any]] = {
 #: Baseline agents the league and the evaluation may use.
 BASELINES = ("rule", "equity", "random", "ordago")
 
+#: Values of ``Args.learner_decides``.
+LEARNER_DECIDES = ("all", "bidding", *LANCE_NAMES)
+
+#: The betting actions (paso .. órdago): what the learner still decides under ``learner_decides="bidding"``.
+_BETTING = slice(int(Action.PASO), int(Action.ORDAGO) + 1)
+
 
 def _split(text: str) -> list[str]:
     return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def is_fixed_spec(name: str) -> bool:
+    """A frozen agent the league and the evaluation can seat: a baseline, the shipped ``ppo``, or a policy file
+    (``*.pt`` from ``mus train``, ``*.zip`` from sb3-contrib), as ``agents.make_agent`` reads them."""
+    return name in BASELINES or name == "ppo" or name.endswith((".pt", ".zip"))
+
+
+def learner_free(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], decides: str) -> npt.NDArray[np.bool_]:
+    """Which of these decisions the learner makes under ``Args.learner_decides``: all of them, the betting ones
+    (``bidding``: paso, envites, quiero, no quiero, órdago), or the betting of one lance (its name)."""
+    if decides == "all":
+        return np.ones(len(mask), dtype=bool)
+    betting = np.asarray(mask)[:, _BETTING].any(axis=1)
+    if decides == "bidding":
+        return betting
+    lance = np.asarray(obs)[:, OFFSETS["lance"]].argmax(axis=1)
+    return betting & (lance == LANCE_NAMES.index(decides))
 
 
 def parse_mix(text: str) -> dict[str, float]:
     """``"self:0.4,snapshot:0.2,rule:0.4"`` -> normalised shares; ``ValueError`` names a bad entry."""
     mix: dict[str, float] = {}
     for item in _split(text):
-        name, _, share = item.partition(":")
+        name, sep, share = item.rpartition(":")
+        if not sep:
+            name, share = item, ""
         name = name.strip()
-        if name not in ("self", "snapshot", *BASELINES):
-            raise ValueError(f"league_mix: unknown opponent {name!r} (use self, snapshot, {', '.join(BASELINES)})")
+        if name not in ("self", "snapshot") and not is_fixed_spec(name):
+            raise ValueError(f"league_mix: unknown opponent {name!r} (use self, snapshot, {', '.join(BASELINES)}, "
+                             "ppo, or a policy file *.pt / *.zip)")
         try:
             w = float(share) if share else 1.0
         except ValueError:
@@ -480,7 +519,9 @@ class League:
 
         self.mix = mix
         self.pool_size = pool_size
-        self.baselines = [name for name in BASELINES if name in mix]
+        # the baselines in a fixed order, then any other frozen agents (policy files) in the mix's order
+        self.baselines = [name for name in BASELINES if name in mix] + \
+            [name for name in mix if name not in ("self", "snapshot", *BASELINES)]
         self.agents = {name: make_agent(name) for name in self.baselines}
         self.pool: list[dict[str, Any]] = []           # snapshot state dicts, oldest first
         self.pool_ids: list[int] = []                  # the update each snapshot was taken at
@@ -564,6 +605,36 @@ def _to_numpy(tree: Any) -> Any:
     if isinstance(tree, list):
         return [_to_numpy(v) for v in tree]
     return tree
+
+
+class RestrictedAgent:
+    """The learner where ``Args.learner_decides`` lets it decide, another agent (the opponent's own policy)
+    everywhere else: how a restricted probe's policy plays, in training and in evaluation."""
+
+    def __init__(self, learner: Any, proxy: Any, decides: str, name: str | None = None) -> None:
+        if decides not in LEARNER_DECIDES:
+            raise ValueError(f"decides must be one of {', '.join(LEARNER_DECIDES)}, got {decides!r}")
+        self.learner, self.proxy, self.decides = learner, proxy, decides
+        self.name = name or f"{getattr(learner, 'name', 'learner')}[{decides}]"
+
+    def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
+                  rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        obs, masks = np.asarray(obs), np.asarray(masks)
+        free = learner_free(obs, masks, self.decides)
+        out = np.zeros(len(obs), dtype=np.int64)
+        if free.any():
+            out[free] = self.learner.act_batch(obs[free], masks[free], rng)
+        if (~free).any():
+            out[~free] = self.proxy.act_batch(obs[~free], masks[~free], rng)
+        return out
+
+    def act(self, observation: npt.NDArray[np.float32], action_mask: npt.NDArray[np.int8],
+            rng: np.random.Generator) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None], rng)[0])
+
+    def __call__(self, observation: npt.NDArray[np.float32], action_mask: npt.NDArray[np.int8],
+                 rng: np.random.Generator) -> int:
+        return self.act(observation, action_mask, rng)
 
 
 class SnapshotBank:
@@ -736,6 +807,11 @@ class Trainer:
             seat = self.env.current_player.astype(np.int64)
             is_learner = self.league.learner[tables, seat]
             lrn = np.flatnonzero(is_learner)
+            proxy = lrn[:0]
+            if self.args.learner_decides != "all":
+                # decisions the learner does not make: the opposing agent plays them for it, untrained
+                free = learner_free(self.obs[lrn], self.mask[lrn], self.args.learner_decides)
+                lrn, proxy = lrn[free], lrn[~free]
             t0 = time.perf_counter()
             obs, mask = self.obs[lrn], self.mask[lrn]
             hands = relative_hands(self.env.hands[lrn], seat[lrn]) if self.args.central_critic else None
@@ -744,6 +820,8 @@ class Trainer:
             self.buffer.add(lrn, seat[lrn], obs, mask, act, logp, val, hands)
             t1 = time.perf_counter()
             opp = np.flatnonzero(~is_learner)
+            if proxy.size:
+                opp = np.concatenate([opp, proxy])
             if opp.size:
                 self._opponent_actions(opp, actions)
             t2 = time.perf_counter()
@@ -904,12 +982,13 @@ class Trainer:
         if not self._eval_deals:
             self._eval_deals = {"hands": make_deals(a.eval_hands, a.eval_seed, cfg.target),
                                 "games": make_deals(a.eval_games, a.eval_seed + 1, cfg.target)}
-        me = TorchPolicyAgent(self.net, greedy=a.eval_greedy, name="learner")
+        learner = TorchPolicyAgent(self.net, greedy=a.eval_greedy, name="learner")
         row: dict[str, Any] = {"update": self.update, "decisions": self.decisions}
         self.net.eval()
         tables = min(2048, 2 * max(a.eval_hands, a.eval_games))
         for spec in _split(a.eval_opponents):
             opp = make_agent(spec)
+            me = learner if a.learner_decides == "all" else RestrictedAgent(learner, opp, a.learner_decides)
             h = play_pair(me, opp, self._eval_deals["hands"], mode="hands", config=cfg, max_tables=tables,
                           seed=a.eval_seed, names=("learner", spec))
             g = play_pair(me, opp, self._eval_deals["games"], mode="games", config=cfg, max_tables=tables,
@@ -967,7 +1046,8 @@ class Trainer:
                 | {k: blob[k] for k in ("model", "optimizer", "pool", "torch_rng")}
             saved = blob["args"]
             mine = _args_dict(self.args)
-            diff = [k for k in mine if k not in _RESUMABLE_CHANGES and saved.get(k) != mine[k]]
+            known = _args_dict(Args())            # fields added since the checkpoint was written: their default
+            diff = [k for k in mine if k not in _RESUMABLE_CHANGES and saved.get(k, known[k]) != mine[k]]
             if diff:
                 raise CheckpointError(f"{path}: made with other settings: " + ", ".join(
                     f"{k}={saved.get(k)!r} (now {mine[k]!r})" for k in diff) + "; resume with the same settings")
