@@ -2,7 +2,9 @@
 
 * ``observation-table``: from ``mus_env.observation.observation_table()`` (always);
 * ``ladder``: from a tournament's ``results.json`` (``--ladder runs/ladder/results.json``);
-* ``bench``: from ``mus bench --json`` output (``--bench bench.json``).
+* ``bench``: from ``mus bench --json`` output (``--bench bench.json``);
+* ``exploit``: from ``mus exploit`` results (``--exploit runs/exploit/*/exploit.json``), with the bar chart
+  ``docs/exploit.png``.
 
 Each section sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers.
 """
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from mus_env.observation import observation_table
 
-__all__ = ["replace_section", "ladder_markdown", "bench_markdown", "main"]
+__all__ = ["replace_section", "ladder_markdown", "bench_markdown", "exploit_markdown", "main"]
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -62,6 +64,23 @@ def ladder_markdown(results: dict, command: str) -> str:
     return "\n".join(lines)
 
 
+def exploit_markdown(results: list[dict]) -> str:
+    """The exploitability table: one row per probe (held-out gain of the best response, 95% CIs, budget)."""
+    lines = ["| agent | probe | best response's gain, stones/hand | 95% CI | game win rate | 95% CI | greedy gain "
+             "| trained | seed |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        g, gg, t = r["gain"], r["gain_greedy"], r["trained"]
+        lines.append(f"| {r['agent']} | {r['learner_decides']} | {g['stones']:+.3f} | "
+                     f"[{g['stones_lo']:+.3f}, {g['stones_hi']:+.3f}] | {g['win']:.3f} | "
+                     f"[{g['win_lo']:.3f}, {g['win_hi']:.3f}] | {gg['stones']:+.3f} | "
+                     f"{t['decisions'] / 1e6:.0f}M decisions, {t['minutes']:.0f} min | {r['seed']} |")
+    held = {(r["held_out"]["hands"], r["held_out"]["games"], r["held_out"]["eval_seed"]) for r in results}
+    lines += ["", "Commands: " + "; ".join(f"`{r['command']}`" for r in results) + ". Held out: "
+              + ", ".join(f"{h:,} hands and {g:,} games, deal seed {s}" for h, g, s in sorted(held)) + ".",
+              "", "![exploitability](docs/exploit.png)"]
+    return "\n".join(lines)
+
+
 def bench_markdown(report: dict, command: str) -> str:
     lines = [f"`{command}` on this 2-core machine (random legal play, median of "
              f"{report.get('repeats', '?')} runs of {report.get('seconds', '?')} s; obs and mask included):", "",
@@ -84,6 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--ladder-command", default="mus tournament")
     p.add_argument("--bench", help="JSON output of mus bench --json")
     p.add_argument("--bench-command", default="mus bench --json")
+    p.add_argument("--exploit", nargs="+", help="exploit.json files of mus exploit runs, in table order")
     args = p.parse_args(argv)
     text = README.read_text(encoding="utf-8")
     text = replace_section(text, "observation-table", observation_table())
@@ -93,6 +113,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.bench:
         text = replace_section(text, "bench", bench_markdown(json.loads(Path(args.bench).read_text()),
                                                             args.bench_command))
+    if args.exploit:
+        from experiments.exploit import exploit_bars
+
+        results = [json.loads(Path(f).read_text()) for f in args.exploit]
+        text = replace_section(text, "exploit", exploit_markdown(results))
+        exploit_bars(results, README.parent / "docs" / "exploit.png")
     README.write_text(text, encoding="utf-8")
     print(f"updated {README}")
 
