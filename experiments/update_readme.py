@@ -75,9 +75,10 @@ def exploit_markdown(results: list[dict]) -> str:
                      f"[{g['win_lo']:.3f}, {g['win_hi']:.3f}] | {gg['stones']:+.3f} | "
                      f"{t['decisions'] / 1e6:.0f}M decisions, {t['minutes']:.0f} min | {r['seed']} |")
     held = {(r["held_out"]["hands"], r["held_out"]["games"], r["held_out"]["eval_seed"]) for r in results}
-    lines += ["", "Commands: " + "; ".join(f"`{r['command']}`" for r in results) + ". Held out: "
-              + ", ".join(f"{h:,} hands and {g:,} games, deal seed {s}" for h, g, s in sorted(held)) + ".",
-              "", "![exploitability](docs/exploit.png)"]
+    lines += ["", "Held out: " + ", ".join(f"{h:,} hands and {g:,} games, deal seed {s}" for h, g, s in sorted(held))
+              + ". Commands, in the table's order:", ""]
+    lines += [f"* `{r['command']}`" for r in results]
+    lines += ["", "![exploitability](docs/exploit.png)"]
     return "\n".join(lines)
 
 
