@@ -17,6 +17,10 @@ Algorithm
   policy: then all four seats are the learner's and both teams' decisions are trained), ``snapshot``
   (a frozen past version of the learner, from a pool refreshed every ``snapshot_every`` updates), or a
   baseline agent (``rule``, ``equity``, ``random``, ``ordago``). Only the learner's decisions are trained.
+* **Restricted learners** (``learner_decides``, for ``mus exploit``'s probes): the learner may decide only the
+  betting, or the betting of one lance; its other decisions are played by the opposing agent's own policy
+  and are not trained (they are not in its trajectories; the rewards they lead to reach the learner's
+  pending decision as usual).
 * **Centralised critic** (optional, ``central_critic``): the value head also reads every seat's hand
   (:func:`hands_input`, the hidden part of ``MusGame.state()`` made relative to the acting seat), as in
   PerfectDou; the policy head reads only the observation, so the agent that plays is unchanged.
