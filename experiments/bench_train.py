@@ -11,6 +11,7 @@ snapshot share then plays as the learner itself). Figures are medians because th
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import tempfile
 import time
@@ -34,8 +35,6 @@ def bench(updates: int = 10, warmup: int = 12, torch_threads: int = 0, snapshots
             t2 = time.perf_counter()
             t.update += 1
             if snapshots:
-                import copy
-
                 t.league.add_snapshot(copy.deepcopy(t.net.state_dict()), t.update)
             if i >= warmup:
                 rows.append({**timing, "update": t2 - t1, "total": t2 - t0})

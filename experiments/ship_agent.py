@@ -43,6 +43,15 @@ def _p_value(mean: float, lo: float, hi: float, null: float) -> float:
     return math.erfc(z / math.sqrt(2))
 
 
+def duplicate_row(me: Any, opp: Any, names: tuple[str, str], hand_deals: Any, game_deals: Any, config: MusConfig,
+                  seed: int) -> dict[str, Any]:
+    """``me`` against ``opp`` in duplicate, single hands on ``hand_deals`` and whole games on ``game_deals``:
+    stones/hand and game win rate with 95% CIs and p-values, bidding rates (one row of the model card)."""
+    h = play_pair(me, opp, hand_deals, mode="hands", config=config, seed=seed, names=names)
+    g = play_pair(me, opp, game_deals, mode="games", config=config, seed=seed, names=names)
+    return _row(h, g)
+
+
 def _row(h: PairResult, g: PairResult) -> dict[str, Any]:
     s = h.summary()
     m, lo, hi = h.mean_diff()
@@ -70,10 +79,8 @@ def evaluate_policy(policy: str | Path, hands: int, games: int, seed: int = 7, k
         me = make_agent(str(policy), greedy=greedy, name="ppo")
         for spec in (greedy_opponents if greedy else opponents):
             t0 = time.perf_counter()
-            opp = make_agent(spec)
-            h = play_pair(me, opp, hand_deals, mode="hands", config=cfg, seed=seed, names=("ppo", spec))
-            g = play_pair(me, opp, game_deals, mode="games", config=cfg, seed=seed, names=("ppo", spec))
-            row = {"play": "greedy" if greedy else "sampled", **_row(h, g)}
+            row = {"play": "greedy" if greedy else "sampled",
+                   **duplicate_row(me, make_agent(spec), ("ppo", spec), hand_deals, game_deals, cfg, seed)}
             rows.append(row)
             log(f"ppo ({row['play']}) vs {spec}: {row['stones']:+.3f} stones/hand [{row['stones_lo']:+.3f}, "
                 f"{row['stones_hi']:+.3f}], game win rate {row['win']:.3f} [{row['win_lo']:.3f}, {row['win_hi']:.3f}] "
