@@ -1,29 +1,39 @@
 """``mus replay FILE``: print a recorded game (a JSON record of ``mus play`` or ``mus tournament --records``)
-hand by hand, after checking that it replays on MusGame to the recorded results."""
+hand by hand, as MusGame rebuilds it from the record's deal, seed and actions.
+
+Every stored result (hands, actions, stones, outcomes, scores, winner...) is compared with the rebuilt game
+first; a record that differs anywhere is refused, naming the field, and nothing is printed. The text shown
+is always the rebuilt game, never what the file merely claims.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from mus_env.records import RecordError, format_record, load_record, replay
+from mus_env.records import RecordError, format_record, load_record
 
 __all__ = ["main"]
 
+DESCRIPTION = ("Print a recorded game (from mus play or mus tournament --records) hand by hand, as MusGame "
+               "rebuilds it from the record's deal, seed and actions, after checking every stored result "
+               "against the rebuilt game.")
+
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="mus replay", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="mus replay", description=DESCRIPTION,
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("file", help="a JSON game record")
-    p.add_argument("--no-check", action="store_true", help="print without replaying the actions on MusGame")
+    p.add_argument("--no-check", action="store_true",
+                   help="rebuild and print the game from the deal, seed and actions without comparing the "
+                        "record's stored results (what the file claims is ignored either way)")
     args = p.parse_args(argv)
     try:
-        record = load_record(args.file)
-        if not args.no_check:
-            replay(record)
+        text = format_record(load_record(args.file), check=not args.no_check)
     except RecordError as e:
         print(f"mus replay: {e}", file=sys.stderr)
         raise SystemExit(1) from None
-    print(format_record(record))
+    print(text)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import itertools
 import json
+import math
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +44,7 @@ from experiments.deals import DealSet, make_deals
 from mus_env import Action, MusConfig, VectorMusEnv
 from mus_env.observation import SLOT_NAMES
 from mus_env.phases import Phase
+from mus_env.records import write_text_atomic
 
 __all__ = ["PairResult", "play_pair", "round_robin", "elo_ladder", "main"]
 
@@ -342,7 +348,12 @@ class _Progress:
 def write_outputs(out: Path, names: Sequence[str], hand_results: list[PairResult],
                   game_results: list[PairResult], ladder: dict[str, tuple[float, float]],
                   meta: dict[str, Any], plots: bool = True) -> dict[str, Path]:
-    """Write ``pairs.csv``, ``ladder.csv``, ``results.json`` and (optionally) ``ladder.png``, ``lances.png``."""
+    """Write ``pairs.csv``, ``ladder.csv``, ``results.json`` and (optionally) ``ladder.png``, ``lances.png``.
+
+    Each file is written atomically (a temporary file, then a rename): a reader sees the previous file or the
+    new one whole. ``results.json`` is strict JSON: a number that is not finite (the interval of one deal, a
+    win rate with no games) is ``null``. Returns the files written, which ``results.json`` lists too.
+    """
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for p in hand_results:
@@ -351,29 +362,55 @@ def write_outputs(out: Path, names: Sequence[str], hand_results: list[PairResult
         rows.append({"mode": "games", **p.summary()})
     files = {}
     keys = sorted({k for r in rows for k in r}, key=lambda k: (k not in ("mode", "a", "b"), k))
-    files["pairs"] = out / "pairs.csv"
-    with open(files["pairs"], "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        for r in rows:
-            w.writerow(r)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=keys)
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    files["pairs"] = write_text_atomic(out / "pairs.csv", buf.getvalue())
     lance = per_agent_lance_stones(names, hand_results)
-    files["ladder"] = out / "ladder.csv"
     order = sorted(names, key=lambda n: -ladder[n][0])
-    with open(files["ladder"], "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["rank", "agent", "elo", "elo_se", *(f"{s}_stones_per_hand" for s in SLOT_NAMES)])
-        for rank, n in enumerate(order, 1):
-            w.writerow([rank, n, round(ladder[n][0], 1), round(ladder[n][1], 1),
-                        *(round(float(v), 4) for v in lance.get(n, np.zeros(4)))])
-    files["json"] = out / "results.json"
-    with open(files["json"], "w") as f:
-        json.dump({"meta": meta, "ladder": {n: {"elo": ladder[n][0], "se": ladder[n][1]} for n in order},
-                   "pairs": rows, "lance_stones_per_hand": {n: list(map(float, v)) for n, v in lance.items()}},
-                  f, indent=2, default=float)
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["rank", "agent", "elo", "elo_se", *(f"{s}_stones_per_hand" for s in SLOT_NAMES)])
+    for rank, n in enumerate(order, 1):
+        w.writerow([rank, n, round(ladder[n][0], 1), round(ladder[n][1], 1),
+                    *(round(float(v), 4) for v in lance.get(n, np.zeros(4)))])
+    files["ladder"] = write_text_atomic(out / "ladder.csv", buf.getvalue())
     if plots:
         files.update(_plots(out, order, ladder, lance))
+    files["json"] = out / "results.json"
+    results = {"meta": meta, "ladder": {n: {"elo": ladder[n][0], "se": ladder[n][1]} for n in order},
+               "pairs": rows, "lance_stones_per_hand": {n: list(map(float, v)) for n, v in lance.items()},
+               "files": sorted(str(f.name) for f in files.values())}
+    write_text_atomic(files["json"], json.dumps(_strict_json(results), indent=2, allow_nan=False))
     return files
+
+
+def _strict_json(v: Any) -> Any:
+    """``v`` with numpy scalars made plain and every non-finite float replaced by None (JSON ``null``)."""
+    if isinstance(v, dict):
+        return {k: _strict_json(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_strict_json(x) for x in v]
+    if isinstance(v, (np.integer, np.bool_)):
+        return v.item()
+    if isinstance(v, (float, np.floating)):
+        return float(v) if math.isfinite(v) else None
+    return v
+
+
+def _savefig_atomic(fig: Any, path: Path) -> Path:
+    """``fig.savefig`` through a temporary file and a rename, like :func:`write_text_atomic`."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=120)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
 
 
 def per_agent_lance_stones(names: Sequence[str], results: list[PairResult]) -> dict[str, npt.NDArray[np.float64]]:
@@ -402,8 +439,7 @@ def _plots(out: Path, order: Sequence[str], ladder: dict[str, tuple[float, float
     ax.set_title("mus-env ladder")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    files["ladder_png"] = out / "ladder.png"
-    fig.savefig(files["ladder_png"], dpi=120)
+    files["ladder_png"] = _savefig_atomic(fig, out / "ladder.png")
     plt.close(fig)
     if lance:
         names = [n for n in order if n in lance]
@@ -417,8 +453,7 @@ def _plots(out: Path, order: Sequence[str], ladder: dict[str, tuple[float, float
         ax.set_title("Stones per lance (duplicate hands)")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        files["lances_png"] = out / "lances.png"
-        fig.savefig(files["lances_png"], dpi=120)
+        files["lances_png"] = _savefig_atomic(fig, out / "lances.png")
         plt.close(fig)
     return files
 
@@ -478,26 +513,54 @@ def play_record_game(agents: dict[int, Agent], names: dict[int, str], deck: npt.
     return game_record(game, names, meta)
 
 
-def write_tournament_records(out: Path, specs: Sequence[str], config: MusConfig, n: int, seed: int) -> Path:
-    """JSON records of ``n`` duplicate games (both seatings) per pair of agents, played on MusGame."""
+def write_tournament_records(out: Path, specs: Sequence[str], config: MusConfig, n: int, seed: int) -> list[Path]:
+    """JSON records of ``n`` duplicate games (both seatings) per pair of agents, played on MusGame.
+
+    A spec given twice plays itself (labelled as in :func:`agent_labels`). The records are written to a
+    fresh folder that then replaces ``out`` whole, so ``out`` never mixes records of two runs and a reader
+    never sees half of one. Returns the files written.
+    """
     from mus_env.records import save_record
 
+    labels = agent_labels(specs)
     deals = make_deals(n, seed + 2, config.target)
-    agents = {spec: make_agent(spec) for spec in specs}
+    agents = {label: make_agent(spec) for label, spec in zip(labels, specs, strict=True)}
     rng = np.random.default_rng([seed, 0x5EC])
-    for a, b in itertools.combinations(specs, 2):
-        for d in range(n):
-            for side, (t0, t1) in enumerate(((a, b), (b, a))):
-                seats = {0: t0, 2: t0, 1: t1, 3: t1}
-                rec = play_record_game({s: agents[x] for s, x in seats.items()}, seats, deals.decks[d],
-                                       int(deals.mano[d]), int(deals.seeds[d]), config, rng,
-                                       {"tournament_seed": seed, "deal": d, "side": side})
-                save_record(rec, out / f"{_safe(a)}-vs-{_safe(b)}-deal{d}-side{side}.json")
-    return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.new."))
+    written: list[str] = []
+    try:
+        for k, (a, b) in enumerate(itertools.combinations(labels, 2)):
+            stem = f"{_safe(a)}-vs-{_safe(b)}"
+            if any(w.startswith(stem + "-deal") for w in written):
+                stem = f"pair{k}-{stem}"                # two specs with the same file name stem
+            for d in range(n):
+                for side, (t0, t1) in enumerate(((a, b), (b, a))):
+                    seats = {0: t0, 2: t0, 1: t1, 3: t1}
+                    rec = play_record_game({s: agents[x] for s, x in seats.items()}, seats, deals.decks[d],
+                                           int(deals.mano[d]), int(deals.seeds[d]), config, rng,
+                                           {"tournament_seed": seed, "deal": d, "side": side})
+                    name = f"{stem}-deal{d}-side{side}.json"
+                    save_record(rec, fresh / name)
+                    written.append(name)
+        old = None
+        if out.exists():
+            old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old."))
+            os.replace(out, old / out.name)
+        os.replace(fresh, out)
+        if old is not None:
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    return [out / w for w in written]
 
 
-def _safe(spec: str) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in Path(spec).stem)
+def _safe(label: str) -> str:
+    name = Path(label).name
+    for ext in (".pt", ".zip"):
+        name = name.replace(ext, "")
+    return "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -546,12 +609,12 @@ def main(argv: list[str] | None = None) -> None:
             "elo_from": "games" if game_results else "hands"}
     print_tables(labels, hand_results, game_results, ladder)
     files = write_outputs(Path(args.out), labels, hand_results, game_results, ladder, meta, plots=not args.no_plots)
+    written = [str(f) for f in files.values()]
     if args.records > 0:
-        files["records"] = write_tournament_records(Path(args.out) / "records", list(dict.fromkeys(specs)), cfg,
-                                                    args.records, args.seed)
+        records = write_tournament_records(Path(args.out) / "records", specs, cfg, args.records, args.seed)
+        written.append(f"{len(records)} records in {Path(args.out) / 'records'}")
     print(f"{hands_played} hands in {elapsed:.1f} s ({hands_played / elapsed:,.0f} hands/s); "
-          f"wrote {', '.join(str(f) for f in files.values())}")
-
+          f"wrote {', '.join(written)}")
 
 if __name__ == "__main__":
     main()
