@@ -29,8 +29,8 @@ import json
 import math
 import os
 import shutil
-import tempfile
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +44,7 @@ from experiments.deals import DealSet, make_deals
 from mus_env import Action, MusConfig, VectorMusEnv
 from mus_env.observation import SLOT_NAMES
 from mus_env.phases import Phase
-from mus_env.records import write_text_atomic
+from mus_env.records import write_atomic, write_text_atomic
 
 __all__ = ["PairResult", "play_pair", "round_robin", "elo_ladder", "main"]
 
@@ -400,19 +400,6 @@ def _strict_json(v: Any) -> Any:
     return v
 
 
-def _savefig_atomic(fig: Any, path: Path) -> Path:
-    """``fig.savefig`` through a temporary file and a rename, like :func:`write_text_atomic`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def per_agent_lance_stones(names: Sequence[str], results: list[PairResult]) -> dict[str, npt.NDArray[np.float64]]:
     """Mean stones per hand won by each agent's team in each lance slot, over all its hand matches."""
     acc: dict[str, list[npt.NDArray[np.float64]]] = {n: [] for n in names}
@@ -439,7 +426,7 @@ def _plots(out: Path, order: Sequence[str], ladder: dict[str, tuple[float, float
     ax.set_title("mus-env ladder")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    files["ladder_png"] = _savefig_atomic(fig, out / "ladder.png")
+    files["ladder_png"] = write_atomic(out / "ladder.png", lambda tmp: fig.savefig(tmp, dpi=120))
     plt.close(fig)
     if lance:
         names = [n for n in order if n in lance]
@@ -453,7 +440,7 @@ def _plots(out: Path, order: Sequence[str], ladder: dict[str, tuple[float, float
         ax.set_title("Stones per lance (duplicate hands)")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        files["lances_png"] = _savefig_atomic(fig, out / "lances.png")
+        files["lances_png"] = write_atomic(out / "lances.png", lambda tmp: fig.savefig(tmp, dpi=120))
         plt.close(fig)
     return files
 
@@ -527,7 +514,8 @@ def write_tournament_records(out: Path, specs: Sequence[str], config: MusConfig,
     agents = {label: make_agent(spec) for label, spec in zip(labels, specs, strict=True)}
     rng = np.random.default_rng([seed, 0x5EC])
     out.parent.mkdir(parents=True, exist_ok=True)
-    fresh = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.new."))
+    fresh = out.parent / f".{out.name}.new.{uuid.uuid4().hex[:12]}"
+    fresh.mkdir()
     written: list[str] = []
     try:
         for k, (a, b) in enumerate(itertools.combinations(labels, 2)):
@@ -545,11 +533,11 @@ def write_tournament_records(out: Path, specs: Sequence[str], config: MusConfig,
                     written.append(name)
         old = None
         if out.exists():
-            old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old."))
-            os.replace(out, old / out.name)
+            old = out.parent / f".{out.name}.old.{uuid.uuid4().hex[:12]}"
+            os.replace(out, old)
         os.replace(fresh, out)
         if old is not None:
-            shutil.rmtree(old)
+            shutil.rmtree(old) if old.is_dir() else old.unlink()
     except BaseException:
         shutil.rmtree(fresh, ignore_errors=True)
         raise

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ from .config import MusConfig, playable_config
 from .game import ActionEvent, HandRecord, MusGame
 
 __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "MAX_RECORD_BYTES", "game_record", "save_record", "load_record",
-           "replay", "rebuild_record", "format_record", "check_shape", "write_text_atomic", "RecordError"]
+           "replay", "rebuild_record", "format_record", "check_shape", "write_atomic", "write_text_atomic",
+           "RecordError"]
 
 RECORD_FORMAT = "mus-env-record"
 RECORD_VERSION = 1
@@ -104,22 +106,39 @@ def game_record(game: MusGame, players: dict[int, str] | None = None, meta: dict
     }
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically: a temporary file in the same folder, then a rename, so
-    a reader sees the old file or the whole new one, never half of it. Creates the folder if needed."""
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | Path, write: Callable[[str], object]) -> Path:
+    """Make ``path`` by ``write(temporary_path)`` and a rename: a reader sees the old file or the whole new
+    one, never half of it, and a failed write leaves the old file and no temporary one. Creates the folder
+    if needed; the file gets the usual permissions (the umask's), not mkstemp's private ones."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp" + path.suffix)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        write(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`write_atomic`)."""
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+
+    return write_atomic(path, write)
 
 
 def save_record(record: dict[str, Any], path: str | Path) -> Path:

@@ -454,6 +454,9 @@ def test_save_record_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                real_records: dict[str, dict[str, Any]]) -> None:
     path = save_record(real_records["vaca"], tmp_path / "r.json")
     before = path.read_bytes()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask                 # not mkstemp's private 0600
     with pytest.raises(ValueError):                             # NaN is not JSON: nothing is written
         save_record({**real_records["vaca"], "meta": {"x": float("nan")}}, path)
 
