@@ -52,6 +52,8 @@ _LEGAL_COUNT = np.array([len(s) for s in LEGAL_SETS], dtype=np.int64)
 _LEGAL_PAD = np.array([(*s, *(s[-1:] or (0,)) * (_LEGAL_WIDTH - len(s))) for s in LEGAL_SETS], dtype=np.int64)
 #: Below this many tables a step runs on one thread whatever ``num_threads`` is (thread start-up costs more).
 PARALLEL_MIN_TABLES = 64
+# The state layout, as saved in state_dict (fields, dtypes, shapes).
+_LAYOUT = ";".join(f"{n}:{d}{list(sh)}" for n, d, sh, _ in kernel.STATE_FIELDS)
 
 
 class VectorMusEnv:
@@ -117,40 +119,49 @@ class VectorMusEnv:
         """Bytes per table of the output buffers (observation, mask, step outputs); no per-seat cache."""
         return self._obs.itemsize * OBS_DIM + NUM_ACTIONS + kernel.OUT_DTYPE.itemsize
 
+    def _arrays(self) -> dict[str, np.ndarray]:
+        """The engine's arrays as plain numeric arrays (structured rows as raw bytes, for safe loaders)."""
+        B = self.num_envs
+        return {"state": self._state.view(np.uint8).reshape(B, -1), "out": self._out.view(np.uint8).reshape(B, -1),
+                "obs": self._obs, "mask": self._mask}
+
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue exactly where the engine is (training checkpoints).
 
         Returns:
-            ``{"num_envs", "config", "reward", "seed", "started", "arrays": {name: ndarray copy}}``: plain
-            values and numpy arrays (the state rows, step outputs and observation buffers), no objects.
+            ``{"num_envs", "config", "reward", "seed", "started", "layout", "arrays": {name: ndarray copy}}``:
+            plain values and numeric numpy arrays (the state rows and step outputs as raw bytes, the
+            observation buffers), no objects; ``layout`` names the state fields, so that a state saved by
+            another version of the engine is refused.
         """
         return {"num_envs": self.num_envs, "config": self.config.to_dict(), "reward": self.reward_mode,
-                "seed": int(self.seed), "started": bool(self._started),
-                "arrays": {k: getattr(self, k).copy() for k in ("_state", "_out", "_obs", "_mask")}}
+                "seed": int(self.seed), "started": bool(self._started), "layout": _LAYOUT,
+                "arrays": {k: v.copy() for k, v in self._arrays().items()}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned (the same ``num_envs``, config and reward mode).
 
         Raises:
-            ValueError: the state belongs to another engine (size, config, reward mode) or an array is
-                missing or has the wrong shape or dtype; the message names it, and nothing changes.
+            ValueError: the state belongs to another engine (size, config, reward mode, state layout) or an
+                array is missing or has the wrong shape or dtype; the message names it, and nothing changes.
         """
-        if not isinstance(state, dict) or "arrays" not in state:
+        if not isinstance(state, dict) or not isinstance(state.get("arrays"), dict):
             raise ValueError("not a VectorMusEnv state_dict (expected a dict with 'arrays')")
-        for key, mine in (("num_envs", self.num_envs), ("config", self.config.to_dict()), ("reward", self.reward_mode)):
+        for key, mine in (("num_envs", self.num_envs), ("config", self.config.to_dict()), ("reward", self.reward_mode),
+                          ("layout", _LAYOUT)):
             if state.get(key) != mine:
-                raise ValueError(f"VectorMusEnv state_dict: {key} is {state.get(key)!r}, this engine has {mine!r}")
+                raise ValueError(f"VectorMusEnv state_dict: {key} is {state.get(key)!r}, this engine has {mine!r}"
+                                 + (" (saved by another version of the engine)" if key == "layout" else ""))
         arrays = state["arrays"]
-        names = ("_state", "_out", "_obs", "_mask")
-        for k in names:
-            mine, theirs = getattr(self, k), arrays.get(k) if isinstance(arrays, dict) else None
+        mine_all = self._arrays()
+        for k, mine in mine_all.items():
+            theirs = arrays.get(k)
             if not isinstance(theirs, np.ndarray) or theirs.shape != mine.shape or theirs.dtype != mine.dtype:
                 got = ("missing" if theirs is None
                        else f"{getattr(theirs, 'shape', '?')} {getattr(theirs, 'dtype', '?')}")
-                raise ValueError(f"VectorMusEnv state_dict: array {k!r} should be {mine.shape} {mine.dtype}, "
-                                 f"got {got} (saved by another version of the engine?)")
-        for k in names:
-            getattr(self, k)[...] = arrays[k]
+                raise ValueError(f"VectorMusEnv state_dict: array {k!r} should be {mine.shape} {mine.dtype}, got {got}")
+        for k, mine in mine_all.items():
+            mine[...] = arrays[k]
         self.seed = normalize_seed(int(state["seed"]))
         self._started = bool(state["started"])
 

@@ -371,12 +371,14 @@ def test_vector_state_dict_continues_exactly() -> None:
         VectorMusEnv(8).load_state_dict(snap)
     with pytest.raises(ValueError, match="config"):
         VectorMusEnv(32, MusConfig(kings=4), reward="stones").load_state_dict(snap)
-    bad = dict(snap, arrays=dict(snap["arrays"], scores_=np.zeros((32, 3), np.int32)))
+    bad = dict(snap, arrays=dict(snap["arrays"], state=np.zeros((32, 3), np.uint8)))
     fresh = VectorMusEnv(32, MusConfig(), seed=1, reward="stones")
     fresh.reset()
     before = fresh.scores
-    with pytest.raises(ValueError, match="scores_"):
+    with pytest.raises(ValueError, match="'state'"):
         fresh.load_state_dict(bad)
+    with pytest.raises(ValueError, match="layout"):
+        fresh.load_state_dict(dict(snap, layout="hands:i1[4, 4]"))
     assert np.array_equal(fresh.scores, before)
 
 
