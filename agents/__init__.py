@@ -38,7 +38,7 @@ def _torch_module():  # noqa: ANN202 - the agents.policy module
     try:
         from . import policy
     except ImportError as e:
-        raise ImportError("policy agents need torch: pip install 'mus-env[train]' "
+        raise ImportError("policy agents need torch: pip install -e '.[train]' in the repository root "
                           "(on a machine without a GPU, install a CPU build of torch first)") from e
     return policy
 

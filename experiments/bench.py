@@ -13,7 +13,7 @@ decisions (one action of one player; chance events are not counted):
 * ``texas_holdem_v4``: PettingZoo's classic env (the same loop as ``env()``), when installed;
 * ``openspiel bridge``: OpenSpiel's C++ bridge (auction and card play, no double-dummy solver) driven from
   Python, random legal play including chance outcomes, when ``pyspiel`` is installed
-  (``pip install mus-env[bench]``).
+  (from a checkout: ``pip install -e ".[bench]"``).
 
 Ratios are against texas_holdem_v4 (for the AEC envs) and OpenSpiel bridge (for the batched engine),
 measured in the same run. Timings are medians of ``--repeats`` runs; machines are shared and noisy.
@@ -21,7 +21,6 @@ measured in the same run. Timings are medians of ``--repeats`` runs; machines ar
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -32,7 +31,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from experiments.cli import ArgumentParser, int_in, int_list, positive_float
 from mus_env import MusConfig, MusGame, VectorMusEnv
+
+#: How to install the peers (OpenSpiel, RLCard, pygame) from a checkout of this repository.
+PEERS_HINT = 'pip install -e ".[bench]" in the repository root'
 
 #: OpenSpiel bridge with the card play phase played out (the default computes a double-dummy result at the end
 #: of the auction, which costs ~0.1 s per deal and measures the solver rather than the environment).
@@ -183,7 +186,7 @@ def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (
         res[multi] = bench_vector_processes(max(batches), processes, seconds, repeats)
     if peers:
         texas = _texas()
-        log("texas_holdem_v4 ..." if texas else "texas_holdem_v4 not installed (pip install mus-env[bench])")
+        log("texas_holdem_v4 ..." if texas else f"texas_holdem_v4 not installed ({PEERS_HINT})")
         res["texas_holdem_v4"] = bench_aec(texas, seconds, repeats) if texas else None
         log("openspiel bridge ...")
         res["openspiel bridge"] = bench_openspiel(OPENSPIEL_BRIDGE, seconds, repeats)
@@ -209,7 +212,9 @@ def print_table(report: dict) -> None:
         from rich.table import Table
     except ImportError:  # pragma: no cover
         for k, v in report["results"].items():
-            print(f"{k:>24}  {'-' if v is None else f'{v:,.0f}'}")
+            print(f"{k:>24}  {'not installed' if v is None else f'{v:,.0f}'}")
+        if any(v is None for v in report["results"].values()):
+            print(f"peers not installed: {PEERS_HINT}")
         return
     t = Table(title="mus bench: random legal play (median decisions/s)")
     t.add_column("engine / interface")
@@ -219,6 +224,8 @@ def print_table(report: dict) -> None:
         t.add_row(k, "not installed" if v is None else f"{v:,.0f}", "" if v is None else f"{1e6 / v:.2f}")
     console = Console()
     console.print(t)
+    if any(v is None for v in report["results"].values()):
+        console.print(f"peers not installed: {PEERS_HINT}")
     if report["ratios"]:
         r = Table(title="ratios (same run)")
         r.add_column("ratio")
@@ -232,18 +239,19 @@ def print_table(report: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="mus bench", description="Decisions/s of the engines and peer environments.")
-    p.add_argument("--seconds", type=float, default=2.0, help="seconds per timed run")
-    p.add_argument("--repeats", type=int, default=3, help="timed runs per entry (the median is reported)")
-    p.add_argument("--batches", default="1,256,1024,4096", help="VectorMusEnv batch sizes")
+    p = ArgumentParser(prog="mus bench", description="Decisions/s of the engines and peer environments.")
+    p.add_argument("--seconds", type=positive_float, default=2.0, help="seconds per timed run (a number > 0)")
+    p.add_argument("--repeats", type=int_in(1), default=3, help="timed runs per entry (the median is reported)")
+    p.add_argument("--batches", type=int_list(1, 2**20), default="1,256,1024,4096",
+                   help="VectorMusEnv batch sizes, comma-separated")
     p.add_argument("--engine", choices=("all", "scalar", "aec", "vector", "peers"), default="all",
                    help="run only one group")
     p.add_argument("--no-peers", action="store_true", help="skip texas_holdem_v4 and OpenSpiel")
-    p.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+    p.add_argument("--processes", type=int_in(1, 1024), default=os.cpu_count() or 1,
                    help="also run the largest batch split over this many concurrent processes (1: skip)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = p.parse_args(argv)
-    batches = tuple(int(b) for b in args.batches.split(",") if b)
+    batches = args.batches
     log = (lambda s: print(s, file=sys.stderr)) if not args.json else (lambda s: None)
     if args.engine == "all":
         report = run_all(args.seconds, args.repeats, batches, peers=not args.no_peers, log=log,

@@ -10,7 +10,6 @@ replayed with ``mus replay FILE``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -19,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from agents import Agent, make_agent
+from experiments.cli import MAX_TARGET, ArgumentParser, check_agent_specs, check_writable_file, int_in
 from mus_env import MusConfig, MusGame
 from mus_env.actions import ENVIDO_ACTIONS, action_to_string
 from mus_env.cards import hand_to_string
@@ -119,34 +119,37 @@ def _print_hand(rec: object, names: list[str], output_fn: Callable[[str], None])
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="mus play", description="Play Mus against three bots in the terminal.")
+    p = ArgumentParser(prog="mus play", description="Play Mus against three bots in the terminal.")
     p.add_argument("--bots", default="rule,equity,rule",
-                   help="three agent specs for the other seats in seat order (random, rule, equity, ordago)")
-    p.add_argument("--seat", type=int, default=0, help="your seat 0..3 (your partner sits opposite)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the deals (random if omitted)")
-    p.add_argument("--target", type=int, default=40)
-    p.add_argument("--kings", type=int, default=8, choices=(8, 4))
+                   help="three agent specs for the other seats in seat order: random, rule, equity, ordago, ppo, "
+                        "a policy file (*.pt) or an sb3-contrib model (*.zip)")
+    p.add_argument("--seat", type=int, default=0, choices=(0, 1, 2, 3),
+                   help="your seat (your partner sits opposite: 2 for seat 0)")
+    p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=None, help="seed of the deals (random if omitted)")
+    p.add_argument("--target", type=int_in(1, MAX_TARGET, "Mus plays to 40 or 30"), default=40,
+                   help="stones that win a game")
+    p.add_argument("--kings", type=int, default=8, choices=(8, 4),
+                   help="8 kings (every 3 is a rey, every 2 an as) or 4 kings")
     p.add_argument("--record", default=None,
                    help="where to write the JSON record (default: runs/play/game-<time>.json; 'none' for no record)")
     args = p.parse_args(argv)
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     if len(bots) != 3:
-        p.error(f"--bots needs three agent specs, got {bots}")
-    if "human" in bots:
-        p.error("the bots cannot be human (you are the human)")
-    try:
-        for b in bots:
-            make_agent(b)
-    except ValueError as e:
-        p.error(str(e))
+        p.error(f"argument --bots: needs three agent specs, got {bots}")
+    check_agent_specs(p, "--bots", bots)
     record = args.record
     if record is None:
         record = Path("runs/play") / f"game-{datetime.now().strftime('%Y%m%d-%H%M%S')}.json"
     elif record.lower() == "none":
         record = None
-    play_game(bots, args.seat, MusConfig(kings=args.kings, target=args.target), args.seed, record)
+    if record is not None:
+        check_writable_file(p, "--record", record)
+    try:
+        play_game(bots, args.seat, MusConfig(kings=args.kings, target=args.target), args.seed, record)
+    except OSError as e:                      # the record could not be written after all (disk full, ...)
+        print(f"mus play: could not write the record {str(record)!r}: {e.strerror or e}", file=sys.stderr)
+        raise SystemExit(1) from None
     sys.stdout.flush()
-
 
 if __name__ == "__main__":
     main()

@@ -1220,7 +1220,7 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
 
         writer = SummaryWriter(str(t.out / "tb"), purge_step=t.update if resume else None)
     except ImportError:  # pragma: no cover - tensorboard is in the train extra
-        log("tensorboard is not installed: no TensorBoard logs (pip install 'mus-env[train]')")
+        log("tensorboard is not installed: no TensorBoard logs (pip install -e '.[train]' in the repository root)")
     opponents = _split(a.eval_opponents)
     session_start = time.perf_counter()
     elapsed_before = t.elapsed

@@ -8,9 +8,9 @@ is always the rebuilt game, never what the file merely claims.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from experiments.cli import ArgumentParser
 from mus_env.records import RecordError, format_record, load_record
 
 __all__ = ["main"]
@@ -21,8 +21,7 @@ DESCRIPTION = ("Print a recorded game (from mus play or mus tournament --records
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="mus replay", description=DESCRIPTION,
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = ArgumentParser(prog="mus replay", description=DESCRIPTION)
     p.add_argument("file", help="a JSON game record")
     p.add_argument("--no-check", action="store_true",
                    help="rebuild and print the game from the deal, seed and actions without comparing the "

@@ -21,7 +21,6 @@ Command line: ``mus tournament --agents random,rule,equity,ordago --hands 4000 -
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import itertools
@@ -40,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents import Agent, make_agent
+from experiments.cli import MAX_DEALS, MAX_TARGET, ArgumentParser, check_agent_specs, check_writable_dir, int_in
 from experiments.deals import DealSet, make_deals
 from mus_env import Action, MusConfig, VectorMusEnv
 from mus_env.observation import SLOT_NAMES
@@ -552,29 +552,37 @@ def _safe(label: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="mus tournament", description="Duplicate round-robin tournament between agents.")
+    p = ArgumentParser(prog="mus tournament", description="Duplicate round-robin tournament between agents.")
     p.add_argument("--agents", default="random,rule,equity,ordago",
-                   help="comma-separated agent specs: random, rule, equity, ordago, or a checkpoint path")
-    p.add_argument("--hands", type=int, default=4000, help="duplicate deals played as single hands (0: none)")
-    p.add_argument("--games", type=int, default=0, help="duplicate deals played as whole games (0: none)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deal sets and the agents' randomness")
-    p.add_argument("--kings", type=int, default=8, choices=(8, 4))
-    p.add_argument("--target", type=int, default=40)
+                   help="comma-separated agent specs: random, rule, equity, ordago, ppo, a policy file (*.pt) or "
+                        "an sb3-contrib model (*.zip); a spec given twice plays itself")
+    p.add_argument("--hands", type=int_in(0, MAX_DEALS), default=4000,
+                   help="duplicate deals played as single hands (0: none)")
+    p.add_argument("--games", type=int_in(0, MAX_DEALS), default=0,
+                   help="duplicate deals played as whole games (0: none)")
+    p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0,
+                   help="seed of the deal sets and the agents' randomness")
+    p.add_argument("--kings", type=int, default=8, choices=(8, 4),
+                   help="8 kings (every 3 is a rey, every 2 an as) or 4 kings")
+    p.add_argument("--target", type=int_in(1, MAX_TARGET, "Mus plays to 40 or 30"), default=40,
+                   help="stones that win a game")
     p.add_argument("--random-scores", action="store_true", help="hand deals start from random scores, not 0-0")
-    p.add_argument("--tables", type=int, default=2048, help="tables stepped at once")
+    p.add_argument("--tables", type=int_in(2, 2**20), default=2048,
+                   help="tables stepped at once (two per deal in flight)")
     p.add_argument("--out", default="runs/tournament", help="output directory (CSV, JSON, PNG)")
-    p.add_argument("--records", type=int, default=0,
-                   help="also write JSON records of this many duplicate games per pair (played on MusGame)")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--records", type=int_in(0, 10_000), default=0,
+                   help="also write JSON records of this many duplicate games per pair (played on MusGame) into "
+                        "OUT/records, replacing an earlier run's")
+    p.add_argument("--no-plots", action="store_true", help="do not draw ladder.png and lances.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
     specs = [s.strip() for s in args.agents.split(",") if s.strip()]
     if len(specs) < 2:
-        p.error(f"--agents needs at least two agents (a spec given twice plays itself), got {specs}")
+        p.error(f"argument --agents: needs at least two agents (a spec given twice plays itself), got {specs}")
     if args.hands <= 0 and args.games <= 0:
-        p.error("nothing to play: give --hands N and/or --games N")
-    for s in specs:
-        make_agent(s)                                   # fail early on a bad spec
+        p.error("nothing to play: give --hands N and/or --games N (N >= 1)")
+    check_agent_specs(p, "--agents", specs)             # fail early on a bad spec
+    check_writable_dir(p, "--out", args.out)
     cfg = MusConfig(kings=args.kings, target=args.target)
     hand_results: list[PairResult] = []
     game_results: list[PairResult] = []

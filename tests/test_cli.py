@@ -1,0 +1,132 @@
+"""The ``mus`` command: every bad argument is one line on stderr naming it and what is accepted, exit status 2,
+no traceback; help shows the real program name and the defaults; ``mus --version``; install hints that work."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from experiments import bench
+from experiments.cli import main as mus
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pyproject() -> tuple[str, set[str]]:
+    """pyproject.toml's version and extras (read by hand: tomllib is Python 3.11+, the package 3.10+)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', text, re.M).group(1)
+    section = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    return version, set(re.findall(r"^(\w+) = \[", section, re.M))
+
+
+def _unwritable(tmp_path: Path) -> str:
+    """A folder path that cannot be created even as root: its parent is a plain file."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    return str(blocker / "out")
+
+
+#: (argv, the argument the message must name, a word of the accepted values it must give)
+BAD = [
+    (["tournament", "--agents", "bogus,rule"], "--agents", "use one of random, rule"),
+    (["tournament", "--agents", "rule,missing.pt"], "--agents", "does not exist"),
+    (["tournament", "--agents", "rule,human"], "--agents", "use one of random, rule"),
+    (["tournament", "--agents", "rule"], "--agents", "at least two"),
+    (["tournament", "--target", "0"], "--target", "an int in 1..1000"),
+    (["tournament", "--target", "x"], "--target", "an int in 1..1000"),
+    (["tournament", "--seed", "-1"], "--seed", "an int in 0..2**64 - 1"),
+    (["tournament", "--out", "UNWRITABLE"], "--out", "cannot write"),
+    (["tournament", "--random-scores", "--target", "100000"], "--target", "an int in 1..1000"),
+    (["tournament", "--tables", "0"], "--tables", "an int in 2.."),
+    (["tournament", "--hands", "-5"], "--hands", "an int in 0.."),
+    (["tournament", "--hands", "9" * 5000], "--hands", "an int in 0.."),          # Python's int-string limit
+    (["tournament", "--kings", "6"], "--kings", "choose from 8, 4"),
+    (["play", "--seat", "5"], "--seat", "choose from 0, 1, 2, 3"),
+    (["play", "--target", "0"], "--target", "an int in 1..1000"),
+    (["play", "--record", "UNWRITABLE/x.json"], "--record", "cannot write"),
+    (["play", "--record", "."], "--record", "is a folder"),
+    (["play", "--bots", "rule,rule"], "--bots", "three agent specs"),
+    (["play", "--bots", "rule,human,rule"], "--bots", "use one of random, rule"),
+    (["play", "--bots", "rule,rule,nope"], "--bots", "use one of random, rule"),
+    (["bench", "--seconds", "0"], "--seconds", "a number > 0"),
+    (["bench", "--seconds", "-1"], "--seconds", "a number > 0"),
+    (["bench", "--seconds", "nan"], "--seconds", "a number > 0"),
+    (["bench", "--seconds", "inf"], "--seconds", "a number > 0"),
+    (["bench", "--repeats", "0"], "--repeats", "an int >= 1"),
+    (["bench", "--batches", "0"], "--batches", "comma-separated ints"),
+    (["bench", "--batches", "x"], "--batches", "comma-separated ints"),
+    (["bench", "--batches", "64 128"], "--batches", "comma-separated ints"),
+    (["bench", "--batches", ""], "--batches", "comma-separated ints"),
+    (["bench", "--processes", "0"], "--processes", "an int in 1.."),
+    (["deals", "--n", "0"], "--n", "an int in 1.."),
+    (["deals", "--out", "UNWRITABLE/d.npz"], "--out", "cannot write"),
+    (["replay"], "file", "required"),
+    (["fly"], "subcommand", "one of train, exploit, tournament"),
+]
+
+
+@pytest.mark.parametrize(("argv", "names", "accepted"), BAD, ids=[" ".join(a)[:60] for a, _, _ in BAD])
+def test_bad_arguments_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture, argv: list[str],
+                                           names: str, accepted: str) -> None:
+    argv = [a.replace("UNWRITABLE", _unwritable(tmp_path)) for a in argv]
+    with pytest.raises(SystemExit) as e:
+        mus(argv)
+    out, err = capsys.readouterr()
+    assert e.value.code == 2, err
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and names in lines[0] and accepted in lines[0], lines[0]
+    assert lines[0].startswith("mus")
+
+
+@pytest.mark.parametrize("argv", [["tournament", "--seed", "-1"], ["bench", "--batches", "64 128"],
+                                  ["play", "--seat", "5"]])
+def test_bad_arguments_exit_2_as_a_process(argv: list[str]) -> None:
+    r = subprocess.run([sys.executable, "-m", "experiments.cli", *argv], capture_output=True, text=True,
+                       timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_help_names_the_command_and_shows_defaults(capsys: pytest.CaptureFixture) -> None:
+    helps = {}
+    for name in ("tournament", "play", "replay", "bench", "deals"):
+        with pytest.raises(SystemExit) as e:
+            mus([name, "--help"])
+        assert e.value.code == 0
+        helps[name] = capsys.readouterr().out
+        assert helps[name].startswith(f"usage: mus {name} "), helps[name][:80]
+        assert "``" not in helps[name] and ":func:" not in helps[name]          # no raw reST
+    flat = {k: " ".join(v.split()) for k, v in helps.items()}
+    assert "(default: 40)" in flat["tournament"] and "(default: random,rule,equity,ordago)" in flat["tournament"]
+    assert "(default: 1,256,1024,4096)" in flat["bench"] and "(default: 10000)" in flat["deals"]
+    assert "(default: False)" not in flat["tournament"]                       # flags are not cluttered
+    for option in ("--kings {8,4} 8 kings", "--target TARGET stones that win a game",
+                   "--no-plots do not draw"):
+        assert option in flat["tournament"], option
+    assert "--kings {8,4} 8 kings" in flat["play"] and "--target TARGET stones that win" in flat["play"]
+
+
+def test_version(capsys: pytest.CaptureFixture) -> None:
+    expected = _pyproject()[0]
+    mus(["--version"])
+    assert capsys.readouterr().out.strip() == f"mus-env {expected}"
+
+
+def test_install_hints_work_from_a_checkout() -> None:
+    """The package is installed from a checkout (it is not on PyPI): hints say ``pip install -e ".[extra]"``
+    with an extra that pyproject.toml defines."""
+    extras = _pyproject()[1]
+    assert {"train", "dev", "bench"} <= extras
+    assert re.search(r'pip install -e "\.\[bench\]"', bench.PEERS_HINT) and "bench" in extras
+    for folder in ("experiments", "agents", "mus_env"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"pip install '?mus-env\[", text), path
+            for extra in re.findall(r"pip install -e ['\"]\.\[(\w+)\]", text):
+                assert extra in extras, (path, extra)
