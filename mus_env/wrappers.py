@@ -27,6 +27,8 @@ episode end         ``terminated`` when the engine's episode is over; never trun
                     learner would never act (the other seats end the game first, e.g. an accepted órdago before the
                     learner speaks) is skipped at ``reset``: the next game seed is drawn and dealt instead
 illegal actions     ``illegal_action="raise"`` (default): :class:`~mus_env.game.IllegalActionError`, nothing changed.
+                    An opponent agent's illegal action (or error) undoes the whole step, the learner's action
+                    included, and raises; in ``reset`` it leaves no episode (``step`` asks for a ``reset``).
                     ``illegal_action="terminate"``: the episode ends with ``illegal_reward`` (default -1) and
                     ``info["illegal_action"] = True``, like PettingZoo's ``TerminateIllegalWrapper``; use it for
                     ``gymnasium.utils.env_checker.check_env``, which steps ``action_space.sample()`` unmasked
@@ -198,9 +200,10 @@ class MusGymEnv(gymnasium.Env):
         game_seed = int(seed) if seed is not None else self._draw_seed()
         for _ in range(_MAX_SKIPS):
             self.game = MusGame(self.config, seed=game_seed)
-            self._done = False
             # Stones scored before the learner's first decision are paid with its first step's reward.
+            self._done = True                   # until the other seats have played: an agent may fail
             self._pending_reward = self._play_others()
+            self._done = False
             if not self.game.is_over:
                 break
             self.skipped_games += 1         # the learner never acted: not an episode for it
@@ -222,7 +225,9 @@ class MusGymEnv(gymnasium.Env):
 
         Raises:
             IllegalActionError: with ``illegal_action="raise"``, the action is not legal now (nothing changed);
-                also when an opponent agent returns an illegal action (the message names its seat).
+                also when an opponent agent returns an illegal action (the message names its seat): the step
+                is undone, the learner's action included, so the episode is as before the call. Any other
+                error of an opponent agent is undone the same way.
             ValueError: the episode is over (call ``reset``).
             RuntimeError: ``reset`` was never called.
         """
@@ -234,6 +239,8 @@ class MusGymEnv(gymnasium.Env):
         if isinstance(action, np.ndarray) and action.size == 1:
             action = action.item()
         hands_before = len(game.hand_log)
+        before = game.clone()                   # a step is atomic: undone if an opponent agent fails
+        rng_state = self.np_random.bit_generator.state
         try:
             game.step(action)
         except IllegalActionError:
@@ -243,9 +250,17 @@ class MusGymEnv(gymnasium.Env):
             info = self._info()
             info["illegal_action"] = True
             return game.observe(self._seat), self.illegal_reward, True, False, info
-        reward = self._pending_reward + self._team_reward(hands_before)
+        try:
+            reward = self._pending_reward + self._team_reward(hands_before) + self._play_others()
+        except BaseException as e:
+            game.__dict__.clear()               # back to the state before this step, in the same object
+            game.__dict__.update(before.__dict__)
+            self.np_random.bit_generator.state = rng_state
+            if isinstance(e, IllegalActionError):
+                raise IllegalActionError(f"{e} (the learner's action {action!r} was undone: the episode is as "
+                                         "before this step)") from None
+            raise
         self._pending_reward = 0.0
-        reward += self._play_others()
         terminated = game.is_over
         if terminated:
             self._done = True

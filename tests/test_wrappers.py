@@ -261,3 +261,51 @@ def test_maskable_ppo_smoke():
         assert all(masks[i, a] for i, a in enumerate(actions))
         obs, *_ = vec.step(actions)
     assert time.perf_counter() - start < 60
+
+
+def test_an_opponent_failing_undoes_the_whole_step():
+    """An opponent's illegal action after the learner's: the step is undone (game, rng, pending reward), so
+    the episode goes on exactly as one in which the opponent never failed; the next step is the learner's."""
+    def opponent(switch: dict[str, bool]):
+        def act(obs, mask, rng):
+            calm = [a for a in (18, 25, 1, 2) if mask[a]]          # paso, no quiero, no mus, discard one
+            return 30 if switch["bad"] else (calm[0] if calm else int(np.flatnonzero(mask)[0]))
+        return act
+
+    def env_with(switch: dict[str, bool]) -> MusGymEnv:
+        return MusGymEnv(learner_seats=(0,), opponents={1: opponent(switch)}, first_mano=0, reward="stones")
+
+    failing, plain = {"bad": False}, {"bad": False}
+    a, b = env_with(failing), env_with(plain)
+    obs_a, info_a = a.reset(seed=3)
+    obs_b, info_b = b.reset(seed=3)
+    rng = np.random.default_rng(0)
+    failures = 0
+    for k in range(400):
+        legal = [a for a in np.flatnonzero(info_a["action_mask"]) if a != 26] or [26]
+        action = int(rng.choice(legal))
+        if k % 3 == 1:                          # the opponent fails on this step, which is then undone
+            failing["bad"] = True
+            state, game = a.game.state(), a.game
+            actions, seat = a.game.hand_actions, a.game.current_player
+            with pytest.raises(IllegalActionError, match="seat 1.*was undone"):
+                a.step(action)
+            failing["bad"] = False
+            failures += 1
+            assert a.game is game and np.array_equal(a.game.state(), state) and a.game.hand_actions == actions
+            assert a.game.current_player == seat == 0 and a.action_masks().any()
+        obs_a, r_a, done_a, _, info_a = a.step(action)
+        obs_b, r_b, done_b, _, info_b = b.step(action)
+        assert np.array_equal(obs_a, obs_b) and (r_a, done_a) == (r_b, done_b), k
+        if done_a:
+            break
+    assert failures > 3 and done_a
+
+
+def test_an_opponent_failing_in_reset_leaves_no_episode():
+    env = MusGymEnv(first_mano=1, opponents={1: lambda o, m, r: 30})
+    with pytest.raises(IllegalActionError, match="seat 1"):
+        env.reset(seed=0)
+    with pytest.raises(ValueError, match="call reset") as e:
+        env.step(0)                             # not played as seat 1
+    assert not isinstance(e.value, IllegalActionError)
