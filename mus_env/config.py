@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,9 +147,13 @@ class MusConfig:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> MusConfig:
-        """Rebuild a config from :meth:`to_dict` output; unknown keys raise ``ValueError``."""
+        """Rebuild a config from :meth:`to_dict` output; anything but a dict, and unknown keys, raise
+        ``ValueError``."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"MusConfig.from_dict needs a dict of MusConfig fields (MusConfig.to_dict()), "
+                             f"got {type(d).__name__}: {d!r:.80}")
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
+        unknown = sorted(set(d) - names, key=repr)
         if unknown:
             raise ValueError(f"unknown MusConfig field(s) {unknown}; accepted fields: {sorted(names)}")
         d = dict(d)

@@ -130,3 +130,10 @@ def test_install_hints_work_from_a_checkout() -> None:
             assert not re.search(r"pip install '?mus-env\[", text), path
             for extra in re.findall(r"pip install -e ['\"]\.\[(\w+)\]", text):
                 assert extra in extras, (path, extra)
+
+
+def test_the_license_file_is_the_one_pyproject_names() -> None:
+    declared = re.search(r'^license = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    text = (ROOT / "LICENSE").read_text()
+    assert declared == "MIT" and text.startswith("MIT License") and "mus-env contributors" in text
+    assert "THE SOFTWARE IS PROVIDED \"AS IS\"" in text

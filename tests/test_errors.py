@@ -269,6 +269,19 @@ def test_good_config_values_are_accepted() -> None:
     assert MusConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ValueError, match="bogus"):
         MusConfig.from_dict({"bogus": 1})
+    for not_a_dict in ([], [("kings", 4)], None, "kings=4", 40):
+        with pytest.raises(ValueError, match="needs a dict"):
+            MusConfig.from_dict(not_a_dict)
+    with pytest.raises(ValueError, match="unknown MusConfig field"):
+        MusConfig.from_dict({1: 2, "kings": 8})                  # a key that is not even a string
+
+
+def test_make_agent_rejects_a_spec_that_is_not_a_string() -> None:
+    from agents import make_agent
+
+    for spec in (None, 3, ["rule"], b"rule"):
+        with pytest.raises(ValueError, match="an agent spec is a string"):
+            make_agent(spec)
 
 
 def test_truthful_signals_not_implemented() -> None:
