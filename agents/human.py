@@ -127,7 +127,9 @@ class HumanAgent(Agent):
             return None, "Type one of the choices above."
         discarding = d["phase"] == Phase.DISCARD
         tokens = t.replace(",", " ").split()
-        if all(tok.isdigit() for tok in tokens):
+        if all(tok.isascii() and tok.isdigit() for tok in tokens):   # not "²": str.isdigit is Unicode
+            if any(len(tok) > 6 for tok in tokens):                    # and int() refuses 4,301+ digits
+                return None, f"That number is not one of the legal actions now ({', '.join(map(str, legal))})."
             nums = [int(tok) for tok in tokens]
             if discarding and all(0 <= n <= 3 for n in nums):
                 return self._discard(set(nums), legal)

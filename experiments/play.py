@@ -87,6 +87,9 @@ def play_game(bots: list[str], seat: int = 0, config: MusConfig | None = None, s
         output_fn("\nGame stopped.")
     except Exception as e:  # the human agent's own "quit" signal, whatever its name
         if type(e).__name__ not in ("QuitGame", "HumanQuit"):
+            # an unexpected error: the record of the game so far is still written, then the error raised
+            if record is not None:
+                _save(game, names, bots, seat, True, record, output_fn, error=f"{type(e).__name__}: {e}")
             raise
         stopped = True
         output_fn("\nGame stopped.")
@@ -95,12 +98,18 @@ def play_game(bots: list[str], seat: int = 0, config: MusConfig | None = None, s
                   f"({'you win!' if game.winner == seat % 2 else 'the rivals win.'}) "
                   f"Final score {game.scores[0]}-{game.scores[1]}.")
     if record is not None:
-        rec = game_record(game, {s: names[s] for s in range(4)},
-                          {"played": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                           "stopped": stopped, "bots": bots, "human_seat": seat})
-        path = save_record(rec, record)
-        output_fn(f"Record written to {path} (mus replay {path}).")
+        _save(game, names, bots, seat, stopped, record, output_fn)
     return game
+
+
+def _save(game: MusGame, names: list[str], bots: list[str], seat: int, stopped: bool, record: str | Path,
+          output_fn: Callable[[str], None], error: str | None = None) -> None:
+    meta = {"played": datetime.now(timezone.utc).isoformat(timespec="seconds"), "stopped": stopped, "bots": bots,
+            "human_seat": seat}
+    if error is not None:
+        meta["error"] = error
+    path = save_record(game_record(game, {s: names[s] for s in range(4)}, meta), record)
+    output_fn(f"Record written to {path} (mus replay {path}).")
 
 
 def _print_hand(rec: object, names: list[str], output_fn: Callable[[str], None]) -> None:

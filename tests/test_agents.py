@@ -240,6 +240,14 @@ def test_human_bad_inputs_then_good() -> None:
     assert "no hay mus" in text and "Did not understand" in text and "not one of the legal actions" in text
 
 
+def test_human_huge_and_unicode_numbers_are_just_bad_input() -> None:
+    """4,301+ digits exceed Python's int-string limit and '²' passes str.isdigit: each is a retry, no crash."""
+    game = _mus_call_state()
+    human, out = _scripted(["9" * 5000, "²", "1 " + "7" * 4400, "1"])
+    assert human.act(game.observe(0), game.legal_action_mask(), np.random.default_rng(0)) == int(Action.NO_MUS)
+    assert sum("not one of the legal actions" in line or "Did not understand" in line for line in out) == 3
+
+
 def test_human_discards_by_slots_cards_and_ids() -> None:
     game = _mus_call_state()
     for _ in range(4):

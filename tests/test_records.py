@@ -505,3 +505,26 @@ def test_tournament_files_are_strict_json_fresh_and_listed(tmp_path: Path, capsy
     assert "wrote" in printed and "results.json" in printed and "2 records in" in printed
     assert results["files"] == ["ladder.csv", "pairs.csv", "results.json"]
     assert sorted(p.name for p in out.iterdir()) == ["ladder.csv", "pairs.csv", "records", "results.json"]
+
+
+def test_mus_play_writes_the_record_when_the_game_crashes(tmp_path: Path) -> None:
+    from experiments.play import play_game
+
+    class Crashing:
+        name = "crashing"
+        calls = 0
+
+        def act(self, obs: Any, mask: Any, rng: Any) -> int:
+            self.calls += 1
+            if self.calls > 3:
+                raise RuntimeError("the terminal went away")
+            return int(np.flatnonzero(mask)[0])
+
+    path = tmp_path / "crash.json"
+    with pytest.raises(RuntimeError, match="went away"):
+        play_game(["rule", "rule", "rule"], 0, MusConfig(), 5, path, human=Crashing(), output_fn=lambda s: None)
+    rec = load_record(path)
+    assert rec["meta"]["stopped"] is True and "went away" in rec["meta"]["error"]
+    assert sum(not a[3] and a[0] == 0 for a in rec["pending_actions"]) + \
+        sum(not a[3] and a[0] == 0 for h in rec["hands"] for a in h["actions"]) == 3
+    replay(rec)
