@@ -24,8 +24,6 @@ file, or ``NUMBA_CACHE_DIR``), so only the first import after an install pays th
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
@@ -38,7 +36,7 @@ from .phases import LEGAL_MASKS, NUM_OUTCOMES, ORDAGO_STAKE, Legal, Outcome, Pha
 from .shuffle import STREAM_DEAL, STREAM_MANO, STREAM_RESHUFFLE, STREAM_TABLE
 from .tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables
 
-__all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "Rules", "make_rules", "step_tables",
+__all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules", "make_rules", "step_tables",
            "reset_tables", "new_episodes", "observe_tables", "state_rows"]
 
 # ---------------------------------------------------------------------------------------------------
@@ -117,7 +115,7 @@ NO_QUIERO_A, ORDAGO_A = int(Action.NO_QUIERO), int(Action.ORDAGO)
 PARES_SI_A, JUEGO_SI_A = int(Action.PARES_SI), int(Action.JUEGO_SI)
 ALL_SEATS = 15                                          # eligibility bits of the four relative seats
 
-# Config switches, by index into Rules.cfg (an int64 array).
+# Config switches, by index into the rules' cfg field (int64).
 (C_TARGET, C_KINGS, C_PUNTO, C_HOLDERS_ONLY, C_OVERRIDE, C_AUTO_DECLARE, C_EXCLUDE_OWN, C_MAX_MUS,
  C_DISCARD_LEGAL, C_JUEGOS, C_VACAS, C_FIRST_MANO, C_STONES_REWARD, C_REAL31) = range(14)
 _REAL31_MODES = ("off", "any10", "sota", "sota_oros", "sota_4suits")
@@ -140,7 +138,7 @@ O_GAMES_WON, O_VACAS_WON, O_PREV_SHOWN, O_PREV_STONES = (_O["games_won"], _O["va
                                                          _O["prev_stones"])
 assert OFFSETS["lance_outcome"].stop - O_OUTCOME == 4 * NUM_OUTCOMES
 STAKE_SCALE_, TARGET_SCALE_, ROUNDS_SCALE_ = float(STAKE_SCALE), float(TARGET_SCALE), float(ROUNDS_SCALE)
-NUM_CARDS_, OBS_DIM_, DISCARD_ROUNDS_ = NUM_CARDS, OBS_DIM, DISCARD_ROUNDS
+NUM_CARDS_, OBS_DIM_, DISCARD_ROUNDS_, NUM_ACTIONS_ = NUM_CARDS, OBS_DIM, DISCARD_ROUNDS, NUM_ACTIONS
 
 # SplitMix64 (mus_env.shuffle), as uint64 constants so numba never mixes signed and unsigned.
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -151,25 +149,31 @@ _U_DEAL, _U_RESHUFFLE = np.uint64(STREAM_DEAL), np.uint64(STREAM_RESHUFFLE)
 _U_MANO, _U_TABLE = np.uint64(STREAM_MANO), np.uint64(STREAM_TABLE)
 
 
-class Rules(NamedTuple):
-    """Read-only tables of one engine (built once by :func:`make_rules`)."""
+#: Largest number of rank multisets of a variant (4 kings: 715); the 8-king tables are padded to it, so
+#: both variants share one compiled kernel.
+MAX_MULTISETS = 715
 
-    cfg: npt.NDArray[np.int64]             # config switches, indexed by the C_* constants
-    rank_of_card: npt.NDArray[np.int64]    # (40,) rank 1..R
-    slot_pos: npt.NDArray[np.int64]        # (41,) place of each card in hand-slot order; [40] (empty) = 40
-    number_of_card: npt.NDArray[np.int64]  # (40,) card number 1..12 (31 real)
-    value_of_card: npt.NDArray[np.int64]   # (40,) point value (31 real)
-    binom: npt.NDArray[np.int64]           # (16, 5) binomial coefficients (multiset index)
-    strength: npt.NDArray[np.int32]        # (5, M) per lance, higher wins
-    pares_bonus: npt.NDArray[np.int8]      # (M,)
-    juego_bonus: npt.NDArray[np.int8]      # (M,)
-    juego_points: npt.NDArray[np.int8]     # (M,)
-    pares_class: npt.NDArray[np.int8]      # (M,)
-    bet_amount: npt.NDArray[np.int32]      # (31,) stones of each ENVIDO action (0 for others)
-    speech: npt.NDArray[np.int8]           # (31,) speech category of each betting action; -1 otherwise
-    next_elig: npt.NDArray[np.int8]        # (16, 5) first eligible relative seat after r ([bits, r + 1]); -1
-    responders: npt.NDArray[np.int8]       # (16, 4, 2) the other team's eligible seats after a bettor; -1
-    legal_masks: npt.NDArray[np.int8]      # (13, 31) phases.LEGAL_MASKS
+#: Read-only tables and switches of one engine: one record (name, dtype, shape, meaning), built by make_rules.
+RULES_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
+    ("cfg", "i8", (14,), "config switches, indexed by the C_* constants"),
+    ("rank_of_card", "i8", (NUM_CARDS,), "rank 1..R of each card"),
+    ("slot_pos", "i8", (NUM_CARDS + 1,), "place of each card in hand-slot order; [40] (empty) = 40"),
+    ("number_of_card", "i8", (NUM_CARDS,), "card number 1..12 (31 real)"),
+    ("value_of_card", "i8", (NUM_CARDS,), "point value (31 real)"),
+    ("binom", "i8", (16, 5), "binomial coefficients (multiset index)"),
+    ("strength", "i4", (5, MAX_MULTISETS), "[lance, multiset] higher wins (tables.strength)"),
+    ("pares_bonus", "i1", (MAX_MULTISETS,), "tables.pares_bonus"),
+    ("juego_bonus", "i1", (MAX_MULTISETS,), "tables.juego_bonus"),
+    ("juego_points", "i1", (MAX_MULTISETS,), "tables.juego_points"),
+    ("pares_class", "i1", (MAX_MULTISETS,), "tables.pares_class"),
+    ("bet_amount", "i4", (NUM_ACTIONS,), "stones of each ENVIDO action (0 for the others)"),
+    ("speech", "i1", (NUM_ACTIONS,), "speech category of each betting action; -1 otherwise"),
+    ("next_elig", "i1", (16, 5), "[bits, r + 1] first eligible relative seat after r; -1"),
+    ("responders", "i1", (16, 4, 2), "[bits, bettor] the other team's eligible seats after the bettor; -1"),
+    ("legal_masks", "i1", (13, NUM_ACTIONS), "phases.LEGAL_MASKS"),
+)
+RULES_DTYPE = np.dtype([(name, dt, shape) for name, dt, shape, _ in RULES_FIELDS], align=True)
+Rules = np.ndarray        # a (1,) array of RULES_DTYPE; the kernel reads its row R = rules[0]
 
 
 def _seat_tables() -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
@@ -214,21 +218,25 @@ def make_rules(cfg: MusConfig, stones_reward: bool) -> Rules:
     for a in (PASO_A, QUIERO_A, NO_QUIERO_A, ORDAGO_A, *range(ENVIDO_BASE, ENVIDO_BASE + 5)):
         speech[a] = speech_of(a)
     next_elig, responders = _seat_tables()
-    return Rules(
-        cfg=switches,
-        rank_of_card=np.asarray(t.rank_of_card, dtype=np.int64),
-        slot_pos=np.array((*slot_positions(cfg.kings), NUM_CARDS), dtype=np.int64),
-        number_of_card=np.array([card_number(c) for c in range(NUM_CARDS)], dtype=np.int64),
-        value_of_card=np.asarray(value_table(cfg.kings), dtype=np.int64),
-        binom=np.array([[comb(n, k) for k in range(5)] for n in range(16)], dtype=np.int64),
-        strength=np.ascontiguousarray(t.strength, dtype=np.int32),
-        pares_bonus=np.ascontiguousarray(t.pares_bonus, dtype=np.int8),
-        juego_bonus=np.ascontiguousarray(t.juego_bonus, dtype=np.int8),
-        juego_points=np.ascontiguousarray(t.juego_points, dtype=np.int8),
-        pares_class=np.ascontiguousarray(t.pares_class, dtype=np.int8),
-        bet_amount=bet_amount, speech=speech, next_elig=next_elig, responders=responders,
-        legal_masks=np.ascontiguousarray(LEGAL_MASKS),
-    )
+    rules = np.zeros(1, dtype=RULES_DTYPE)
+    r = rules[0]
+    m = t.size
+    r["cfg"] = switches
+    r["rank_of_card"] = t.rank_of_card
+    r["slot_pos"] = (*slot_positions(cfg.kings), NUM_CARDS)
+    r["number_of_card"] = [card_number(c) for c in range(NUM_CARDS)]
+    r["value_of_card"] = value_table(cfg.kings)
+    r["binom"] = [[comb(n, k) for k in range(5)] for n in range(16)]
+    r["strength"][:, :m] = t.strength
+    for name in ("pares_bonus", "juego_bonus", "juego_points", "pares_class"):
+        r[name][:m] = getattr(t, name)
+    r["bet_amount"] = bet_amount
+    r["speech"] = speech
+    r["next_elig"] = next_elig
+    r["responders"] = responders
+    r["legal_masks"] = LEGAL_MASKS
+    rules.setflags(write=False)
+    return rules
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -294,7 +302,7 @@ def first_mano(seed: np.uint64) -> int:
 # ---------------------------------------------------------------------------------------------------
 # Hands
 @njit(cache=True)
-def sort_hand(hand: npt.NDArray[np.int8], R: Rules) -> None:
+def sort_hand(hand: npt.NDArray[np.int8], R) -> None:
     """Sort a hand into hand-slot order, empty slots (-1) last (insertion sort of four)."""
     for i in range(1, 4):
         c = hand[i]
@@ -307,21 +315,25 @@ def sort_hand(hand: npt.NDArray[np.int8], R: Rules) -> None:
 
 
 @njit(cache=True)
-def multiset_of(hand: npt.NDArray[np.int8], R: Rules) -> int:
-    """Index of the rank multiset of a full hand (``tables.multiset_index``)."""
-    r = np.empty(4, dtype=np.int64)
-    for j in range(4):
-        x = R.rank_of_card[hand[j]]
-        i = j - 1
-        while i >= 0 and r[i] > x:
-            r[i + 1] = r[i]
-            i -= 1
-        r[i + 1] = x
-    return (R.binom[r[0] - 1, 1] + R.binom[r[1], 2] + R.binom[r[2] + 1, 3] + R.binom[r[3] + 2, 4])
+def multiset_of(hand: npt.NDArray[np.int8], R) -> int:
+    """Index of the rank multiset of a full hand (``tables.multiset_index``; a sorting network of four)."""
+    a, b, c, d = (R.rank_of_card[hand[0]], R.rank_of_card[hand[1]], R.rank_of_card[hand[2]],
+                  R.rank_of_card[hand[3]])
+    if a > b:
+        a, b = b, a
+    if c > d:
+        c, d = d, c
+    if a > c:
+        a, c = c, a
+    if b > d:
+        b, d = d, b
+    if b > c:
+        b, c = c, b
+    return R.binom[a - 1, 1] + R.binom[b, 2] + R.binom[c + 1, 3] + R.binom[d + 2, 4]
 
 
 @njit(cache=True)
-def is_real31(hand: npt.NDArray[np.int8], R: Rules) -> bool:
+def is_real31(hand: npt.NDArray[np.int8], R) -> bool:
     """``tables.is_real31`` of one hand under the config's mode."""
     mode = R.cfg[C_REAL31]
     sevens = 0
@@ -357,13 +369,13 @@ def set_decision(st, phase: int, rel: int, legal: int) -> None:
 
 
 @njit(cache=True)
-def set_mus_call(st, R: Rules, rel: int) -> None:
+def set_mus_call(st, R, rel: int) -> None:
     cap = R.cfg[C_MAX_MUS]
     set_decision(st, MUS_CALL, rel, L_FORCED_NO_MUS if cap >= 0 and st.mus_round >= cap else L_MUS_CALL)
 
 
 @njit(cache=True)
-def start_hand(st, R: Rules, deck: npt.NDArray[np.int8], mano: int) -> None:
+def start_hand(st, R, deck: npt.NDArray[np.int8], mano: int) -> None:
     """Deal ``deck`` with ``mano`` and open the mus phase (RULES.md §2.5, §3.1): ``deck[i]`` for i < 16
     goes to relative seat ``i % 4``; the stock is ``deck[16:]``."""
     st.mano = mano
@@ -402,7 +414,7 @@ def start_hand(st, R: Rules, deck: npt.NDArray[np.int8], mano: int) -> None:
 
 
 @njit(cache=True)
-def on_mus_call(st, out, R: Rules, action: int) -> None:
+def on_mus_call(st, out, R, action: int) -> None:
     if action == NO_MUS_A:
         begin_lances(st, R)
     elif st.rel < 3:
@@ -414,7 +426,7 @@ def on_mus_call(st, out, R: Rules, action: int) -> None:
 
 
 @njit(cache=True)
-def on_discard(st, out, R: Rules, action: int) -> None:
+def on_discard(st, out, R, action: int) -> None:
     rel = st.rel
     hand = st.hands[(st.mano + rel) % 4]
     mask = action - DISCARD_BASE
@@ -440,7 +452,7 @@ def on_discard(st, out, R: Rules, action: int) -> None:
 
 
 @njit(cache=True)
-def serve_replacements(st, R: Rules) -> None:
+def serve_replacements(st, R) -> None:
     """The postre serves S0..S3 their replacement cards, reshuffling the pile when needed (§3.3, §3.4)."""
     for rel in range(4):
         need = st.disc_count[rel]
@@ -462,7 +474,7 @@ def serve_replacements(st, R: Rules) -> None:
 
 
 @njit(cache=True)
-def reshuffle(st, rel: int, R: Rules) -> None:
+def reshuffle(st, rel: int, R) -> None:
     """The discard pile (less the server's own discards of this round, by default) becomes the stock (§3.4)."""
     own = np.zeros(NUM_CARDS_, dtype=np.bool_)
     if R.cfg[C_EXCLUDE_OWN]:
@@ -487,7 +499,7 @@ def reshuffle(st, rel: int, R: Rules) -> None:
 # ---------------------------------------------------------------------------------------------------
 # Lances (RULES.md §4)
 @njit(cache=True)
-def begin_lances(st, R: Rules) -> None:
+def begin_lances(st, R) -> None:
     """Evaluate the four hands once (table lookups) and open grande."""
     for rel in range(4):
         hand = st.hands[(st.mano + rel) % 4]
@@ -503,7 +515,7 @@ def begin_lances(st, R: Rules) -> None:
 
 
 @njit(cache=True)
-def open_lance(st, R: Rules, slot: int, lance: int, elig: int) -> None:
+def open_lance(st, R, slot: int, lance: int, elig: int) -> None:
     st.slot = slot
     st.ls_lance[slot] = lance
     st.elig = elig
@@ -511,7 +523,7 @@ def open_lance(st, R: Rules, slot: int, lance: int, elig: int) -> None:
 
 
 @njit(cache=True)
-def after_lance(st, out, R: Rules, b: int, master: np.uint64) -> None:
+def after_lance(st, out, R, b: int, master: np.uint64) -> None:
     """Move on from the lance slot that just closed (without ending the game): the next lance, or the
     declarations (a pares or juego lance may close at once: void or uncontested), or the showdown."""
     while True:
@@ -534,7 +546,7 @@ def has_lance(st, kind: int, rel: int) -> bool:
 
 
 @njit(cache=True)
-def declare(st, R: Rules, slot: int, rel: int) -> bool:
+def declare(st, R, slot: int, rel: int) -> bool:
     """Forced pares (slot 2) or juego (slot 3) declarations from relative seat ``rel`` on (§4.3, §4.4).
     Returns True when the lance closed at once (void or uncontested): the caller moves on."""
     kind = slot - 2
@@ -549,7 +561,7 @@ def declare(st, R: Rules, slot: int, rel: int) -> bool:
 
 
 @njit(cache=True)
-def on_declare(st, out, R: Rules, action: int, b: int, master: np.uint64) -> None:
+def on_declare(st, out, R, action: int, b: int, master: np.uint64) -> None:
     slot = st.slot
     st.decl[slot - 2, (st.mano + st.rel) % 4] = action == PARES_SI_A or action == JUEGO_SI_A
     if st.rel < 3:
@@ -559,7 +571,7 @@ def on_declare(st, out, R: Rules, action: int, b: int, master: np.uint64) -> Non
 
 
 @njit(cache=True)
-def start_declared_lance(st, R: Rules, slot: int) -> bool:
+def start_declared_lance(st, R, slot: int) -> bool:
     """After the declarations: void, uncontested, punto or betting. True when the lance closed at once."""
     kind = slot - 2
     holders = 0
@@ -589,7 +601,7 @@ def start_declared_lance(st, R: Rules, slot: int) -> bool:
 # ---------------------------------------------------------------------------------------------------
 # Betting (RULES.md §5)
 @njit(cache=True)
-def on_open(st, out, R: Rules, action: int, b: int, master: np.uint64) -> None:
+def on_open(st, out, R, action: int, b: int, master: np.uint64) -> None:
     sl = st.slot
     st.ls_said[sl, (st.mano + st.rel) % 4] = R.speech[action]
     if action == PASO_A:
@@ -605,7 +617,7 @@ def on_open(st, out, R: Rules, action: int, b: int, master: np.uint64) -> None:
 
 
 @njit(cache=True)
-def bet(st, R: Rules, action: int, stake_before: int) -> None:
+def bet(st, R, action: int, stake_before: int) -> None:
     """An opening bet, raise or órdago by the current seat; the other team's responders answer (§5.3)."""
     sl = st.slot
     seat = (st.mano + st.rel) % 4
@@ -624,7 +636,7 @@ def bet(st, R: Rules, action: int, stake_before: int) -> None:
 
 
 @njit(cache=True)
-def on_respond(st, out, R: Rules, action: int, b: int, master: np.uint64) -> None:
+def on_respond(st, out, R, action: int, b: int, master: np.uint64) -> None:
     sl = st.slot
     st.ls_said[sl, (st.mano + st.rel) % 4] = R.speech[action]
     has_r2 = st.resp_i == 0 and st.resp[1] >= 0
@@ -645,7 +657,7 @@ def on_respond(st, out, R: Rules, action: int, b: int, master: np.uint64) -> Non
 
 
 @njit(cache=True)
-def on_confirm(st, out, R: Rules, action: int, b: int, master: np.uint64) -> None:
+def on_confirm(st, out, R, action: int, b: int, master: np.uint64) -> None:
     st.ls_said[st.slot, (st.mano + st.rel) % 4] = R.speech[action]
     if action == QUIERO_A:
         accept(st, out, R, b, master)
@@ -654,7 +666,7 @@ def on_confirm(st, out, R: Rules, action: int, b: int, master: np.uint64) -> Non
 
 
 @njit(cache=True)
-def raise_stake(st, R: Rules, action: int) -> None:
+def raise_stake(st, R, action: int) -> None:
     """``MusGame._raise``: the refused stake falls back to the live one."""
     sl = st.slot
     st.ls_fallback[sl] = st.ls_stake[sl]
@@ -662,7 +674,7 @@ def raise_stake(st, R: Rules, action: int) -> None:
 
 
 @njit(cache=True)
-def accept(st, out, R: Rules, b: int, master: np.uint64) -> None:
+def accept(st, out, R, b: int, master: np.uint64) -> None:
     sl = st.slot
     if st.ls_stake[sl] != ORDAGO_STAKE:
         st.ls_outcome[sl] = ACCEPTED
@@ -677,7 +689,7 @@ def accept(st, out, R: Rules, b: int, master: np.uint64) -> None:
 
 
 @njit(cache=True)
-def refuse(st, out, R: Rules, b: int, master: np.uint64) -> None:
+def refuse(st, out, R, b: int, master: np.uint64) -> None:
     sl = st.slot
     st.ls_outcome[sl] = REFUSED
     st.ls_winner[sl] = st.ls_bettor[sl]
@@ -688,7 +700,7 @@ def refuse(st, out, R: Rules, b: int, master: np.uint64) -> None:
 # ---------------------------------------------------------------------------------------------------
 # Scoring (RULES.md §6)
 @njit(cache=True)
-def add_stones(st, out, R: Rules, slot: int, team: int, stones: int, b: int, master: np.uint64) -> bool:
+def add_stones(st, out, R, slot: int, team: int, stones: int, b: int, master: np.uint64) -> bool:
     """Add stones won in lance ``slot``; True (and the game ended) if the team reached the target (§6.1)."""
     st.scores[team] += stones
     st.hand_stones[team] += stones
@@ -714,7 +726,7 @@ def lance_winner(st, lance: int) -> int:
 
 
 @njit(cache=True)
-def do_showdown(st, out, R: Rules, b: int, master: np.uint64) -> None:
+def do_showdown(st, out, R, b: int, master: np.uint64) -> None:
     """Count the four lances in order, checking the target after each (§6.2); then the next hand."""
     st.showdown = True
     m = st.mano
@@ -750,7 +762,7 @@ def do_showdown(st, out, R: Rules, b: int, master: np.uint64) -> None:
 # ---------------------------------------------------------------------------------------------------
 # Hands, games, vacas (RULES.md §7)
 @njit(cache=True)
-def finish_hand(st, out, R: Rules) -> None:
+def finish_hand(st, out, R) -> None:
     """Remember the hand for the next observation (shown cards, stones) and report it (stone rewards)."""
     st.prev_shown = st.showdown
     st.prev_counts[:, :] = 0
@@ -765,25 +777,25 @@ def finish_hand(st, out, R: Rules) -> None:
             out.lance_stones[sl, t] = st.lance_stones[sl, t]
     out.hand_finished = True
     if R.cfg[C_STONES_REWARD]:
-        diff = np.float32(st.hand_stones[0] - st.hand_stones[1])
+        diff = st.hand_stones[0] - st.hand_stones[1]          # ints, so that a draw pays 0.0, not -0.0
         for s in range(4):
             out.rewards[s] = diff if s % 2 == 0 else -diff
 
 
 @njit(cache=True)
-def next_hand(st, R: Rules) -> None:
+def next_hand(st, R) -> None:
     st.hand_number += 1
     mano = (st.mano + 1) % 4
     start_hand(st, R, deal_deck(st.game_seeds, st.hand_number), mano)
 
 
 @njit(cache=True)
-def end_game(st, out, R: Rules, team: int, by_ordago: bool, b: int, master: np.uint64) -> None:
+def end_game(st, out, R, team: int, by_ordago: bool, b: int, master: np.uint64) -> None:
     """A team reached the target or won an órdago: games, vacas, the match; then the next hand or episode."""
     finish_hand(st, out, R)
     if R.cfg[C_STONES_REWARD] and by_ordago:            # an accepted órdago is worth the stones still lacking
         lacking = max(R.cfg[C_TARGET] - st.scores[team], 0)
-        signed = np.float32(lacking if team == 0 else -lacking)
+        signed = lacking if team == 0 else -lacking
         for s in range(4):
             out.rewards[s] += signed if s % 2 == 0 else -signed
     st.games_won[team] += 1
@@ -818,7 +830,7 @@ def clear_episode(st) -> None:
 
 
 @njit(cache=True)
-def new_episode(st, R: Rules, b: int, master: np.uint64) -> None:
+def new_episode(st, R, b: int, master: np.uint64) -> None:
     """A fresh episode on table ``b`` from its next table seed (auto-reset)."""
     st.episode += 1
     st.game_seeds = table_seed(master, b, st.episode)
@@ -831,7 +843,7 @@ def new_episode(st, R: Rules, b: int, master: np.uint64) -> None:
 # ---------------------------------------------------------------------------------------------------
 # Observation (observation.encode, transcribed)
 @njit(cache=True)
-def encode(st, R: Rules, seat: int, row: npt.NDArray[np.float32]) -> None:
+def encode(st, R, seat: int, row: npt.NDArray[np.float32]) -> None:
     """Write absolute ``seat``'s view of the table into ``row`` (OBS_DIM,), exactly as observation.encode."""
     row[:] = 0.0
     me = seat % 2
@@ -920,7 +932,7 @@ def encode(st, R: Rules, seat: int, row: npt.NDArray[np.float32]) -> None:
 
 
 @njit(cache=True)
-def write_view(S, R: Rules, b: int, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> None:
+def write_view(S, R, b: int, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> None:
     """The acting seat's observation and legal mask of table ``b`` into the output rows."""
     st = S[b]
     encode(st, R, (st.mano + st.rel) % 4, obs[b])
@@ -930,8 +942,9 @@ def write_view(S, R: Rules, b: int, obs: npt.NDArray[np.float32], mask: npt.NDAr
 # ---------------------------------------------------------------------------------------------------
 # Entry points (called by VectorMusEnv)
 @njit(cache=True)
-def step_table(S, O, R: Rules, b: int, action: int, master: np.uint64, obs, mask) -> None:
+def step_table(S, O, rules: Rules, b: int, action: int, master: np.uint64, obs, mask) -> None:
     """One decision on table ``b``: dispatch on the phase, run every automatic transition, write the view."""
+    R = rules[0]
     st = S[b]
     out = O[b]
     out.rewards[:] = 0.0
@@ -955,25 +968,44 @@ def step_table(S, O, R: Rules, b: int, action: int, master: np.uint64, obs, mask
 
 
 @njit(cache=True)
-def step_serial(S, O, R: Rules, actions, master: np.uint64, obs, mask) -> None:
+def first_illegal(S, rules: Rules, actions) -> int:
+    """Index of the first table whose action is not legal for its pending decision, -1 if all are."""
+    masks = rules[0].legal_masks
     for b in range(actions.shape[0]):
-        step_table(S, O, R, b, actions[b], master, obs, mask)
-
-
-@njit(cache=True, parallel=True)
-def step_parallel(S, O, R: Rules, actions, master: np.uint64, obs, mask) -> None:
-    for b in prange(actions.shape[0]):
-        step_table(S, O, R, b, actions[b], master, obs, mask)
-
-
-def step_tables(S, O, R: Rules, actions, master: np.uint64, obs, mask, parallel: bool) -> None:
-    """Step every table (``actions`` already checked legal); ``parallel`` runs the tables on numba's threads."""
-    (step_parallel if parallel else step_serial)(S, O, R, actions, master, obs, mask)
+        a = actions[b]
+        if a < 0 or a >= NUM_ACTIONS_ or masks[S[b].legal, a] == 0:
+            return b
+    return -1
 
 
 @njit(cache=True)
-def new_episodes(S, R: Rules, tables, master: np.uint64, obs, mask) -> None:
+def step_serial(S, O, rules: Rules, actions, master: np.uint64, obs, mask) -> int:
+    bad = first_illegal(S, rules, actions)
+    if bad < 0:
+        for b in range(actions.shape[0]):
+            step_table(S, O, rules, b, actions[b], master, obs, mask)
+    return bad
+
+
+@njit(cache=True, parallel=True)
+def step_parallel(S, O, rules: Rules, actions, master: np.uint64, obs, mask) -> int:
+    bad = first_illegal(S, rules, actions)
+    if bad < 0:
+        for b in prange(actions.shape[0]):
+            step_table(S, O, rules, b, actions[b], master, obs, mask)
+    return bad
+
+
+def step_tables(S, O, rules: Rules, actions, master: np.uint64, obs, mask, parallel: bool) -> int:
+    """Step every table, or none: returns the first table whose action is illegal (nothing changed), or -1.
+    ``parallel`` runs the tables on numba's threads."""
+    return (step_parallel if parallel else step_serial)(S, O, rules, actions, master, obs, mask)
+
+
+@njit(cache=True)
+def new_episodes(S, rules: Rules, tables, master: np.uint64, obs, mask) -> None:
     """A fresh episode (the next table seed) on each of ``tables``, with its first view written."""
+    R = rules[0]
     for k in range(tables.shape[0]):
         b = tables[k]
         new_episode(S[b], R, b, master)
@@ -981,8 +1013,9 @@ def new_episodes(S, R: Rules, tables, master: np.uint64, obs, mask) -> None:
 
 
 @njit(cache=True)
-def reset_tables(S, R: Rules, tables, decks, manos, scores, seeds, obs, mask) -> None:
+def reset_tables(S, rules: Rules, tables, decks, manos, scores, seeds, obs, mask) -> None:
     """Start an episode on each of ``tables`` from a given first deal, scores and game seed."""
+    R = rules[0]
     for k in range(tables.shape[0]):
         b = tables[k]
         st = S[b]
@@ -996,9 +1029,10 @@ def reset_tables(S, R: Rules, tables, decks, manos, scores, seeds, obs, mask) ->
 
 
 @njit(cache=True)
-def observe_tables(S, R: Rules, tables, seats, obs, mask) -> None:
+def observe_tables(S, rules: Rules, tables, seats, obs, mask) -> None:
     """Seat ``seats[k]``'s view of table ``tables[k]`` into ``obs[k]``; ``mask[k]`` is the legal mask when
     that seat is to act, zeros otherwise. ``seats[k] = -1``: the acting seat."""
+    R = rules[0]
     for k in range(tables.shape[0]):
         st = S[tables[k]]
         acting = (st.mano + st.rel) % 4
@@ -1011,8 +1045,9 @@ def observe_tables(S, R: Rules, tables, seats, obs, mask) -> None:
 
 
 @njit(cache=True)
-def state_rows(S, R: Rules, out) -> None:
+def state_rows(S, rules: Rules, out) -> None:
     """``MusGame.state()`` of every table: seat 0's view, then each seat's hand one-hot over card ids."""
+    R = rules[0]
     for b in range(S.shape[0]):
         st = S[b]
         row = out[b]

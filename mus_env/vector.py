@@ -97,7 +97,7 @@ class VectorMusEnv:
         self.config = cfg
         self.reward_mode = reward
         self.num_threads = int(num_threads)
-        self.seed = random_seed() if seed is None else normalize_seed(seed)
+        self._set_seed(random_seed() if seed is None else seed)
         self._rules = kernel.make_rules(cfg, stones_reward=reward == "stones")
         self._parallel = self.num_threads > 1 and self.num_envs >= PARALLEL_MIN_TABLES
         self._state = np.zeros(self.num_envs, dtype=kernel.STATE_DTYPE)
@@ -109,6 +109,10 @@ class VectorMusEnv:
             setattr(self, "scores_" if name == "scores" else name, self._state[name])
         self._rows = np.arange(self.num_envs)
         self._started = False
+
+    def _set_seed(self, seed: int) -> None:
+        self.seed = normalize_seed(seed)
+        self._seed_u64 = np.uint64(self.seed)
 
     # ------------------------------------------------------------------------------------------------
     def state_bytes(self) -> int:
@@ -162,7 +166,7 @@ class VectorMusEnv:
                 raise ValueError(f"VectorMusEnv state_dict: array {k!r} should be {mine.shape} {mine.dtype}, got {got}")
         for k, mine in mine_all.items():
             mine[...] = arrays[k]
-        self.seed = normalize_seed(int(state["seed"]))
+        self._set_seed(int(state["seed"]))
         self._started = bool(state["started"])
 
     # ------------------------------------------------------------------------------------------------
@@ -184,9 +188,9 @@ class VectorMusEnv:
             ``obs (B, OBS_DIM)`` float32 and ``mask (B, NUM_ACTIONS)`` int8 for each table's first player.
         """
         if seed is not None:
-            self.seed = normalize_seed(seed)
+            self._set_seed(seed)
         self.episode[:] = -1
-        kernel.new_episodes(self._state, self._rules, self._rows, np.uint64(self.seed), self._obs, self._mask)
+        kernel.new_episodes(self._state, self._rules, self._rows, self._seed_u64, self._obs, self._mask)
         self._started = True
         return self._obs, self._mask
 
@@ -272,17 +276,19 @@ class VectorMusEnv:
         """
         if not self._started:
             raise RuntimeError("call reset() or reset_from_decks() before step()")
-        a = self._check_actions(actions)
+        a = actions
+        if not (type(a) is np.ndarray and a.dtype == np.int64 and a.shape == (self.num_envs,)):
+            a = self._int_array("actions", actions, (self.num_envs,))
         if self._parallel and numba.get_num_threads() != self.num_threads:
             numba.set_num_threads(self.num_threads)
-        kernel.step_tables(self._state, self._out, self._rules, a, np.uint64(self.seed), self._obs, self._mask,
-                           self._parallel)
-        out = self._out
-        finished = out["finished"].copy()
-        info = {"finished": finished, "winner": out["winner"].copy(),
-                "final_scores": out["final_scores"].copy(), "hand_finished": out["hand_finished"].copy(),
-                "hand_stones": out["hand_stones"].copy(), "lance_stones": out["lance_stones"].copy()}
-        return self._obs, self._mask, out["rewards"].copy(), finished.copy(), info
+        bad = kernel.step_tables(self._state, self._out, self._rules, a, self._seed_u64, self._obs, self._mask,
+                                 self._parallel)
+        if bad >= 0:
+            self._check_actions(a)                          # raises, naming the table, seat and phase
+        out = self._out.copy()
+        info = {k: out[k] for k in ("finished", "winner", "final_scores", "hand_finished", "hand_stones",
+                                    "lance_stones")}
+        return self._obs, self._mask, np.ascontiguousarray(out["rewards"]), out["finished"].copy(), info
 
     def sample_actions(self, rng: np.random.Generator | int | None = None) -> npt.NDArray[np.int64]:
         """One uniformly random legal action per table, for its current player (random play, exploration).
