@@ -1,12 +1,22 @@
-"""Shared pytest options: ``--runslow`` enables tests marked ``slow``; ``--fuzz-games N`` sizes the fuzz."""
+"""Shared pytest options: ``--runslow`` enables tests marked ``slow``; ``--fuzz-games N`` sizes the fuzz.
+
+Hypothesis runs derandomized (profile ``ci``, the default): every run, in CI or not, tries the same examples,
+so a failure reproduces and a pass means the same thing everywhere. ``HYPOTHESIS_PROFILE=explore`` draws new
+examples each run (and keeps failures in the local ``.hypothesis`` database) for hunting bugs locally.
+"""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+from hypothesis import settings
 
 DEFAULT_FUZZ_GAMES = 10_000
+
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
