@@ -6,8 +6,10 @@ decisions (one action of one player; chance events are not counted):
 * ``scalar``: ``MusGame`` with ``legal_actions()`` at every decision;
 * ``raw_env`` / ``env()``: ``mus_v0`` through the PettingZoo ``agent_iter`` / ``last`` / ``step`` loop, with
   the action chosen from the mask;
-* ``vector B=...``: ``VectorMusEnv`` at several batch sizes, observation and mask included, actions drawn by
-  ``VectorMusEnv.sample_actions`` (uniform over each table's legal set);
+* ``vector B=...``: ``VectorMusEnv`` at several batch sizes on one thread, observation and mask included,
+  actions drawn by ``VectorMusEnv.sample_actions`` (uniform over each table's legal set);
+* ``vector B=... N threads``: the same with the compiled kernel's ``prange`` over N threads (``--threads``;
+  batches below ``vector.PARALLEL_MIN_TABLES`` always run on one thread, so they are not repeated);
 * ``vector B=... in P processes``: the largest batch split over ``--processes`` concurrent processes, each
   stepping its own VectorMusEnv (one env copy per worker, as RL libraries use several cores); the sum;
 * ``texas_holdem_v4``: PettingZoo's classic env (the same loop as ``env()``), when installed;
@@ -17,6 +19,8 @@ decisions (one action of one player; chance events are not counted):
 
 Ratios are against texas_holdem_v4 (for the AEC envs) and OpenSpiel bridge (for the batched engine),
 measured in the same run. Timings are medians of ``--repeats`` runs; machines are shared and noisy.
+``--compile`` also times, in fresh processes, the kernel's cold compile (an empty numba cache) and its load
+from the cache (what every later run pays).
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -98,9 +104,9 @@ def bench_aec(make_env: Callable[[], object], seconds: float, repeats: int = 3) 
 
 
 def bench_vector(batch: int, seconds: float, repeats: int = 3, config: MusConfig | None = None,
-                 seed: int = 0) -> float:
-    """Decisions/s of VectorMusEnv at batch size ``batch`` (obs and mask included)."""
-    venv = VectorMusEnv(batch, config or MusConfig(), seed=seed)
+                 seed: int = 0, num_threads: int = 1) -> float:
+    """Decisions/s of VectorMusEnv at batch size ``batch`` on ``num_threads`` threads (obs and mask included)."""
+    venv = VectorMusEnv(batch, config or MusConfig(), seed=seed, num_threads=num_threads)
     venv.reset()
     rng = np.random.default_rng(seed)
 
@@ -127,6 +133,27 @@ def bench_vector_processes(batch: int, processes: int, seconds: float, repeats: 
     with ctx.Pool(processes) as pool:
         rates = pool.map(_vector_worker, [(batch // processes, seconds, repeats, k) for k in range(processes)])
     return float(sum(rates))
+
+
+_COMPILE_PROBE = (
+    "import time; t = time.perf_counter(); import numpy as np; from mus_env import VectorMusEnv\n"
+    "for th in (1, {threads}):\n"
+    "    v = VectorMusEnv(64, seed=0, num_threads=th); v.reset(); v.step(v.sample_actions(0)); v.state()\n"
+    "    v.observe([0], [1]); v.reset_from_decks(np.tile(np.arange(40), (64, 1)), np.zeros(64, int))\n"
+    "print(time.perf_counter() - t)\n")
+
+
+def bench_compile(threads: int) -> dict[str, float]:
+    """Seconds to import mus_env and run every kernel entry point once (serial and ``threads`` threads) in a
+    fresh process: with an empty numba cache (``cold``), then again with that cache (``cached``)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for key in ("cold", "cached"):
+            r = subprocess.run([sys.executable, "-c", _COMPILE_PROBE.format(threads=threads)], env=env,
+                               capture_output=True, text=True, check=True)
+            out[key] = float(r.stdout.split()[-1])
+    return out
 
 
 def bench_openspiel(game_name: str, seconds: float, repeats: int = 3) -> float | None:
@@ -163,8 +190,31 @@ def _texas() -> Callable[[], object] | None:
     return texas_holdem_v4.env
 
 
-def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (1, 256, 1024, 4096),
-            peers: bool = True, log: Callable[[str], None] = print, processes: int = 1) -> dict:
+def vector_rows(batches: tuple[int, ...], threads: tuple[int, ...], seconds: float, repeats: int,
+                log: Callable[[str], None]) -> dict[str, float]:
+    """``vector B=b`` (one thread) and ``vector B=b N threads`` rows for every batch and thread count."""
+    from mus_env.vector import PARALLEL_MIN_TABLES
+
+    res = {}
+    for b in batches:
+        for th in threads:
+            if th > 1 and b < PARALLEL_MIN_TABLES:
+                continue
+            name = f"vector B={b}" + (f" {th} threads" if th > 1 else "")
+            log(f"VectorMusEnv B={b}, {th} thread(s) ...")
+            res[name] = bench_vector(b, seconds, repeats, num_threads=th)
+    return res
+
+
+def memory_report() -> dict[str, int]:
+    """Bytes per table of the batched engine: its state row and its output buffers (obs, mask, step outputs)."""
+    venv = VectorMusEnv(8)
+    return {"state_bytes_per_table": venv.state_bytes(), "buffer_bytes_per_table": venv.buffer_bytes()}
+
+
+def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (1, 16, 256, 4096, 16384),
+            peers: bool = True, log: Callable[[str], None] = print, processes: int = 1,
+            threads: tuple[int, ...] = (1,), compile_times: bool = False) -> dict:
     """Run every benchmark; returns ``{"results": {name: decisions/s}, "ratios": {...}, ...}``.
 
     With ``processes > 1`` it also measures the largest batch split over that many concurrent processes."""
@@ -177,9 +227,7 @@ def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (
     res["raw_env"] = bench_aec(mus_v0.raw_env, seconds, repeats)
     log("mus_v0.env ...")
     res["env"] = bench_aec(mus_v0.env, seconds, repeats)
-    for b in batches:
-        log(f"VectorMusEnv B={b} ...")
-        res[f"vector B={b}"] = bench_vector(b, seconds, repeats)
+    res.update(vector_rows(batches, threads, seconds, repeats, log))
     multi = f"vector B={max(batches)} in {processes} processes" if processes > 1 and batches else None
     if multi:
         log(f"VectorMusEnv B={max(batches)} split over {processes} processes ...")
@@ -195,15 +243,22 @@ def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (
         ratios["env / texas_holdem_v4"] = res["env"] / res["texas_holdem_v4"]
         ratios["raw_env / texas_holdem_v4"] = res["raw_env"] / res["texas_holdem_v4"]
     if res.get("openspiel bridge"):
-        for b in batches:
-            ratios[f"vector B={b} / openspiel bridge"] = res[f"vector B={b}"] / res["openspiel bridge"]
-        if multi:
-            ratios[f"{multi} / openspiel bridge"] = res[multi] / res["openspiel bridge"]
-    venv = VectorMusEnv(8)
-    return {"results": res, "ratios": ratios, "us_per_decision_scalar": 1e6 / res["scalar"],
-            "state_bytes_per_table": venv.state_bytes(), "cache_bytes_per_table": venv.cache_bytes(),
-            "seconds": seconds, "repeats": repeats, "processes": processes,
-            "python": sys.version.split()[0], "numpy": np.__version__}
+        for k, v in res.items():
+            if k.startswith("vector"):
+                ratios[f"{k} / openspiel bridge"] = v / res["openspiel bridge"]
+    report = {"results": res, "ratios": ratios, "us_per_decision_scalar": 1e6 / res["scalar"], **memory_report(),
+              "seconds": seconds, "repeats": repeats, "processes": processes, "threads": list(threads),
+              "python": sys.version.split()[0], "numpy": np.__version__, "numba": _numba_version()}
+    if compile_times:
+        log("kernel compile (fresh processes) ...")
+        report["kernel_seconds"] = bench_compile(max(threads))
+    return report
+
+
+def _numba_version() -> str:
+    import numba
+
+    return numba.__version__
 
 
 def print_table(report: dict) -> None:
@@ -234,16 +289,24 @@ def print_table(report: dict) -> None:
             r.add_row(k, f"{v:.2f}")
         console.print(r)
     console.print(f"VectorMusEnv state: {report['state_bytes_per_table']} bytes per table"
-                  + (f" (+ {report['cache_bytes_per_table']} bytes of observation cache)"
-                     if "cache_bytes_per_table" in report else ""))
+                  + (f" (+ {report['buffer_bytes_per_table']} bytes of output buffers: obs, mask, step outputs)"
+                     if "buffer_bytes_per_table" in report else ""))
+    if "kernel_seconds" in report:
+        k = report["kernel_seconds"]
+        console.print(f"kernel: cold compile {k['cold']:.1f} s, cached load {k['cached']:.1f} s "
+                      "(import and every entry point once, fresh processes)")
 
 
 def main(argv: list[str] | None = None) -> None:
     p = ArgumentParser(prog="mus bench", description="Decisions/s of the engines and peer environments.")
     p.add_argument("--seconds", type=positive_float, default=2.0, help="seconds per timed run (a number > 0)")
     p.add_argument("--repeats", type=int_in(1), default=3, help="timed runs per entry (the median is reported)")
-    p.add_argument("--batches", type=int_list(1, 2**20), default="1,256,1024,4096",
+    p.add_argument("--batches", type=int_list(1, 2**20), default="1,16,256,4096,16384",
                    help="VectorMusEnv batch sizes, comma-separated")
+    p.add_argument("--threads", type=int_list(1, 1024), default=None,
+                   help="thread counts of the batched kernel, comma-separated (default: 1 and all cores)")
+    p.add_argument("--compile", action="store_true",
+                   help="also time the kernel's cold compile and cached load (fresh processes, about a minute)")
     p.add_argument("--engine", choices=("all", "scalar", "aec", "vector", "peers"), default="all",
                    help="run only one group")
     p.add_argument("--no-peers", action="store_true", help="skip texas_holdem_v4 and OpenSpiel")
@@ -252,10 +315,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = p.parse_args(argv)
     batches = args.batches
+    import numba
+
+    cores = numba.config.NUMBA_NUM_THREADS
+    threads = tuple(sorted({1, cores})) if args.threads is None else tuple(args.threads)
+    if max(threads) > cores:
+        p.error(f"argument --threads: at most {cores} (numba's thread pool on this machine), got {max(threads)}")
     log = (lambda s: print(s, file=sys.stderr)) if not args.json else (lambda s: None)
     if args.engine == "all":
         report = run_all(args.seconds, args.repeats, batches, peers=not args.no_peers, log=log,
-                         processes=args.processes)
+                         processes=args.processes, threads=threads, compile_times=args.compile)
     else:
         from mus_env import mus_v0
         res: dict[str, float | None] = {}
@@ -265,8 +334,7 @@ def main(argv: list[str] | None = None) -> None:
             res["raw_env"] = bench_aec(mus_v0.raw_env, args.seconds, args.repeats)
             res["env"] = bench_aec(mus_v0.env, args.seconds, args.repeats)
         elif args.engine == "vector":
-            for b in batches:
-                res[f"vector B={b}"] = bench_vector(b, args.seconds, args.repeats)
+            res.update(vector_rows(batches, threads, args.seconds, args.repeats, log))
             if args.processes > 1 and batches:
                 res[f"vector B={max(batches)} in {args.processes} processes"] = bench_vector_processes(
                     max(batches), args.processes, args.seconds, args.repeats)
@@ -274,7 +342,9 @@ def main(argv: list[str] | None = None) -> None:
             texas = _texas()
             res["texas_holdem_v4"] = bench_aec(texas, args.seconds, args.repeats) if texas else None
             res["openspiel bridge"] = bench_openspiel(OPENSPIEL_BRIDGE, args.seconds, args.repeats)
-        report = {"results": res, "ratios": {}, "state_bytes_per_table": VectorMusEnv(8).state_bytes()}
+        report = {"results": res, "ratios": {}, **memory_report()}
+        if args.compile:
+            report["kernel_seconds"] = bench_compile(max(threads))
     if args.json:
         print(json.dumps(report, indent=2))
     else:

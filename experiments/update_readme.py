@@ -92,9 +92,14 @@ def bench_markdown(report: dict, command: str) -> str:
     if report.get("ratios"):
         lines += ["", "| ratio (same run) | × |", "|---|---|"]
         lines += [f"| {k} | {v:.2f} |" for k, v in report["ratios"].items()]
-    cache = report.get("cache_bytes_per_table")
-    lines += ["", f"VectorMusEnv state: {report['state_bytes_per_table']} bytes per table"
-              + (f", plus {cache:,} bytes of per-seat observation cache." if cache else ".")]
+    buf = report.get("buffer_bytes_per_table")
+    lines += ["", f"VectorMusEnv memory: {report['state_bytes_per_table']} bytes of state per table"
+              + (f", plus {buf:,} bytes of output buffers (observation, mask, step outputs); no per-seat cache."
+                 if buf else ".")]
+    k = report.get("kernel_seconds")
+    if k:
+        lines += ["", f"Kernel (numba): cold compile {k['cold']:.0f} s, load from the cache {k['cached']:.1f} s "
+                      "(a fresh process importing mus_env and running every entry point once, serial and threaded)."]
     return "\n".join(lines)
 
 

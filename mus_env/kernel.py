@@ -36,8 +36,8 @@ from .phases import LEGAL_MASKS, NUM_OUTCOMES, ORDAGO_STAKE, Legal, Outcome, Pha
 from .shuffle import STREAM_DEAL, STREAM_MANO, STREAM_RESHUFFLE, STREAM_TABLE
 from .tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables
 
-__all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules", "make_rules", "step_tables",
-           "reset_tables", "new_episodes", "observe_tables", "state_rows"]
+__all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
+           "make_rules", "step_tables", "reset_tables", "new_episodes", "observe_tables", "state_rows"]
 
 # ---------------------------------------------------------------------------------------------------
 # The state of one table: one row of a structured array. (name, dtype, shape, meaning)

@@ -119,8 +119,8 @@ class VectorMusEnv:
         """Bytes of game state per table (one row of the state array)."""
         return kernel.STATE_DTYPE.itemsize
 
-    def cache_bytes(self) -> int:
-        """Bytes per table of the output buffers (observation, mask, step outputs); no per-seat cache."""
+    def buffer_bytes(self) -> int:
+        """Bytes per table of the output buffers (observation, mask, step outputs); there is no per-seat cache."""
         return self._obs.itemsize * OBS_DIM + NUM_ACTIONS + kernel.OUT_DTYPE.itemsize
 
     def _arrays(self) -> dict[str, np.ndarray]:

@@ -10,11 +10,12 @@ from experiments import bench
 
 
 def test_vector_entries_and_processes(capsys: pytest.CaptureFixture[str]) -> None:
-    bench.main(["--engine", "vector", "--batches", "1,16", "--seconds", "0.05", "--repeats", "1",
-                "--processes", "2", "--json"])
+    bench.main(["--engine", "vector", "--batches", "1,64", "--threads", "1,2", "--seconds", "0.05",
+                "--repeats", "1", "--processes", "2", "--json"])
     report = json.loads(capsys.readouterr().out)
     res = report["results"]
-    assert set(res) == {"vector B=1", "vector B=16", "vector B=16 in 2 processes"}
+    # threaded rows only where the kernel runs threaded (B >= vector.PARALLEL_MIN_TABLES = 64)
+    assert set(res) == {"vector B=1", "vector B=64", "vector B=64 2 threads", "vector B=64 in 2 processes"}
     assert all(v > 0 for v in res.values())
     assert report["state_bytes_per_table"] > 0
 
@@ -23,5 +24,6 @@ def test_run_all_without_peers_has_every_engine() -> None:
     report = bench.run_all(seconds=0.05, repeats=1, batches=(4,), peers=False, log=lambda s: None)
     assert set(report["results"]) == {"scalar", "raw_env", "env", "vector B=4"}
     assert all(v > 0 for v in report["results"].values())
-    assert report["cache_bytes_per_table"] >= 4 * 345 * 4          # one float32 observation per seat
+    # the kernel writes the acting seat's observation straight into the output: no per-seat cache (4 x 345 floats)
+    assert 0 < report["state_bytes_per_table"] + report["buffer_bytes_per_table"] < 4 * 345 * 4
     assert report["ratios"] == {}                                   # no peers, no ratios
