@@ -145,6 +145,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
+_SIGN = np.uint64(1 << 63)
 _U_DEAL, _U_RESHUFFLE = np.uint64(STREAM_DEAL), np.uint64(STREAM_RESHUFFLE)
 _U_MANO, _U_TABLE = np.uint64(STREAM_MANO), np.uint64(STREAM_TABLE)
 
@@ -264,25 +265,28 @@ def card_key(h: np.uint64, card: int) -> np.uint64:
 
 @njit(cache=True)
 def sort_by_key(cards: npt.NDArray[np.int8], n: int, h: np.uint64) -> None:
-    """Order ``cards[:n]`` by their keys for the event ``h`` (keys are distinct 64-bit hashes)."""
-    keys = np.empty(n, dtype=np.uint64)
+    """Order ``cards[:n]`` by their keys for the event ``h`` (the order ``shuffle`` gives). The keys are
+    distinct 64-bit hashes, so each card's place is the number of smaller keys: a branch-free count that
+    the compiler vectorises (about twice as fast as a comparison sort of 40 random keys). The sign bit is
+    flipped so that signed comparisons order the unsigned keys exactly."""
+    keys = np.empty(n, dtype=np.int64)
+    src = cards[:n].copy()
     for i in range(n):
-        keys[i] = card_key(h, cards[i])
-    for i in range(1, n):                               # insertion sort: n <= 40, and rare
-        k, c = keys[i], cards[i]
-        j = i - 1
-        while j >= 0 and keys[j] > k:
-            keys[j + 1] = keys[j]
-            cards[j + 1] = cards[j]
-            j -= 1
-        keys[j + 1] = k
-        cards[j + 1] = c
+        keys[i] = np.int64(card_key(h, src[i]) ^ _SIGN)
+    for i in range(n):
+        k = keys[i]
+        place = 0
+        for j in range(n):
+            place += keys[j] < k
+        cards[place] = src[i]
 
 
 @njit(cache=True)
 def deal_deck(seed: np.uint64, hand_number: int) -> npt.NDArray[np.int8]:
     """The deck of hand ``hand_number`` of the game ``seed`` (``shuffle.deal_decks``)."""
-    deck = np.arange(NUM_CARDS_).astype(np.int8)
+    deck = np.empty(NUM_CARDS_, dtype=np.int8)
+    for c in range(NUM_CARDS_):
+        deck[c] = c
     sort_by_key(deck, NUM_CARDS_, event_hash(seed, _U_DEAL, np.uint64(hand_number), np.uint64(0)))
     return deck
 
