@@ -365,14 +365,14 @@ def is_real31(hand: npt.NDArray[np.int8], R) -> bool:
 
 # ---------------------------------------------------------------------------------------------------
 # Decisions and the mus phase (RULES.md §3); ``st`` is one table's row (a record), ``out`` its outputs.
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def set_decision(st, phase: int, rel: int, legal: int) -> None:
     st.phase = phase
     st.rel = rel
     st.legal = legal
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def set_mus_call(st, R, rel: int) -> None:
     cap = R.cfg[C_MAX_MUS]
     set_decision(st, MUS_CALL, rel, L_FORCED_NO_MUS if cap >= 0 and st.mus_round >= cap else L_MUS_CALL)
@@ -518,7 +518,7 @@ def begin_lances(st, R) -> None:
     open_lance(st, R, 0, GRANDE, ALL_SEATS)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def open_lance(st, R, slot: int, lance: int, elig: int) -> None:
     st.slot = slot
     st.ls_lance[slot] = lance
@@ -543,13 +543,13 @@ def after_lance(st, out, R, b: int, master: np.uint64) -> None:
             return
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def has_lance(st, kind: int, rel: int) -> bool:
     """Relative seat ``rel`` holds pares (kind 0) or juego (kind 1)."""
     return (st.pares_b[rel] if kind == 0 else st.juego_b[rel]) > 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def declare(st, R, slot: int, rel: int) -> bool:
     """Forced pares (slot 2) or juego (slot 3) declarations from relative seat ``rel`` on (§4.3, §4.4).
     Returns True when the lance closed at once (void or uncontested): the caller moves on."""
@@ -574,7 +574,7 @@ def on_declare(st, out, R, action: int, b: int, master: np.uint64) -> None:
         after_lance(st, out, R, b, master)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def start_declared_lance(st, R, slot: int) -> bool:
     """After the declarations: void, uncontested, punto or betting. True when the lance closed at once."""
     kind = slot - 2
@@ -620,7 +620,7 @@ def on_open(st, out, R, action: int, b: int, master: np.uint64) -> None:
     bet(st, R, action, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bet(st, R, action: int, stake_before: int) -> None:
     """An opening bet, raise or órdago by the current seat; the other team's responders answer (§5.3)."""
     sl = st.slot
@@ -703,7 +703,7 @@ def refuse(st, out, R, b: int, master: np.uint64) -> None:
 
 # ---------------------------------------------------------------------------------------------------
 # Scoring (RULES.md §6)
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_stones(st, out, R, slot: int, team: int, stones: int, b: int, master: np.uint64) -> bool:
     """Add stones won in lance ``slot``; True (and the game ended) if the team reached the target (§6.1)."""
     st.scores[team] += stones
