@@ -12,11 +12,15 @@ teams swapped. Two units are measured:
 * games (``--games N``): each deal starts a whole game from 0-0 (later hands come from the deal's seed,
   so both seatings see the same cards hand by hand); the result is A's game win rate over paired games.
 
-The Elo ladder is a Bradley-Terry fit of all pairwise duplicate results (games if played, else hands
-scored 1 / 0.5 / 0 by the sign of the duplicate difference), anchored so that ``random`` = 1000 when
-present, with bootstrap error bars.
+The ladder (:func:`make_ladder`) rates what wins: when games are played (the default), an Elo fit
+(Bradley-Terry) of the paired game results, ``random`` = 1000; with hands only, a stones rating, the weighted
+least-squares fit of each pair's mean duplicate stones per hand (weights: deals over the variance), ``random``
+= 0, in stones per hand. The sign of a hand is never rated: winning most hands by little while losing a few by
+much loses games. Both carry bootstrap errors, and the ladder lists the head-to-head results (95% CI clear of
+a tie) whose order it reverses, as one rating per agent cannot fit a cycle (``ordago`` loses to ``random`` on
+stones but costs the strong agents little).
 
-Command line: ``mus tournament --agents random,rule,equity,ordago --hands 4000 --out runs/ladder``.
+Command line: ``mus tournament --agents random,rule,equity,ordago --hands 4000 --games 1000 --out runs/ladder``.
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ from mus_env.observation import SLOT_NAMES
 from mus_env.phases import Phase
 from mus_env.records import write_atomic, write_text_atomic
 
-__all__ = ["PairResult", "play_pair", "round_robin", "elo_ladder", "main"]
+__all__ = ["PairResult", "Ladder", "play_pair", "round_robin", "elo_ladder", "stones_ladder", "make_ladder",
+           "main"]
 
 _ENVIDO = np.zeros(31, dtype=bool)
 _ENVIDO[int(Action.ENVIDO_2):int(Action.ENVIDO_10) + 1] = True
@@ -92,10 +97,11 @@ class PairResult:
         return _mean_ci(self.game_wins.mean(axis=1))
 
     def match_scores(self) -> npt.NDArray[np.float64]:
-        """Per deal, a's score in [0, 1] for the Elo fit (games if played, else the sign of hand_diff)."""
-        if len(self.game_wins):
-            return self.game_wins.mean(axis=1).astype(np.float64)
-        return (np.sign(self.hand_diff) + 1.0) / 2.0
+        """Per deal, a's score in [0, 1] over the two paired games, for the Elo fit (games mode only)."""
+        if not len(self.game_wins):
+            raise ValueError(f"{self.a} vs {self.b}: Elo is fitted on games and this pair played none "
+                             "(rate hands with stones_ladder)")
+        return self.game_wins.mean(axis=1).astype(np.float64)
 
     def summary(self) -> dict[str, Any]:
         m, lo, hi = self.mean_diff()
@@ -241,7 +247,10 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
 
 def elo_ladder(names: Sequence[str], results: Sequence[PairResult], *, bootstrap: int = 200,
                seed: int = 0, anchor: str = "random") -> dict[str, tuple[float, float]]:
-    """Bradley-Terry (Elo scale) ratings of ``names`` from pairwise duplicate results.
+    """Bradley-Terry (Elo scale) ratings of ``names`` from pairwise duplicate game results.
+
+    Each deal scores a in [0, 1] (its wins over the two paired games); a half-win prior each way keeps the
+    ratings finite. Hand results are refused (ValueError): a hand's sign is not what wins a game.
 
     Returns:
         ``{name: (rating, standard error)}``; ``anchor`` (if present) is fixed at 1000, else the mean is.
@@ -280,6 +289,102 @@ def elo_ladder(names: Sequence[str], results: Sequence[PairResult], *, bootstrap
         boots.append(fit([(i, j, s[rng.integers(0, len(s), len(s))]) for i, j, s in samples if len(s)]))
     se = np.std(boots, axis=0, ddof=1) if bootstrap > 1 else np.zeros(len(names))
     return {n: (float(point[i]), float(se[i])) for n, i in idx.items()}
+
+
+def stones_ladder(names: Sequence[str], results: Sequence[PairResult], *, bootstrap: int = 200,
+                  seed: int = 0, anchor: str = "random") -> dict[str, tuple[float, float]]:
+    """Ratings in stones per hand: the weighted least-squares fit of ``r_a - r_b`` to each pair's mean duplicate
+    stones per hand (a minus b), each pair weighted by its deals over the variance of its per-deal results.
+
+    With consistent results (``m_ab + m_bc = m_ac``) the fit is exact, so ``r_a - r_b`` is the pairs table's
+    mean; in a cycle it is the compromise that the precise pairs pull hardest on.
+
+    Returns:
+        ``{name: (rating, standard error)}`` (bootstrap over deals); ``anchor`` (if present) is fixed at 0,
+        else the mean is.
+    """
+    idx = {n: i for i, n in enumerate(names)}
+    rng = np.random.default_rng(seed)
+    samples = [(idx[p.a], idx[p.b], np.asarray(p.hand_diff, dtype=np.float64)) for p in results
+               if p.a != p.b and len(p.hand_diff)]
+
+    def fit(samples: list[tuple[int, int, npt.NDArray[np.float64]]]) -> npt.NDArray[np.float64]:
+        k = len(names)
+        rows, rhs = [], []
+        for i, j, d in samples:
+            var = float(d.var(ddof=1)) if len(d) > 1 else 0.0
+            w = np.sqrt(len(d) / max(var, 1e-6))
+            row = np.zeros(k)
+            row[i], row[j] = w, -w
+            rows.append(row)
+            rhs.append(w * float(d.mean()))
+        if not rows:
+            return np.zeros(k)
+        r = np.linalg.lstsq(np.array(rows), np.array(rhs), rcond=None)[0]   # minimum norm: mean 0 per component
+        return r - (r[idx[anchor]] if anchor in idx else r.mean())
+
+    point = fit(samples)
+    boots = [fit([(i, j, d[rng.integers(0, len(d), len(d))]) for i, j, d in samples]) for _ in range(bootstrap)]
+    se = np.std(boots, axis=0, ddof=1) if bootstrap > 1 else np.zeros(len(names))
+    return {n: (float(point[i]), float(se[i])) for n, i in idx.items()}
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """One rating per agent and what it is fitted on (see :func:`make_ladder`).
+
+    Attributes:
+        ratings: ``{name: (rating, standard error)}``.
+        source: ``"games"`` or ``"hands"``: the results the ratings are fitted on.
+        unit: ``"Elo"`` or ``"stones/hand"``.
+        method: one line saying what the rating is and how it was fitted (printed under the table and plot).
+        contradictions: the head-to-head results (95% CI clear of a tie) whose order the ladder reverses.
+    """
+
+    ratings: dict[str, tuple[float, float]]
+    source: str
+    unit: str
+    method: str
+    contradictions: tuple[str, ...] = ()
+
+    def __getitem__(self, name: str) -> tuple[float, float]:
+        return self.ratings[name]
+
+    def order(self) -> list[str]:
+        """Agent names, best first."""
+        return sorted(self.ratings, key=lambda n: -self.ratings[n][0])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "unit": self.unit, "method": self.method,
+                "contradictions": list(self.contradictions)}
+
+
+def make_ladder(names: Sequence[str], hand_results: Sequence[PairResult], game_results: Sequence[PairResult], *,
+                bootstrap: int = 200, seed: int = 0) -> Ladder:
+    """The tournament's ladder: Elo on the games when any were played, else the stones rating on the hands."""
+    if game_results:
+        ratings = elo_ladder(names, game_results, bootstrap=bootstrap, seed=seed)
+        anchor = " random = 1000," if "random" in ratings else ""
+        lad = Ladder(ratings, "games", "Elo", f"Elo from duplicate game wins (Bradley-Terry,{anchor} "
+                                              "bootstrap errors)")
+        checks = [(p.a, p.b, p.game_win_rate(), 0.5, "game win rate") for p in game_results]
+    elif hand_results:
+        ratings = stones_ladder(names, hand_results, bootstrap=bootstrap, seed=seed)
+        anchor = " random = 0," if "random" in ratings else ""
+        lad = Ladder(ratings, "hands", "stones/hand",
+                     f"stones per hand from duplicate hands (weighted least squares on the pairs' means,{anchor} "
+                     "bootstrap errors)")
+        checks = [(p.a, p.b, p.mean_diff(), 0.0, "stones/hand") for p in hand_results]
+    else:
+        raise ValueError("no results to rate")
+    bad = []
+    for a, b, (m, lo, hi), tie, what in checks:
+        if a == b or not (lo > tie or hi < tie):
+            continue
+        if (m > tie) != (ratings[a][0] > ratings[b][0]):
+            sign = "+" if tie == 0.0 else ""
+            bad.append(f"{a} vs {b}: {what} {m:{sign}.3f} [{lo:{sign}.3f}, {hi:{sign}.3f}]")
+    return Ladder(lad.ratings, lad.source, lad.unit, lad.method, tuple(bad))
 
 
 def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hands",
@@ -346,7 +451,7 @@ class _Progress:
 # ------------------------------------------------------------------------------------------------------
 # output: table, CSV, JSON, plots
 def write_outputs(out: Path, names: Sequence[str], hand_results: list[PairResult],
-                  game_results: list[PairResult], ladder: dict[str, tuple[float, float]],
+                  game_results: list[PairResult], ladder: Ladder,
                   meta: dict[str, Any], plots: bool = True) -> dict[str, Path]:
     """Write ``pairs.csv``, ``ladder.csv``, ``results.json`` and (optionally) ``ladder.png``, ``lances.png``.
 
@@ -369,18 +474,21 @@ def write_outputs(out: Path, names: Sequence[str], hand_results: list[PairResult
         w.writerow(r)
     files["pairs"] = write_text_atomic(out / "pairs.csv", buf.getvalue())
     lance = per_agent_lance_stones(names, hand_results)
-    order = sorted(names, key=lambda n: -ladder[n][0])
+    order = ladder.order()
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["rank", "agent", "elo", "elo_se", *(f"{s}_stones_per_hand" for s in SLOT_NAMES)])
+    col = "elo" if ladder.unit == "Elo" else "stones_per_hand"
+    w.writerow(["rank", "agent", col, f"{col}_se", *(f"{s}_stones_per_hand" for s in SLOT_NAMES)])
     for rank, n in enumerate(order, 1):
-        w.writerow([rank, n, round(ladder[n][0], 1), round(ladder[n][1], 1),
+        digits = 1 if ladder.unit == "Elo" else 3
+        w.writerow([rank, n, round(ladder[n][0], digits), round(ladder[n][1], digits),
                     *(round(float(v), 4) for v in lance.get(n, np.zeros(4)))])
     files["ladder"] = write_text_atomic(out / "ladder.csv", buf.getvalue())
     if plots:
         files.update(_plots(out, order, ladder, lance))
     files["json"] = out / "results.json"
-    results = {"meta": meta, "ladder": {n: {"elo": ladder[n][0], "se": ladder[n][1]} for n in order},
+    results = {"meta": meta, "rating": ladder.to_json(),
+               "ladder": {n: {"rating": ladder[n][0], "se": ladder[n][1]} for n in order},
                "pairs": rows, "lance_stones_per_hand": {n: list(map(float, v)) for n, v in lance.items()},
                "files": sorted(str(f.name) for f in files.values())}
     write_text_atomic(files["json"], json.dumps(_strict_json(results), indent=2, allow_nan=False))
@@ -411,7 +519,7 @@ def per_agent_lance_stones(names: Sequence[str], results: list[PairResult]) -> d
     return {n: np.concatenate(v).mean(axis=0) for n, v in acc.items() if v}
 
 
-def _plots(out: Path, order: Sequence[str], ladder: dict[str, tuple[float, float]],
+def _plots(out: Path, order: Sequence[str], ladder: Ladder,
            lance: dict[str, npt.NDArray[np.float64]]) -> dict[str, Path]:
     import matplotlib
     matplotlib.use("Agg")
@@ -422,8 +530,8 @@ def _plots(out: Path, order: Sequence[str], ladder: dict[str, tuple[float, float
     y = np.arange(len(order))[::-1]
     ax.errorbar([ladder[n][0] for n in order], y, xerr=[1.96 * ladder[n][1] for n in order], fmt="o", capsize=4)
     ax.set_yticks(y, order)
-    ax.set_xlabel("Elo (Bradley-Terry on duplicate results), 95% bootstrap interval")
-    ax.set_title("mus-env ladder")
+    ax.set_xlabel(f"{ladder.unit} from duplicate {ladder.source}, 95% bootstrap interval")
+    ax.set_title(f"mus-env ladder: {ladder.method}", fontsize=8, wrap=True)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     files["ladder_png"] = write_atomic(out / "ladder.png", lambda tmp: fig.savefig(tmp, dpi=120))
@@ -446,39 +554,50 @@ def _plots(out: Path, order: Sequence[str], ladder: dict[str, tuple[float, float
 
 
 def print_tables(names: Sequence[str], hand_results: list[PairResult], game_results: list[PairResult],
-                 ladder: dict[str, tuple[float, float]]) -> None:
-    """Print the ladder and the pair results (rich tables; plain text if rich is missing)."""
+                 ladder: Ladder) -> None:
+    """Print the ladder (saying what it is fitted on, and any head-to-head it reverses) and the pair results
+    (rich tables; plain text if rich is missing)."""
+    notes = [f"Rating: {ladder.method}."]
+    if ladder.contradictions:
+        notes.append("The ladder reverses these head-to-head results (a cycle no single rating fits): "
+                     + "; ".join(ladder.contradictions) + ".")
     try:
         from rich.console import Console
         from rich.table import Table
     except ImportError:  # pragma: no cover - rich is in the tools extra
-        for n in sorted(names, key=lambda n: -ladder[n][0]):
-            print(f"{n:>12} {ladder[n][0]:8.1f} ± {1.96 * ladder[n][1]:.1f}")
+        for n in ladder.order():
+            print(f"{n:>12} {ladder[n][0]:8.2f} ± {1.96 * ladder[n][1]:.2f} {ladder.unit}")
+        print("\n".join(notes))
         return
     console = Console()
-    t = Table(title="Elo ladder (duplicate)")
-    for c in ("rank", "agent", "Elo", "95% CI"):
-        t.add_column(c, justify="right")
-    for rank, n in enumerate(sorted(names, key=lambda n: -ladder[n][0]), 1):
+    t = Table(title=f"Ladder: {ladder.unit} from duplicate {ladder.source}")
+    for c in ("rank", "agent", ladder.unit, "95% CI"):
+        t.add_column(c, justify="right", overflow="fold")
+    fmt = ".0f" if ladder.unit == "Elo" else "+.2f"
+    for rank, n in enumerate(ladder.order(), 1):
         r, se = ladder[n]
-        t.add_row(str(rank), n, f"{r:.0f}", f"± {1.96 * se:.0f}")
+        t.add_row(str(rank), n, f"{r:{fmt}}", f"± {1.96 * se:{fmt.lstrip('+')}}")
     console.print(t)
+    for note in notes:
+        console.print(note, highlight=False)
     if hand_results:
-        t = Table(title="Duplicate hands: stones per hand, A minus B")
-        for c in ("A", "B", "deals", "mean", "95% CI", "envido A/B", "órdago A/B", "no quiero A/B"):
-            t.add_column(c, justify="right")
+        # narrow enough for an 80-column terminal; a cell that still does not fit folds, never loses digits
+        t = Table(title="Duplicate hands: stones per hand, A minus B (rates A/B)")
+        for c in ("A", "B", "deals", "A−B ± 95% CI", "envido", "órdago", "no quiero"):
+            t.add_column(c, justify="right", overflow="fold")
+
+        def rates(s: dict[str, Any], key: str) -> str:
+            return "/".join(f"{s[f'{key}_{x}']:.2f}".removeprefix("0") for x in "ab")
+
         for p in hand_results:
             s = p.summary()
-            t.add_row(p.a, p.b, str(s["deals"]), f"{s['mean_diff']:+.3f}",
-                      f"[{s['ci_low']:+.3f}, {s['ci_high']:+.3f}]",
-                      f"{s['envido_rate_a']:.2f}/{s['envido_rate_b']:.2f}",
-                      f"{s['ordago_rate_a']:.2f}/{s['ordago_rate_b']:.2f}",
-                      f"{s['no_quiero_rate_a']:.2f}/{s['no_quiero_rate_b']:.2f}")
+            t.add_row(p.a, p.b, str(s["deals"]), f"{s['mean_diff']:+.2f} ± {(s['ci_high'] - s['ci_low']) / 2:.2f}",
+                      rates(s, "envido_rate"), rates(s, "ordago_rate"), rates(s, "no_quiero_rate"))
         console.print(t)
     if game_results:
         t = Table(title="Duplicate games: A's win rate over paired games")
         for c in ("A", "B", "deals", "win rate", "95% CI", "hands/game"):
-            t.add_column(c, justify="right")
+            t.add_column(c, justify="right", overflow="fold")
         for p in game_results:
             w, lo, hi = p.game_win_rate()
             t.add_row(p.a, p.b, str(len(p.game_wins)), f"{w:.3f}", f"[{lo:.3f}, {hi:.3f}]",
@@ -558,8 +677,9 @@ def main(argv: list[str] | None = None) -> None:
                         "an sb3-contrib model (*.zip); a spec given twice plays itself")
     p.add_argument("--hands", type=int_in(0, MAX_DEALS), default=4000,
                    help="duplicate deals played as single hands (0: none)")
-    p.add_argument("--games", type=int_in(0, MAX_DEALS), default=0,
-                   help="duplicate deals played as whole games (0: none)")
+    p.add_argument("--games", type=int_in(0, MAX_DEALS), default=1000,
+                   help="duplicate deals played as whole games; the ladder is Elo on them (0: none, and the ladder "
+                        "rates the hands' stones per hand instead)")
     p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0,
                    help="seed of the deal sets and the agents' randomness")
     p.add_argument("--kings", type=int, default=8, choices=(8, 4),
@@ -596,13 +716,13 @@ def main(argv: list[str] | None = None) -> None:
         game_results = round_robin(specs, deals, mode="games", config=cfg, max_tables=args.tables, seed=args.seed,
                                    progress=not args.quiet)
     labels = agent_labels(specs)
-    ladder = elo_ladder(labels, game_results or hand_results, seed=args.seed)
+    ladder = make_ladder(labels, hand_results, game_results, seed=args.seed)
     elapsed = time.perf_counter() - t0
     hands_played = sum(2 * len(r.hand_diff) for r in hand_results) + sum(int(r.game_hands.sum()) for r in game_results)
     meta = {"agents": specs, "hands": args.hands, "games": args.games, "seed": args.seed,
             "config": cfg.to_dict(), "seconds": elapsed, "hands_played": hands_played,
             "hands_per_second": hands_played / elapsed if elapsed else None,
-            "elo_from": "games" if game_results else "hands"}
+            "rating_from": ladder.source}
     print_tables(labels, hand_results, game_results, ladder)
     files = write_outputs(Path(args.out), labels, hand_results, game_results, ladder, meta, plots=not args.no_plots)
     written = [str(f) for f in files.values()]

@@ -41,12 +41,18 @@ def section(text: str, name: str) -> str:
 
 def ladder_markdown(results: dict, command: str) -> str:
     meta = results["meta"]
+    # results.json before the ladder said what it rates: Elo only, under "elo", from meta["elo_from"]
+    rating = results.get("rating") or {"unit": "Elo", "source": meta["elo_from"],
+                                       "method": f"Elo from {meta['elo_from']}, random = 1000", "contradictions": []}
+    unit, fmt = rating["unit"], (".0f" if rating["unit"] == "Elo" else "+.2f")
     lines = [f"Measured with `{command}` ({meta['hands_played']:,} hands in {meta['seconds']:.0f} s, "
-             f"{meta['hands_per_second']:,.0f} hands/s on this 2-core machine; Elo from "
-             f"{meta['elo_from']}, random = 1000):", "",
-             "| rank | agent | Elo | 95% CI |", "|---|---|---|---|"]
+             f"{meta['hands_per_second']:,.0f} hands/s on this 2-core machine; {rating['method']}):", "",
+             f"| rank | agent | {unit} | 95% CI |", "|---|---|---|---|"]
     for rank, (name, r) in enumerate(results["ladder"].items(), 1):
-        lines.append(f"| {rank} | {name} | {r['elo']:.0f} | ± {1.96 * r['se']:.0f} |")
+        value = r.get("rating", r.get("elo"))
+        lines.append(f"| {rank} | {name} | {value:{fmt}} | ± {1.96 * r['se']:{fmt.lstrip('+')}} |")
+    if rating["contradictions"]:
+        lines += ["", "The ladder reverses: " + "; ".join(rating["contradictions"]) + "."]
     lines += ["", "Duplicate pairs (stones per hand, A minus B, 95% CI over deals; games: A's win rate):", "",
               "| A | B | deals | stones/hand A−B | 95% CI | game win rate A | 95% CI |",
               "|---|---|---|---|---|---|---|"]

@@ -489,8 +489,8 @@ def test_tournament_files_are_strict_json_fresh_and_listed(tmp_path: Path, capsy
     out = tmp_path / "t"
     (out / "records").mkdir(parents=True)
     (out / "records" / "stale-deal9-side0.json").write_text("{}")          # from an earlier run
-    tournament_main(["--agents", "rule,rule", "--hands", "1", "--records", "1", "--out", str(out), "--quiet",
-                     "--no-plots", "--tables", "8"])
+    tournament_main(["--agents", "rule,rule", "--hands", "1", "--games", "0", "--records", "1", "--out", str(out),
+                     "--quiet", "--no-plots", "--tables", "8"])
     results = json.loads((out / "results.json").read_text(), parse_constant=_strict)
     row = results["pairs"][0]
     # one deal: the interval is unbounded and no game was played, so those numbers are null, not NaN/Infinity

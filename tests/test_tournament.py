@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from agents import OrdagoAgent, RandomAgent, make_agent
 from experiments.deals import DealSet, make_deals
-from experiments.tournament import PairResult, elo_ladder, play_pair
+from experiments.tournament import PairResult, elo_ladder, make_ladder, play_pair, stones_ladder
 from experiments.tournament import main as tournament_main
 from mus_env import VectorMusEnv
 from mus_env.records import load_record, replay
@@ -81,14 +82,76 @@ def test_hand_results_add_up() -> None:
     assert 0.0 <= s["envido_rate_a"] <= 1.0 and s["deals"] == 200
 
 
-def test_elo_orders_agents_by_results() -> None:
+def test_elo_orders_agents_by_game_results() -> None:
     n = 300
-    strong = PairResult("strong", "weak", hand_diff=np.full(n, 1.0))
-    mid = PairResult("mid", "weak", hand_diff=np.where(np.arange(n) % 4 == 0, -1.0, 1.0))
-    close = PairResult("strong", "mid", hand_diff=np.where(np.arange(n) % 3 == 0, -1.0, 1.0))
+
+    def wins(rate: int) -> npt.NDArray[np.int8]:
+        return np.stack([np.arange(n) % 100 < rate] * 2, axis=1).astype(np.int8)
+
+    strong = PairResult("strong", "weak", game_wins=wins(90))
+    mid = PairResult("mid", "weak", game_wins=wins(75))
+    close = PairResult("strong", "mid", game_wins=wins(75))
     ladder = elo_ladder(["weak", "mid", "strong"], [strong, mid, close], bootstrap=20, anchor="weak")
     assert ladder["weak"][0] == pytest.approx(1000.0)
     assert ladder["strong"][0] > ladder["mid"][0] > ladder["weak"][0]
+    # consistent rates: 75 % is 191 Elo (400 log10 3) per step and 90 % is 382 (400 log10 9); the half-win
+    # prior pulls each a little toward 0
+    assert 350 < ladder["strong"][0] - ladder["weak"][0] < 382
+    assert 175 < ladder["mid"][0] - ladder["weak"][0] < 191
+
+
+def _hands(a: str, b: str, diffs: npt.ArrayLike) -> PairResult:
+    d = np.asarray(diffs, dtype=np.float64)
+    return PairResult(a, b, hand_diff=d, hand_value=np.stack([d, d], axis=1))
+
+
+def test_hands_ladder_rates_stones_not_the_sign_of_hands() -> None:
+    """'hustler' wins 70 % of the deals by one stone and loses 30 % by five: -0.8 stones a hand against 'solid'.
+    Rating the sign of each hand put it ahead; the ladder must agree with the pairs table."""
+    n = 1000
+    diffs = np.where(np.arange(n) % 10 < 7, 1.0, -5.0)
+    pair = _hands("hustler", "solid", diffs)
+    assert pair.mean_diff()[0] == pytest.approx(-0.8) and pair.mean_diff()[2] < 0
+    ladder = make_ladder(["hustler", "solid"], [pair], [], bootstrap=20)
+    assert (ladder.source, ladder.unit) == ("hands", "stones/hand")
+    assert ladder.order() == ["solid", "hustler"]
+    assert ladder["hustler"][0] - ladder["solid"][0] == pytest.approx(-0.8)
+    assert "stones per hand" in ladder.method and not ladder.contradictions
+    with pytest.raises(ValueError, match="Elo is fitted on games"):
+        elo_ladder(["hustler", "solid"], [pair])             # the old sign-of-hand Elo is gone
+
+
+def test_stones_ladder_is_exact_on_consistent_pairs_and_weights_precise_ones() -> None:
+    rng = np.random.default_rng(0)
+    true = {"random": 0.0, "mid": 4.0, "strong": 6.5}
+    pairs = []
+    for a, b in (("random", "mid"), ("random", "strong"), ("mid", "strong")):
+        noise = rng.normal(0.0, 3.0, 500)
+        pairs.append(_hands(a, b, true[a] - true[b] + noise - noise.mean()))   # each pair's mean is exact
+    ladder = stones_ladder(list(true), pairs, bootstrap=20)
+    for name, value in true.items():
+        assert ladder[name][0] == pytest.approx(value, abs=1e-9)
+    assert 0.0 < ladder["strong"][1] < 0.5                                     # a bootstrap error, not zero
+    # an inconsistent triangle: the precise pair (small spread) wins the compromise
+    precise = _hands("x", "y", np.full(400, 1.0) + np.tile([-0.1, 0.1], 200))
+    loose_xz = _hands("x", "z", np.tile([-40.0, 40.0], 200) + 0.0)
+    loose_yz = _hands("y", "z", np.tile([-40.0, 40.0], 200) + 5.0)
+    fit = stones_ladder(["x", "y", "z"], [precise, loose_xz, loose_yz], bootstrap=0, anchor="x")
+    assert fit["x"][0] - fit["y"][0] == pytest.approx(1.0, abs=0.01)
+
+
+def test_ladder_rates_games_when_played_and_names_the_cycles_it_reverses() -> None:
+    n = 400
+    hands = [_hands("a", "b", np.full(n, -1.0) + np.tile([-0.5, 0.5], n // 2))]   # b ahead on stones
+    games = [PairResult("a", "b", game_wins=np.ones((n, 2), dtype=np.int8) * (np.arange(n) % 10 < 7)[:, None])]
+    ladder = make_ladder(["a", "b"], hands, games, bootstrap=0)
+    assert (ladder.source, ladder.unit) == ("games", "Elo") and ladder.order() == ["a", "b"]
+    assert "game wins" in ladder.method
+    # a cycle on stones (a > b > c > a, each pair clear of a tie): one rating must reverse a pair, and says so
+    cycle = [_hands("a", "b", np.tile([0.0, 2.0], n)), _hands("b", "c", np.tile([0.0, 2.0], n)),
+             _hands("c", "a", np.tile([0.0, 2.0], n))]
+    ladder = make_ladder(["a", "b", "c"], cycle, [], bootstrap=0)
+    assert len(ladder.contradictions) >= 1 and "stones/hand +1.000" in ladder.contradictions[0]
 
 
 def test_tournament_command_writes_outputs(tmp_path: Path) -> None:
@@ -97,6 +160,8 @@ def test_tournament_command_writes_outputs(tmp_path: Path) -> None:
                      "--out", str(out), "--quiet", "--records", "1", "--tables", "64"])
     results = json.loads((out / "results.json").read_text())
     assert set(results["ladder"]) == {"random", "ordago", "rule"}
+    assert results["rating"]["source"] == "games" and results["rating"]["unit"] == "Elo"
+    assert (out / "ladder.csv").read_text().startswith("rank,agent,elo,elo_se,")
     assert (out / "pairs.csv").read_text().count("\n") == 1 + 3 + 3
     assert (out / "ladder.png").stat().st_size > 1000 and (out / "lances.png").stat().st_size > 1000
     records = sorted((out / "records").glob("*.json"))
@@ -202,8 +267,25 @@ def test_mus_play_stops_cleanly_on_end_of_input(tmp_path: Path) -> None:
 
 def test_self_play_round_robin(tmp_path: Path) -> None:
     out = tmp_path / "self"
-    tournament_main(["--agents", "rule,rule", "--hands", "300", "--out", str(out), "--quiet", "--no-plots"])
+    tournament_main(["--agents", "rule,rule", "--hands", "300", "--games", "0", "--out", str(out), "--quiet",
+                     "--no-plots"])
     results = json.loads((out / "results.json").read_text())
     assert set(results["ladder"]) == {"rule", "rule#2"}
+    assert results["rating"]["unit"] == "stones/hand"
+    # the stones rating of two agents is their pair's mean difference, exactly
+    diff = results["ladder"]["rule"]["rating"] - results["ladder"]["rule#2"]["rating"]
+    assert diff == pytest.approx(results["pairs"][0]["mean_diff"])
     pair = results["pairs"][0]
     assert pair["ci_low"] <= 0.0 <= pair["ci_high"]
+
+
+def test_default_tournament_rates_games(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Without --games the tournament plays 1000 duplicate games and its ladder is Elo on them, and says so
+    (random against ordago: each game is one hand, so this is quick)."""
+    out = tmp_path / "d"
+    tournament_main(["--agents", "random,ordago", "--hands", "50", "--out", str(out), "--quiet", "--no-plots"])
+    results = json.loads((out / "results.json").read_text())
+    assert results["meta"]["games"] == 1000 and results["rating"]["source"] == "games"
+    assert [p["games_deals"] for p in results["pairs"] if p["mode"] == "games"] == [1000]
+    printed = capsys.readouterr().out
+    assert "Ladder: Elo from duplicate games" in printed and "Rating: Elo from duplicate game wins" in printed
