@@ -5,9 +5,9 @@ action id and its Mus words (``mus_env.actions.action_to_string(a, words=True)``
 
 * an action id from the list (``24``), or its words or name (``quiero``, ``no hay mus``, ``envido 2``,
   ``ordago``, ``ENVIDO_2``; accents and case do not matter; ``envido`` alone is the smallest bet);
-* when discarding, also the slots to throw (``0 2``; the numbers 0-3 are always slots there, ids start
-  at 3 but the id of a one-card discard is the same as its slot form), the cards (``Ro 4c``, or rank
-  letters such as ``R 4``), or ``all`` / ``todas``;
+* when discarding, the slots of the cards to throw, each once, separated by spaces or commas (``0 2``; a
+  number is always a slot there, never an action id, and ``0 0`` or ``02`` is refused), the cards
+  (``Ro 4c``, or rank letters such as ``R 4``), or ``all`` / ``todas``;
 * ``?`` / ``help`` shows the choices again; ``q`` / ``quit`` stops the game.
 
 Invalid input gets an explanation and the prompt again, never an exception. End of input (Ctrl-D)
@@ -107,11 +107,13 @@ class HumanAgent(Agent):
         own, other = d["scores"]
         self.output_fn(f"Your cards: {slots}   ({where}; score {own}-{other} of {d['target']})")
         if phase == Phase.DISCARD:
-            self.output_fn("Discard: type the slots (e.g. '0 2'), the cards (e.g. 'Ro 4c'), 'all', or an id:")
+            self.output_fn("Discard: type the slots of the cards to throw, e.g. '0 2' (numbers here are slots "
+                           "[0]-[3], not action ids), or the cards, e.g. 'Ro 4c', or 'all'. You may throw:")
             for a in legal:
                 m = discard_mask(a)
+                slots = " ".join(str(s) for s in range(4) if m >> s & 1)
                 cards = " ".join(card_to_string(hand[s]) for s in range(4) if m >> s & 1 and s < len(hand))
-                self.output_fn(f"  {a:2d}  {self._words(a)}: {cards}")
+                self.output_fn(f"  {slots:<8} {cards}")
         else:
             self.output_fn("Choose (number or words): " + "   ".join(f"{a}: {self._words(a)}" for a in legal))
 
@@ -130,14 +132,14 @@ class HumanAgent(Agent):
         if all(tok.isascii() and tok.isdigit() for tok in tokens):   # not "²": str.isdigit is Unicode
             if any(len(tok) > 6 for tok in tokens):                    # and int() refuses 4,301+ digits
                 return None, f"That number is not one of the legal actions now ({', '.join(map(str, legal))})."
+            if discarding:
+                return self._discard_slots(tokens, legal)
             nums = [int(tok) for tok in tokens]
-            if discarding and all(0 <= n <= 3 for n in nums):
-                return self._discard(set(nums), legal)
             if len(nums) == 1:
                 if nums[0] in legal:
                     return nums[0], ""
                 return None, f"{nums[0]} is not one of the legal actions now ({', '.join(map(str, legal))})."
-            return None, "Type one action number" + (" or the slots 0-3 to discard." if discarding else ".")
+            return None, "Type one action number."
         if discarding:
             if t in _ALL_WORDS:
                 return self._discard({0, 1, 2, 3}, legal)
@@ -155,6 +157,16 @@ class HumanAgent(Agent):
         hint = ("slots 0-3 or cards of your hand (" + " ".join(card_to_string(c) for c in d["hand"]) + ")"
                 if discarding else words)
         return None, f"Did not understand {text.strip()!r}. Choose one of: {hint}."
+
+    @classmethod
+    def _discard_slots(cls, tokens: list[str], legal: list[int]) -> tuple[int | None, str]:
+        """The discard of slot numbers typed at the discard prompt: each a single digit 0-3, each once."""
+        if any(tok not in ("0", "1", "2", "3") for tok in tokens):
+            return None, (f"Slots are 0, 1, 2 and 3, separated by spaces (e.g. '0 2'); got {' '.join(tokens)!r}. "
+                          "At the discard a number is a slot, not an action id.")
+        if len(set(tokens)) != len(tokens):
+            return None, f"Each slot once, please: {' '.join(tokens)!r} names a slot twice."
+        return cls._discard({int(tok) for tok in tokens}, legal)
 
     @staticmethod
     def _discard(slots: set[int], legal: list[int]) -> tuple[int | None, str]:

@@ -1,11 +1,13 @@
 """``mus play``: you against three bots in the terminal.
 
-You sit at one seat (``--seat``, default 0; your partner is the seat opposite, 2 for seat 0). Before each
-of your decisions the table is shown: the score, the mano, your cards, the mus calls and discards, the
-betting of each lance in Mus words, the declarations, and the last hand's showdown. The bots' actions are
-printed as they happen. Type the number of an action (or, when discarding, the slots or the cards to
-throw). Ctrl-D or "q" ends the game; the record is written either way (``--record``) and can be
-replayed with ``mus replay FILE``.
+You sit at one seat (``--seat``, default 0; your partner is the seat opposite, 2 for seat 0). A card legend
+opens the game. Before each of your decisions the table is shown: the score, the mano, your cards, the mus
+calls and how many cards each player changed, the betting of each lance in Mus words, the declarations, and
+the last hand's showdown. Every move is printed as it happens, with its lance (``[grande] envido 2``), the
+pares/juego declarations included; of a discard you see how many cards each player changed, as at a real
+table, and of your own which cards you threw. Type the number of an action (or, when discarding, the slots
+or the cards to throw). Hands and games are counted from 1, as in ``mus replay``. Ctrl-D or "q" ends the
+game; the record is written either way (``--record``) and can be replayed with ``mus replay FILE``.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ import numpy as np
 from agents import Agent, make_agent
 from experiments.cli import MAX_TARGET, ArgumentParser, check_agent_specs, check_writable_file, int_in
 from mus_env import MusConfig, MusGame
-from mus_env.actions import ENVIDO_ACTIONS, action_to_string
-from mus_env.cards import hand_to_string
+from mus_env.actions import DISCARD_ACTIONS, ENVIDO_ACTIONS, action_to_string, discard_mask
+from mus_env.cards import card_to_string, hand_to_string
+from mus_env.game import ActionEvent
 from mus_env.mus_v0 import table_text
 from mus_env.records import game_record, save_record
+from mus_env.tables import LANCE_NAMES
 
 __all__ = ["play_game", "main"]
 
@@ -33,7 +37,34 @@ _QUIT = (EOFError, KeyboardInterrupt)
 def _words(action: int, amount: int, cfg: MusConfig) -> str:
     if action in ENVIDO_ACTIONS and amount:
         return f"envido {amount}"
+    if action in DISCARD_ACTIONS:                       # how many, never which slots (they are in rank order)
+        return f"descarta {bin(discard_mask(action)).count('1')}"
     return action_to_string(action, cfg, words=True)
+
+
+def card_legend(cfg: MusConfig) -> str:
+    """How cards are written: number then suit (``Ro`` is the rey de oros)."""
+    kings = ("With 8 kings every 3 is a rey (R) and every 2 an as (A)." if cfg.kings == 8
+             else "With 4 kings the 3 and the 2 are plain cards.")
+    return ("Cards: number then suit. Numbers A (as), 2-7, S (sota), C (caballo), R (rey); suits o oros, "
+            f"c copas, e espadas, b bastos: Ro is the rey de oros, 4c the cuatro de copas. {kings}")
+
+
+def _move_lines(events: list[ActionEvent], actor: int, lance: str, thrown: tuple[int, ...], seat: int,
+                names: list[str], cfg: MusConfig) -> list[str]:
+    """The lines for the events of one step: the actor's move (with its lance, and for your own discard the
+    cards you threw) and the declarations that the engine made after it."""
+    out = []
+    for ev in events:
+        what = _words(ev.action, ev.amount, cfg)
+        if not ev.auto and ev.seat == actor:
+            if lance:
+                what = f"[{lance}] {what}"
+            if ev.seat == seat and ev.action in DISCARD_ACTIONS:
+                m = discard_mask(ev.action)
+                what += ": " + " ".join(card_to_string(c) for k, c in enumerate(thrown) if m >> k & 1)
+        out.append(f"  {names[ev.seat]}: {what}")
+    return out
 
 
 def play_game(bots: list[str], seat: int = 0, config: MusConfig | None = None, seed: int | None = None,
@@ -53,13 +84,15 @@ def play_game(bots: list[str], seat: int = 0, config: MusConfig | None = None, s
     others = [s for s in range(4) if s != seat]
     players: dict[int, Agent] = {seat: human}
     names = ["", "", "", ""]
-    names[seat] = "you"
+    names[seat] = "you"                                 # "you: paso"
     for s, spec in zip(others, bots, strict=True):
         players[s] = make_agent(spec)
         names[s] = f"{'partner' if s % 2 == seat % 2 else 'rival'}-{s} ({spec})"
     rng = np.random.default_rng(game.seed)
-    output_fn(f"You are {names[seat]} at seat {seat}, team {seat % 2} with {names[(seat + 2) % 4]}. "
-              f"Target {cfg.target}, {cfg.kings} kings. Seed {game.seed}.")
+    rivals = " and ".join(names[s] for s in range(4) if s % 2 != seat % 2)
+    output_fn(f"You sit at seat {seat} (team {seat % 2}); your partner is {names[(seat + 2) % 4]}, the rivals "
+              f"{rivals}. Target {cfg.target}, {cfg.kings} kings. Seed {game.seed}.")
+    output_fn(card_legend(cfg))
     shown_hands = 0
     stopped = False
     try:
@@ -70,15 +103,15 @@ def play_game(bots: list[str], seat: int = 0, config: MusConfig | None = None, s
                 output_fn(table_text(game, seat, tuple(names)))
             before = len(game.hand_actions)
             hand_before = game.hand_number
+            lance = LANCE_NAMES[game.lance] if game.lance >= 0 else ""
+            thrown = tuple(game.hands[cur])
             action = players[cur].act(game.observe(cur), game.legal_action_mask(), rng)
             game.step(int(action))
-            if cur != seat:
-                # the hand may have ended inside step: its actions are in the last record then
-                acts = game.hand_log[-1].actions if game.hand_number != hand_before or game.is_over \
-                    else game.hand_actions
-                for ev in acts[before:]:
-                    if not ev.auto:
-                        output_fn(f"  {names[ev.seat]}: {_words(ev.action, ev.amount, cfg)}")
+            # the hand may have ended inside step: its actions are in the last record then
+            acts = game.hand_log[-1].actions if game.hand_number != hand_before or game.is_over \
+                else game.hand_actions
+            for line in _move_lines(list(acts[before:]), cur, lance, thrown, seat, names, cfg):
+                output_fn(line)
             while shown_hands < len(game.hand_log):
                 _print_hand(game.hand_log[shown_hands], names, output_fn)
                 shown_hands += 1

@@ -227,14 +227,14 @@ def _speech(action: int, amount: int, cfg: MusConfig) -> str:
 def table_text(game: MusGame, seat: int | None = None, names: tuple[str, ...] = AGENTS) -> str:
     """A readable table of ``game`` as ``seat`` may see it (the cards of ``seat`` only; None shows no cards).
 
-    Shows scores, mano, hand number, the phase and who acts, the mus calls and discard counts, the betting
-    of each lance so far in Mus words, the pares/juego declarations, and the last finished hand: all four
-    hands when they were shown, and its stones per lance.
+    Shows scores, mano, hand and game numbers (from 1, as ``mus replay`` counts), the phase and who acts, the
+    mus calls and discard counts, the betting of each lance so far in Mus words, the pares/juego declarations,
+    and the last finished hand: all four hands when they were shown, and its stones per lance.
     """
     cfg = game.config
     sc = game.scores
     lines = [
-        f"Mus  hand {game.hand_number}, game {game.game_number}   target {cfg.target}, {cfg.kings} kings",
+        f"Mus  hand {game.hand_number + 1}, game {game.game_number + 1}   target {cfg.target}, {cfg.kings} kings",
         f"score  team 0 ({names[0]}, {names[2]}) {sc[0]} - {sc[1]} team 1 ({names[1]}, {names[3]})"
         + (f"   games {game.games_won[0]}-{game.games_won[1]}" if cfg.juegos_to_win_vaca > 1 else "")
         + (f"   vacas {game.vacas_won[0]}-{game.vacas_won[1]}" if cfg.vacas_to_win_match > 1 else ""),
@@ -268,7 +268,7 @@ def table_text(game: MusGame, seat: int | None = None, names: tuple[str, ...] = 
                     f"{names[s]} {'sí' if decl[s] == 1 else 'no'}" for s in range(4) if decl[s] >= 0))
     if game.hand_log:
         rec = game.hand_log[-1]
-        lines.append(f"last hand {rec.hand_number} (mano {names[rec.mano]}), score {rec.scores_before[0]}-"
+        lines.append(f"last hand {rec.hand_number + 1} (mano {names[rec.mano]}), score {rec.scores_before[0]}-"
                      f"{rec.scores_before[1]} -> {rec.scores_after[0]}-{rec.scores_after[1]}"
                      + (f", won the game for team {rec.game_winner}" if rec.game_winner is not None else ""))
         if rec.shown:

@@ -248,19 +248,29 @@ def test_human_huge_and_unicode_numbers_are_just_bad_input() -> None:
     assert sum("not one of the legal actions" in line or "Did not understand" in line for line in out) == 3
 
 
-def test_human_discards_by_slots_cards_and_ids() -> None:
+def test_human_discards_by_slots_or_cards_never_ids() -> None:
     game = _mus_call_state()
     for _ in range(4):
         game.step(int(Action.MUS))
     obs, mask = game.observe(0), game.legal_action_mask()
-    cases = {"0 2": 0b0101, "2,3": 0b1100, "7e 4b": 0b1100, "R 3": 0b0011, "all": 0b1111, "6": 0b0100,
-             "descarta 1 (slots 1)": 0b0010}
+    cases = {"0 2": 0b0101, "2,3": 0b1100, "7e 4b": 0b1100, "R 3": 0b0011, "all": 0b1111, "3": 0b1000,
+             "1": 0b0010, "descarta 1 (slots 1)": 0b0010}
     for text, m in cases.items():
         human, _ = _scripted([text])
         assert human.act(obs, mask, np.random.default_rng(0)) == DISCARD_BASE + m, text
-    human, out = _scripted(["Ae", "9 9", "0 1"])                # a card not in hand, then a bad slot list
+    # the menu lists slot lists and cards, no action ids; the prompt says numbers are slots
+    human, out = _scripted(["0 2"])
+    human.act(obs, mask, np.random.default_rng(0))
+    text = "\n".join(out)
+    assert "numbers here are slots" in text and "  0 2      Ro 7e" in text
+    assert not any(line.lstrip().startswith(str(DISCARD_BASE + 5)) for line in out)
+    # an action id (6 is the id of throwing slot 2), a repeated slot, glued digits, a card not in hand: each
+    # refused with a reason, then a good answer
+    human, out = _scripted(["6", "0 0", "02", "Ae", "0 1"])
     assert human.act(obs, mask, np.random.default_rng(0)) == DISCARD_BASE + 0b0011
-    assert sum("Did not understand" in line or "Type one action" in line for line in out) == 2
+    said = [line for line in out if "Slots are" in line or "Each slot once" in line or "Did not understand" in line]
+    assert len(said) == 4, out
+    assert "a number is a slot, not an action id" in said[0] and "names a slot twice" in said[1]
     zero = MusGame.from_deck(deck_from_hands(["Ro3c7e4b", "7654", "A456", "RCS4"]), mano=0,
                              config=MusConfig(allow_zero_discard=False), seed=0)
     for _ in range(4):

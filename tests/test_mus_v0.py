@@ -420,7 +420,7 @@ def test_render_ansi_shows_table_and_hides_other_hands():
     text = e.render()
     game = e.game
     acting = game.current_player
-    assert "12 - 7" in text and "mano   player_1" in text and "hand 0" in text
+    assert "12 - 7" in text and "mano   player_1" in text and "hand 1, game 1" in text
     assert hand_to_string(game.hands[acting]) in text
     for s in range(4):
         if s != acting:

@@ -226,8 +226,8 @@ def _drive_mus_play(args: list[str], rng: np.random.Generator, timeout: float = 
             choices = re.findall(r"(\d+): ", out.rsplit("Choose (number or words): ", 1)[-1].splitlines()[0])
             last_menu = out.rfind("Choose (number or words): ")
             last_discard = out.rfind("Discard: type the slots")
-            if last_discard > last_menu:
-                choices = re.findall(r"^\s+(\d+)\s+descarta", out[last_discard:], re.M)
+            if last_discard > last_menu:                   # the menu lists slot lists ("0 2") and their cards
+                choices = re.findall(r"^  ([0-3](?: [0-3])*) +\S", out[last_discard:], re.M)
             assert choices, out[-2000:]
             bad = answered == 0 or rng.random() < 0.25
             answer = bad_inputs[answered % len(bad_inputs)] if bad else rng.choice(choices)
@@ -253,6 +253,43 @@ def test_mus_play_with_scripted_input(tmp_path: Path) -> None:
     assert rec["over"] and not rec["meta"]["stopped"]
     game = replay(rec)
     assert game.is_over and list(game.scores) == rec["scores_now"] and game.winner == rec["winner"]
+
+
+def test_mus_play_screen_speaks_mus() -> None:
+    """The screen of a whole game: a card legend; of the rivals' and partner's discards only how many cards;
+    of yours the cards thrown; every bet with its lance; the declarations as they happen; hands counted from
+    1 in the table, the banners and the replay alike."""
+    import re
+
+    from experiments.play import play_game
+
+    out: list[str] = []
+    game = play_game(["rule", "equity", "rule"], seat=1, seed=5, human=make_agent("rule"), output_fn=out.append)
+    text = "\n".join(out)
+    assert game.is_over
+    assert text.startswith("You sit at seat 1 (team 1); your partner is partner-3 (rule), the rivals "
+                           "rival-0 (rule) and rival-2 (equity).")
+    assert "Cards: number then suit" in text and "every 3 is a rey (R) and every 2 an as (A)" in text
+    moves = [m.groups() for m in map(re.compile(r"^  (you|rival-\d \(\w+\)|partner-\d \(\w+\)): (.*)$").match, out)
+             if m]
+    discards = [(who, what) for who, what in moves if what.startswith("descarta")]
+    assert any(who == "you" for who, _ in discards) and any(who != "you" for who, _ in discards)
+    for who, what in discards:
+        if who == "you":                                   # "descarta 2: Se Ac": the count and your cards
+            k, cards = re.fullmatch(r"descarta (\d): ((?:\w\w ?)+)", what).groups()
+            assert len(cards.split()) == int(k)
+        else:
+            assert re.fullmatch(r"descarta \d", what), what    # never which slots
+    bets = [what for _, what in moves if re.search(r"paso|envido|quiero|órdago", what)]
+    assert bets and all(re.match(r"\[(grande|chica|pares|juego|punto)\] ", b) for b in bets), bets
+    declared = [who for who, what in moves if re.fullmatch(r"(pares|juego) (sí|no)", what)]
+    assert {"you", "rival-0 (rule)", "rival-2 (equity)", "partner-3 (rule)"} <= set(declared)
+    headers = [int(h) for h in re.findall(r"^Mus  hand (\d+), game 1 ", text, re.M)]
+    ends = [int(h) for h in re.findall(r"^--- end of hand (\d+):", text, re.M)]
+    lasts = {int(h) for h in re.findall(r"^last hand (\d+) ", text, re.M)}
+    assert headers[0] == 1 and ends == list(range(1, len(game.hand_log) + 1))
+    assert set(headers) <= set(ends) and lasts <= set(ends) and lasts
+    assert "hand 0" not in text
 
 
 def test_mus_play_stops_cleanly_on_end_of_input(tmp_path: Path) -> None:
