@@ -224,29 +224,47 @@ def test_fuzz_raw_env_long(name, cfg, reward, policy, games):
 # no leakage: the same public history with different hidden cards gives the same observation
 
 
-def play_twin(deck_a, deck_b, mano, actions, watchers, config):
+def play_twin(deck_a, deck_b, mano, actions, watchers, config, scores=(0, 0), past_first_hand=False):
     """Step two envs dealt from two decks with the same actions while the public history stays the same,
-    checking that every seat of ``watchers`` observes the same vector in both; returns the steps compared."""
+    checking that every seat of ``watchers`` observes the same vector in both; returns the steps compared per
+    hand number. With ``past_first_hand`` the comparison goes on into later hands (dealt alike from the same
+    seed) until a hand's cards are shown, which legitimately tells the deals apart."""
     a, b = mus_v0.raw_env(config=config), mus_v0.raw_env(config=config)
-    a.reset(seed=0, options={"deck": deck_a, "mano": mano})
-    b.reset(seed=0, options={"deck": deck_b, "mano": mano})
+    a.reset(seed=0, options={"deck": deck_a, "mano": mano, "scores": scores})
+    b.reset(seed=0, options={"deck": deck_b, "mano": mano, "scores": scores})
     # the full-information state tells the deals apart exactly when some hand differs
     assert np.array_equal(a.state(), b.state()) == (a.game.hands == b.game.hands)
-    compared = 0
-    for step in range(200):
+    compared: dict[int, int] = {}
+    for step in range(400):
         ga, gb = a.game, b.game
-        if (ga.is_over or ga.hand_number > 0 or ga.declarations != gb.declarations
-                or ga.current_player != gb.current_player or ga.legal_actions() != gb.legal_actions()):
+        if (ga.is_over or (ga.hand_number > 0 and not past_first_hand) or ga.declarations != gb.declarations
+                or ga.current_player != gb.current_player or ga.legal_actions() != gb.legal_actions()
+                or ga.hand_number != gb.hand_number or ga.scores != gb.scores
+                or any(h.shown for h in ga.hand_log + gb.hand_log)):
             break                                    # the public history may legitimately differ from here
         for w in watchers:
             oa, ob = a.observe(AGENTS[w]), b.observe(AGENTS[w])
-            assert np.array_equal(oa["observation"], ob["observation"]), f"seat {w} sees hidden cards at {step}"
+            assert np.array_equal(oa["observation"], ob["observation"]), \
+                f"seat {w} sees hidden cards at step {step}, hand {ga.hand_number}: " + ", ".join(
+                    name for name, sl in OFFSETS.items()
+                    if not np.array_equal(oa["observation"][sl], ob["observation"][sl]))
             assert np.array_equal(oa["action_mask"], ob["action_mask"])
-        compared += 1
+        compared[ga.hand_number] = compared.get(ga.hand_number, 0) + 1
         legal = ga.legal_actions()
         a.step(actions(legal, step))
         b.step(actions(legal, step))
     return compared
+
+
+def _reseat(deck, mano, seats, rng):
+    """``deck`` with the 4 x len(seats) cards dealt to ``seats`` (absolute) shuffled among those seats."""
+    idx = [i for i in range(16) if (mano + i % 4) % 4 in seats]
+    cards = [deck[i] for i in idx]
+    rng.shuffle(cards)
+    out = list(deck)
+    for i, c in zip(idx, cards, strict=True):
+        out[i] = c
+    return out
 
 
 def test_no_leakage_swapping_opponents_cards():
@@ -262,22 +280,18 @@ def test_no_leakage_swapping_opponents_cards():
         return a if a in legal else legal[0]
 
     compared = play_twin(deck_a, deck_b, 0, actions, (0, 2), MusConfig())
-    assert compared >= 9                             # the mus call, grande and chica at least
+    assert compared[0] >= 9                          # the mus call, grande and chica at least
 
 
 @settings(max_examples=60, deadline=None)
 @given(perm=st.permutations(list(range(40))), mano=st.integers(0, 3), observer=st.integers(0, 3),
-       swap_seed=st.integers(0, 2**32 - 1), action_seed=st.integers(0, 2**32 - 1))
-def test_no_leakage_property(perm, mano, observer, swap_seed, action_seed):
-    """Shuffle the observer's two opponents' 8 cards between them: the observer and its partner see nothing."""
-    deck_a = list(perm)
-    opponents = {(observer + 1) % 4, (observer + 3) % 4}
-    idx = [i for i in range(16) if (mano + i % 4) % 4 in opponents]
-    cards = [deck_a[i] for i in idx]
-    np.random.default_rng(swap_seed).shuffle(cards)
-    deck_b = list(deck_a)
-    for i, c in zip(idx, cards, strict=True):
-        deck_b[i] = c
+       partner_too=st.booleans(), swap_seed=st.integers(0, 2**32 - 1), action_seed=st.integers(0, 2**32 - 1))
+def test_no_leakage_property(perm, mano, observer, partner_too, swap_seed, action_seed):
+    """Shuffle the observer's two opponents' 8 cards between them: the observer and its partner see nothing.
+    Shuffle the partner's cards in with them: the observer sees nothing."""
+    partner = (observer + 2) % 4
+    others = {(observer + 1) % 4, (observer + 3) % 4} | ({partner} if partner_too else set())
+    deck_b = _reseat(list(perm), mano, others, np.random.default_rng(swap_seed))
     rng = np.random.default_rng(action_seed)
     chosen: dict[int, int] = {}
 
@@ -287,8 +301,90 @@ def test_no_leakage_property(perm, mano, observer, swap_seed, action_seed):
         return chosen[step]
 
     # One mus round at most, so that no reshuffle mixes the different discards back into the stock.
-    compared = play_twin(deck_a, deck_b, mano, actions, (observer, (observer + 2) % 4), MusConfig(max_mus_rounds=1))
-    assert compared >= 1          # the deal itself at least; about 13 decisions on average
+    watchers = (observer,) if partner_too else (observer, partner)
+    compared = play_twin(list(perm), deck_b, mano, actions, watchers, MusConfig(max_mus_rounds=1))
+    assert compared[0] >= 1       # the deal itself at least; about 13 decisions on average
+
+
+@pytest.mark.parametrize("observer", [0, 1, 2, 3])
+def test_no_leakage_into_the_next_game(observer):
+    """A vaca of two games; the first ends on refusal stones (39-39, the first bet refused), so no card is
+    shown. Deal the three other seats' cards (the partner's too) differently: through the rest of that hand
+    and the whole next one, the observer sees the same (``prev_rank_counts`` stays empty)."""
+    cfg = MusConfig(juegos_to_win_vaca=2, max_mus_rounds=1)
+    rng = np.random.default_rng(observer)
+    prefer = (int(Action.NO_MUS), int(Action.NO_QUIERO), int(Action.ENVIDO_2))
+
+    def actions(legal, step):                        # cut the mus, bet, refuse every bet
+        return next((a for a in prefer if a in legal), legal[0])
+
+    runs = 0
+    for _ in range(6):
+        deck_a = [int(c) for c in rng.permutation(40)]
+        others = {s for s in range(4) if s != observer}
+        deck_b = _reseat(deck_a, 0, others, rng)
+        compared = play_twin(deck_a, deck_b, 0, actions, (observer,), cfg, scores=(39, 39), past_first_hand=True)
+        assert compared.get(0, 0) >= 2 and compared.get(1, 0) >= 4, compared   # into the next game's hand
+        runs += 1
+    assert runs == 6
+
+
+def _rank_counts(hand, kings):
+    counts = [0] * 10
+    for c in hand:
+        counts[_rank_of(c, kings)] += 1
+    return counts
+
+
+def _rank_of(card, kings):
+    """Index of a card's rank in ``prev_rank_counts`` (rank 1 = as, ascending): with 4 kings the ten numbers
+    A 2 3 4 5 6 7 S C R; with 8 kings the eight ranks A 4 5 6 7 S C R, every 2 an as and every 3 a rey."""
+    number = "A234567SCR"[card % 10]
+    ranks = "A234567SCR" if kings == 4 else "A4567SCR"
+    if kings == 8:
+        number = {"2": "A", "3": "R"}.get(number, number)
+    return ranks.index(number)
+
+
+_BOLD = np.ones(31)
+_BOLD[[int(Action.ENVIDO_2), int(Action.NO_QUIERO), int(Action.ORDAGO)]] = (20.0, 4.0, 30.0)
+
+
+@pytest.mark.parametrize("kings", [8, 4])
+def test_prev_rank_counts_filled_exactly_when_the_rules_reveal_the_hands(kings):
+    """RULES.md §6.2/§6.3/§9.5: all four hands are revealed at the showdown and at an accepted órdago; a hand
+    that ends the game on refusal stones shows nothing. In a vaca (several games per episode, low target so
+    that games often end on a refusal) every seat's view of the previous hand is checked against that, at
+    every step."""
+    cfg = MusConfig(kings=kings, target=6, juegos_to_win_vaca=3, vacas_to_win_match=2)
+    rng = np.random.default_rng(kings)
+    seen = {"shown": 0, "hidden": 0, "ordago": 0}
+    counted = None
+    for seed in range(20):
+        game = MusGame(cfg, seed=seed)
+        while not game.is_over:
+            if game.hand_log:
+                rec = game.hand_log[-1]
+                refused_out = (rec.game_winner is not None and not rec.by_ordago and rec.stones
+                               and rec.stones[-1].reason == "refused")
+                shown = not refused_out
+                assert rec.shown == shown, rec
+            for seat in range(4):
+                d = decode(game.observe(seat))
+                counts = d["prev_rank_counts"]
+                if game.hand_log and shown:
+                    hands = game.hand_log[-1].final_hands
+                    assert d["prev_shown"]
+                    assert counts == [_rank_counts(hands[(seat + q) % 4], kings) for q in range(4)], seat
+                else:
+                    assert not d["prev_shown"] and counts == [[0] * 10] * 4, seat
+            if game.hand_log and game.hand_log[-1] is not counted:
+                counted = game.hand_log[-1]
+                seen["ordago" if counted.by_ordago else "shown" if shown else "hidden"] += 1
+            legal = game.legal_actions()
+            w = _CALM[legal] * _BOLD[legal]                 # bets, refusals and some accepted órdagos
+            game.step(legal[int(rng.choice(len(legal), p=w / w.sum()))])
+    assert min(seen.values()) >= 3, seen
 
 
 # ----------------------------------------------------------------------------------------------------------
