@@ -263,7 +263,7 @@ def card_key(h: np.uint64, card: int) -> np.uint64:
     return mix(h ^ (np.uint64(card) * _GOLDEN))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sort_by_key(cards: npt.NDArray[np.int8], n: int, h: np.uint64) -> None:
     """Order ``cards[:n]`` by their keys for the event ``h`` (the order ``shuffle`` gives). The keys are
     distinct 64-bit hashes, so each card's place is the number of smaller keys: a branch-free count that
@@ -689,7 +689,7 @@ def accept(st, out, R, b: int, master: np.uint64) -> None:
     team = (lance_winner(st, st.ls_lance[sl]) + st.mano) % 2
     st.ls_winner[sl] = team
     st.showdown = True
-    end_game(st, out, R, team, True, b, master)
+    end_game(st, out, R, np.int64(team), np.bool_(True), b, master)
 
 
 @njit(cache=True)
@@ -710,7 +710,7 @@ def add_stones(st, out, R, slot: int, team: int, stones: int, b: int, master: np
     st.hand_stones[team] += stones
     st.lance_stones[slot, team] += stones
     if st.scores[team] >= R.cfg[C_TARGET]:
-        end_game(st, out, R, team, False, b, master)
+        end_game(st, out, R, np.int64(team), np.bool_(False), b, master)
         return True
     return False
 
@@ -841,7 +841,7 @@ def new_episode(st, R, b: int, master: np.uint64) -> None:
     clear_episode(st)
     fm = R.cfg[C_FIRST_MANO]
     mano = first_mano(st.game_seeds) if fm < 0 else fm
-    start_hand(st, R, deal_deck(st.game_seeds, 0), mano)
+    start_hand(st, R, deal_deck(st.game_seeds, st.hand_number), mano)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -995,8 +995,8 @@ def step_serial(S, O, rules: Rules, actions, master: np.uint64, obs, mask) -> in
 def step_parallel(S, O, rules: Rules, actions, master: np.uint64, obs, mask) -> int:
     bad = first_illegal(S, rules, actions)
     if bad < 0:
-        for b in prange(actions.shape[0]):
-            step_table(S, O, rules, b, actions[b], master, obs, mask)
+        for b in prange(actions.shape[0]):          # (b is unsigned here: cast, so that the serial build is reused)
+            step_table(S, O, rules, np.int64(b), actions[b], master, obs, mask)
     return bad
 
 
@@ -1028,7 +1028,7 @@ def reset_tables(S, rules: Rules, tables, decks, manos, scores, seeds, obs, mask
         clear_episode(st)
         st.scores[0] = scores[k, 0]
         st.scores[1] = scores[k, 1]
-        start_hand(st, R, decks[k], manos[k])
+        start_hand(st, R, decks[k], np.int64(manos[k]))
         write_view(S, R, b, obs, mask)
 
 
@@ -1055,7 +1055,7 @@ def state_rows(S, rules: Rules, out) -> None:
     for b in range(S.shape[0]):
         st = S[b]
         row = out[b]
-        encode(st, R, 0, row[:OBS_DIM_])
+        encode(st, R, np.int64(0), row[:OBS_DIM_])
         row[OBS_DIM_:] = 0.0
         for s in range(4):
             for j in range(4):
