@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agents import OrdagoAgent, RandomAgent, make_agent
+from agents import Agent, RandomAgent, make_agent
 from experiments.deals import DealSet, make_deals
 from experiments.tournament import PairResult, elo_ladder, make_ladder, play_pair, stones_ladder
 from experiments.tournament import main as tournament_main
@@ -33,26 +33,70 @@ def test_deal_sets_are_seeded_and_valid(tmp_path: Path) -> None:
         make_deals(0)
 
 
+class _Lowest(Agent):
+    """Always the smallest legal id (told apart from _Highest wherever two actions are legal)."""
+
+    def act_batch(self, obs, masks, rng):
+        return np.argmax(masks > 0, axis=1).astype(np.int64)
+
+
+class _Highest(Agent):
+    """Always the largest legal id."""
+
+    def act_batch(self, obs, masks, rng):
+        return (masks.shape[1] - 1 - np.argmax(masks[:, ::-1] > 0, axis=1)).astype(np.int64)
+
+
 @pytest.mark.parametrize("mode", ["hands", "games"])
 def test_every_deal_is_played_twice_with_seats_swapped(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Each deal is put on two tables; at one agent a holds team 0 (seats 0 and 2) and b team 1, at the other
+    the teams are swapped. Checked from the engine's side: every decision with two or more legal actions
+    tells a (lowest id) from b (highest id), and the seat that made it must belong to that agent's team."""
     deals = make_deals(30, seed=1)
-    seen: list[tuple[int, tuple[int, ...]]] = []         # (table, deck) of every deal put on a table
-    original = VectorMusEnv.reset_tables
+    on_table: dict[int, tuple[int, ...]] = {}           # table -> deck now dealt there
+    mask_now: dict[str, np.ndarray] = {}
+    seatings: dict[tuple[int, ...], set[tuple[int, str, int]]] = {}   # deck -> {(table, agent, team)}
+    orig_reset_decks, orig_reset_tables, orig_step = (VectorMusEnv.reset_from_decks, VectorMusEnv.reset_tables,
+                                                      VectorMusEnv.step)
 
-    def spy(self, tables, decks, mano, scores=None, seeds=None):
-        for t, d in zip(np.asarray(tables), np.asarray(decks), strict=True):
-            seen.append((int(t), tuple(int(c) for c in d)))
-        return original(self, tables, decks, mano, scores, seeds)
+    def spy_reset_decks(self, decks, mano, scores=None, seeds=None):
+        on_table.update({t: tuple(int(c) for c in d) for t, d in enumerate(np.asarray(decks))})
+        obs, mask = orig_reset_decks(self, decks, mano, scores, seeds)
+        mask_now["m"] = mask.copy()
+        return obs, mask
 
-    monkeypatch.setattr(VectorMusEnv, "reset_tables", spy)
-    res = play_pair(RandomAgent(), OrdagoAgent(), deals, mode=mode, max_tables=16, seed=0)
-    by_deck: dict[tuple[int, ...], list[int]] = {}
-    for t, d in seen:
-        by_deck.setdefault(d, []).append(t)
-    assert set(by_deck) == {tuple(int(c) for c in d) for d in deals.decks}
-    for tables in by_deck.values():
-        # each deal on exactly two tables, one of each seating (even table: a on team 0; odd: a on team 1)
-        assert len(tables) == 2 and sorted(t % 2 for t in tables) == [0, 1]
+    def spy_reset_tables(self, tables, decks, mano, scores=None, seeds=None):
+        on_table.update({int(t): tuple(int(c) for c in d)
+                         for t, d in zip(np.asarray(tables), np.asarray(decks), strict=True)})
+        obs, mask = orig_reset_tables(self, tables, decks, mano, scores, seeds)
+        mask_now["m"] = mask.copy()
+        return obs, mask
+
+    def spy_step(self, actions):
+        seats, acts, mask = self.current_player.copy(), np.asarray(actions).copy(), mask_now["m"]
+        for t in range(len(acts)):
+            legal = np.flatnonzero(mask[t])
+            if len(legal) >= 2:
+                assert acts[t] in (legal[0], legal[-1])
+                who = "a" if acts[t] == legal[0] else "b"
+                seatings.setdefault(on_table[t], set()).add((t, who, int(seats[t]) % 2))
+        out = orig_step(self, actions)
+        mask_now["m"] = out[1].copy()
+        return out
+
+    monkeypatch.setattr(VectorMusEnv, "reset_from_decks", spy_reset_decks)
+    monkeypatch.setattr(VectorMusEnv, "reset_tables", spy_reset_tables)
+    monkeypatch.setattr(VectorMusEnv, "step", spy_step)
+    res = play_pair(_Lowest(), _Highest(), deals, mode=mode, max_tables=16, seed=0)
+    decks = {tuple(int(c) for c in d) for d in deals.decks}
+    assert decks <= set(seatings)
+    for deck in decks:
+        tables = sorted({t for t, _, _ in seatings[deck]})
+        assert len(tables) == 2 and tables[0] % 2 != tables[1] % 2, tables
+        # (agent, team) at each of the two tables: a on team 0 at one, on team 1 at the other; b opposite
+        teams = {t: {(who, team) for tt, who, team in seatings[deck] if tt == t} for t in tables}
+        assert {frozenset(v) for v in teams.values()} == {frozenset({("a", 0), ("b", 1)}),
+                                                           frozenset({("a", 1), ("b", 0)})}, teams
     n = len(res.hand_diff) if mode == "hands" else len(res.game_wins)
     assert n == len(deals)
 
