@@ -104,7 +104,7 @@ def test_help_names_the_command_and_shows_defaults(capsys: pytest.CaptureFixture
         assert "``" not in helps[name] and ":func:" not in helps[name]          # no raw reST
     flat = {k: " ".join(v.split()) for k, v in helps.items()}
     assert "(default: 40)" in flat["tournament"] and "(default: random,rule,equity,ordago)" in flat["tournament"]
-    assert "(default: 1,256,1024,4096)" in flat["bench"] and "(default: 10000)" in flat["deals"]
+    assert "(default: 1,16,256,4096,16384)" in flat["bench"] and "(default: 10000)" in flat["deals"]
     assert "(default: False)" not in flat["tournament"]                       # flags are not cluttered
     for option in ("--kings {8,4} 8 kings", "--target TARGET stones that win a game",
                    "--no-plots do not draw"):
