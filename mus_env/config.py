@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MusConfig", "REAL31_CHOICES", "SIGNALS_CHOICES", "NUM_BET_SIZES", "playable_config"]
+__all__ = ["MusConfig", "REAL31_CHOICES", "SIGNALS_CHOICES", "NUM_BET_SIZES", "MAX_TARGET", "MAX_BET",
+           "playable_config"]
 
 #: Accepted values of ``MusConfig.real31`` (RULES.md §1.2).
 REAL31_CHOICES = ("off", "any10", "sota", "sota_oros", "sota_4suits")
@@ -26,6 +27,10 @@ REAL31_CHOICES = ("off", "any10", "sota", "sota_oros", "sota_4suits")
 SIGNALS_CHOICES = ("off", "truthful", "free")
 #: The discrete action space has exactly this many ENVIDO_k actions (ids 19..23, RULES.md §9.1).
 NUM_BET_SIZES = 5
+#: Largest target and bet amount: stakes, scores and stones stay far inside the batched engine's int32 fields
+#: (and the observation's float32) whatever the number of raises a real game makes.
+MAX_TARGET = 10_000
+MAX_BET = 1_000
 
 
 def _on_off(name: str, value: Any) -> bool:
@@ -95,9 +100,9 @@ class MusConfig:
         set_ = object.__setattr__
         if isinstance(self.kings, bool) or not isinstance(self.kings, int) or self.kings not in (8, 4):
             raise ValueError(f"MusConfig.kings must be 8 or 4, got {self.kings!r}")
-        target = _int("target", self.target, "an int >= 1 (usually 40 or 30)")
-        if target < 1:
-            raise ValueError(f"MusConfig.target must be an int >= 1 (usually 40 or 30), got {target!r}")
+        target = _int("target", self.target, f"an int in 1..{MAX_TARGET} (usually 40 or 30)")
+        if not 1 <= target <= MAX_TARGET:
+            raise ValueError(f"MusConfig.target must be an int in 1..{MAX_TARGET} (usually 40 or 30), got {target!r}")
         for name in ("juegos_to_win_vaca", "vacas_to_win_match"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value not in (1, 2, 3):
@@ -115,10 +120,10 @@ class MusConfig:
                 f"MusConfig.bet_sizes must be {NUM_BET_SIZES} strictly increasing ints >= 2, "
                 f"got {self.bet_sizes!r}") from None
         if (len(sizes) != NUM_BET_SIZES
-                or any(isinstance(k, bool) or not isinstance(k, int) or k < 2 for k in sizes)
+                or any(isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= MAX_BET for k in sizes)
                 or any(a >= b for a, b in zip(sizes, sizes[1:], strict=False))):
             raise ValueError(
-                f"MusConfig.bet_sizes must be {NUM_BET_SIZES} strictly increasing ints >= 2 "
+                f"MusConfig.bet_sizes must be {NUM_BET_SIZES} strictly increasing ints in 2..{MAX_BET} "
                 f"(one per ENVIDO action 19..23), got {self.bet_sizes!r}")
         set_(self, "bet_sizes", tuple(int(k) for k in sizes))
         if self.max_mus_rounds is not None:

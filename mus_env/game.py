@@ -39,7 +39,7 @@ from .actions import (
     action_to_string,
 )
 from .cards import NUM_CARDS, hand_to_string, slot_order_key
-from .config import MusConfig, playable_config
+from .config import MAX_BET, MusConfig, playable_config
 from .phases import LEGAL_MASKS, LEGAL_SETS, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES, Legal, Outcome, Phase
 from .shuffle import deal_decks, first_mano, normalize_seed, random_seed, reshuffle_order
 from .tables import CHICA, GRANDE, JUEGO, LANCE_NAMES, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables, is_real31
@@ -494,8 +494,9 @@ class MusGame:
         """
         if self._phase == Phase.GAME_OVER:
             raise self._illegal(ENVIDO_BASE)
-        if isinstance(amount, bool) or not isinstance(amount, (int, np.integer)) or amount < 2:
-            raise IllegalActionError(f"an envido amount must be an int >= 2 (RULES.md §5.1), got {amount!r}")
+        if isinstance(amount, bool) or not isinstance(amount, (int, np.integer)) or not 2 <= amount <= MAX_BET:
+            raise IllegalActionError(f"an envido amount must be an int in 2..{MAX_BET} (RULES.md §5.1; "
+                                     f"config.MAX_BET), got {amount!r}")
         if ENVIDO_BASE not in self._legal_set:
             raise self._illegal(ENVIDO_BASE, what=f"envido {amount}")
         self._dispatch[self._phase](self, ENVIDO_BASE, int(amount))

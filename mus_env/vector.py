@@ -242,9 +242,13 @@ class VectorMusEnv:
             raise ValueError(
                 f"scores[{bad[0]}] = {s[bad[0]].tolist()}: each score must be in 0..{self.config.target - 1}")
         if seeds is not None:
-            sd = self._int_array("seeds", seeds, (n,))
-            if (sd < 0).any():
-                raise ValueError("seeds must be non-negative")
+            sd = np.asarray(seeds)
+            if sd.dtype.kind != "u":                        # uint64 seeds (game_seeds) may be >= 2**63
+                sd = self._int_array("seeds", sd, (n,))
+                if (sd < 0).any():
+                    raise ValueError(f"seeds must be non-negative (uint64 game seeds), got {sd[sd < 0][0]}")
+            elif sd.shape != (n,):
+                raise ValueError(f"seeds must have shape {(n,)}, got {sd.shape}")
         if not self._started and n < self.num_envs:
             self.reset()                                    # the other tables need a game too
         if not self._started:

@@ -307,3 +307,36 @@ def test_rules_modules_import_no_rl_framework() -> None:
     repo = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=repo)
     assert out.returncode == 0, f"rules modules imported: {out.stdout.strip()} {out.stderr[-2000:]}"
+
+
+# ----------------------------------------------------------------------------------------------------
+# numbers at the edges (issue 11)
+def test_amounts_are_bounded_to_what_the_engines_represent() -> None:
+    from mus_env.config import MAX_BET, MAX_TARGET
+
+    with pytest.raises(ValueError, match="bet_sizes"):
+        MusConfig(bet_sizes=(2, 3, 4, 5, 2**30))
+    with pytest.raises(ValueError, match="target"):
+        MusConfig(target=MAX_TARGET + 1)
+    MusConfig(bet_sizes=(2, 3, 4, 5, MAX_BET), target=MAX_TARGET)          # the bounds themselves are fine
+    g = MusGame(MusConfig(first_mano=0), seed=0)
+    g.step(1)                                                               # no mus: grande opens
+    before = g.observe(g.current_player)
+    with pytest.raises(IllegalActionError, match="envido amount"):
+        g.step_envido(10**40)
+    assert np.array_equal(g.observe(g.current_player), before)
+
+
+def test_vector_reset_takes_its_own_uint64_game_seeds() -> None:
+    from mus_env import VectorMusEnv
+
+    venv = VectorMusEnv(4, seed=5)
+    venv.reset()
+    big = np.array([2**63, 2**64 - 1, 7, 2**63 + 12345], dtype=np.uint64)
+    decks = np.tile(np.arange(40), (4, 1))
+    venv.reset_from_decks(decks, np.zeros(4, dtype=int), seeds=big)
+    assert np.array_equal(venv.game_seeds, big)
+    g = MusGame.from_deck(decks[1], 0, seed=2**64 - 1)
+    assert np.array_equal(venv.observe([1], [0])[0][0], g.observe(0))
+    with pytest.raises(ValueError, match="non-negative"):
+        venv.reset_from_decks(decks, np.zeros(4, dtype=int), seeds=[-1, 0, 0, 0])
