@@ -32,12 +32,13 @@ from .actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS, Action
 from .cards import NUM_CARDS, card_number, slot_positions, value_table
 from .config import MusConfig
 from .observation import DISCARD_ROUNDS, OBS_DIM, OFFSETS, ROUNDS_SCALE, STAKE_SCALE, TARGET_SCALE, speech_of
-from .phases import LEGAL_MASKS, NUM_OUTCOMES, ORDAGO_STAKE, Legal, Outcome, Phase
+from .phases import LEGAL_MASKS, LEGAL_SETS, NUM_OUTCOMES, ORDAGO_STAKE, Legal, Outcome, Phase
 from .shuffle import STREAM_DEAL, STREAM_MANO, STREAM_RESHUFFLE, STREAM_TABLE
 from .tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables
 
 __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
-           "make_rules", "step_tables", "reset_tables", "new_episodes", "observe_tables", "state_rows"]
+           "make_rules", "step_tables", "reset_tables", "new_episodes", "observe_tables", "state_rows",
+           "sample_legal"]
 
 # ---------------------------------------------------------------------------------------------------
 # The state of one table: one row of a structured array. (name, dtype, shape, meaning)
@@ -172,6 +173,8 @@ RULES_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
     ("next_elig", "i1", (16, 5), "[bits, r + 1] first eligible relative seat after r; -1"),
     ("responders", "i1", (16, 4, 2), "[bits, bettor] the other team's eligible seats after the bettor; -1"),
     ("legal_masks", "i1", (13, NUM_ACTIONS), "phases.LEGAL_MASKS"),
+    ("legal_count", "i8", (13,), "number of actions of each legal set"),
+    ("legal_list", "i8", (13, 16), "the actions of each legal set, ascending (padded)"),
 )
 RULES_DTYPE = np.dtype([(name, dt, shape) for name, dt, shape, _ in RULES_FIELDS], align=True)
 Rules = np.ndarray        # a (1,) array of RULES_DTYPE; the kernel reads its row R = rules[0]
@@ -236,6 +239,9 @@ def make_rules(cfg: MusConfig, stones_reward: bool) -> Rules:
     r["next_elig"] = next_elig
     r["responders"] = responders
     r["legal_masks"] = LEGAL_MASKS
+    for k, actions in enumerate(LEGAL_SETS):
+        r["legal_count"][k] = len(actions)
+        r["legal_list"][k, :len(actions)] = actions
     rules.setflags(write=False)
     return rules
 
@@ -1046,6 +1052,15 @@ def observe_tables(S, rules: Rules, tables, seats, obs, mask) -> None:
             mask[k, :] = R.legal_masks[st.legal]
         else:
             mask[k, :] = 0
+
+
+@njit(cache=True)
+def sample_legal(S, rules: Rules, u, actions) -> None:
+    """``actions[b]``: the ``int(u[b] * n)``-th of the ``n`` legal actions of table ``b`` (ascending ids)."""
+    R = rules[0]
+    for b in range(S.shape[0]):
+        legal = S[b].legal
+        actions[b] = R.legal_list[legal, np.int64(u[b] * R.legal_count[legal])]
 
 
 @njit(cache=True)

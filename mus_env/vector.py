@@ -46,10 +46,6 @@ from .tables import LANCE_NAMES
 
 __all__ = ["VectorMusEnv"]
 
-# Legal sets as padded rows (for sample_actions): _LEGAL_COUNT[legal], _LEGAL_PAD[legal, k] for k < count.
-_LEGAL_WIDTH = max(len(s) for s in LEGAL_SETS)
-_LEGAL_COUNT = np.array([len(s) for s in LEGAL_SETS], dtype=np.int64)
-_LEGAL_PAD = np.array([(*s, *(s[-1:] or (0,)) * (_LEGAL_WIDTH - len(s))) for s in LEGAL_SETS], dtype=np.int64)
 #: Below this many tables a step runs on one thread whatever ``num_threads`` is (thread start-up costs more).
 PARALLEL_MIN_TABLES = 64
 # The state layout, as saved in state_dict (fields, dtypes, shapes).
@@ -289,7 +285,7 @@ class VectorMusEnv:
                                  self._parallel)
         if bad >= 0:
             self._check_actions(a)                          # raises, naming the table, seat and phase
-        out = self._out.copy()
+        out = self._out.view(np.uint8).copy().view(kernel.OUT_DTYPE).reshape(self.num_envs)   # a memcpy
         info = {k: out[k] for k in ("finished", "winner", "final_scores", "hand_finished", "hand_stones",
                                     "lance_stones")}
         return self._obs, self._mask, np.ascontiguousarray(out["rewards"]), out["finished"].copy(), info
@@ -314,9 +310,9 @@ class VectorMusEnv:
         if not (rng is None or isinstance(rng, (np.random.Generator, int, np.integer))) or isinstance(rng, bool):
             raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        legal = self.legal.astype(np.int64)
-        k = (gen.random(self.num_envs) * _LEGAL_COUNT[legal]).astype(np.int64)
-        return _LEGAL_PAD.reshape(-1)[legal * _LEGAL_WIDTH + k]
+        actions = np.empty(self.num_envs, dtype=np.int64)
+        kernel.sample_legal(self._state, self._rules, gen.random(self.num_envs), actions)
+        return actions
 
     def observe(self, tables: npt.ArrayLike | None = None, seats: npt.ArrayLike | None = None,
                 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
