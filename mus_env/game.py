@@ -229,11 +229,12 @@ class MusGame:
         """
         cfg = playable_config(config)
         try:
-            d = [int(c) for c in np.asarray(deck).ravel()]
-            if np.asarray(deck).dtype.kind not in "iu":
+            arr = np.asarray(deck)
+            if arr.dtype.kind not in "iu" or arr.ndim != 1:
                 raise TypeError
+            d = [int(c) for c in arr]
         except (TypeError, ValueError):
-            raise ValueError(f"deck must be a sequence of 40 int card ids, got {deck!r}") from None
+            raise ValueError(f"deck must be a flat sequence of 40 int card ids, got {deck!r}") from None
         if len(d) != NUM_CARDS or sorted(d) != list(range(NUM_CARDS)):
             missing = sorted(set(range(NUM_CARDS)) - set(d))
             dup = sorted({c for c in d if d.count(c) > 1})

@@ -371,6 +371,8 @@ class VectorMusEnv:
             raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
         if arr.dtype.kind not in "iu":
             raise ValueError(f"{name} must be an integer array, got dtype {arr.dtype}")
+        if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"{name}: {int(arr.max())} is out of range")
         return arr.astype(np.int64)
 
     def _check_actions(self, actions: npt.ArrayLike) -> npt.NDArray[np.int64]:

@@ -340,3 +340,33 @@ def test_vector_reset_takes_its_own_uint64_game_seeds() -> None:
     assert np.array_equal(venv.observe([1], [0])[0][0], g.observe(0))
     with pytest.raises(ValueError, match="non-negative"):
         venv.reset_from_decks(decks, np.zeros(4, dtype=int), seeds=[-1, 0, 0, 0])
+
+
+def test_from_deck_refuses_a_nested_deck() -> None:
+    with pytest.raises(ValueError, match="flat sequence of 40"):
+        MusGame.from_deck(np.arange(40).reshape(2, 20))
+
+
+def test_vector_huge_unsigned_action_is_named_as_given() -> None:
+    from mus_env import VectorMusEnv
+
+    venv = VectorMusEnv(2, seed=0)
+    venv.reset()
+    state = venv.state()
+    with pytest.raises(ValueError, match=str(2**64 - 1)):
+        venv.step(np.array([2**64 - 1, 0], dtype=np.uint64))
+    assert np.array_equal(venv.state(), state)
+
+
+def test_vector_observe_checks_its_tables() -> None:
+    from mus_env import VectorMusEnv
+
+    venv = VectorMusEnv(2, seed=0)
+    with pytest.raises(RuntimeError, match="reset"):
+        venv.observe()
+    venv.reset()
+    for bad in ([0.5], [-1], [2]):
+        with pytest.raises(ValueError, match="tables"):
+            venv.observe(bad)
+    with pytest.raises(ValueError, match="seats"):
+        venv.observe([0], [4])
