@@ -213,6 +213,10 @@ class Args:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"Args.{name} must be an int >= 0, got {v!r}")
+        for name in ("seed", "eval_seed"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**32:
+                raise ValueError(f"Args.{name} must be an int in 0..{2**32 - 1}, got {v!r}")
         for name in ("learning_rate", "clip_coef", "max_grad_norm"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"Args.{name} must be > 0, got {getattr(self, name)!r}")
@@ -1323,7 +1327,9 @@ def _print_summary(t: Trainer, log: Any = print) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mus train", description=__doc__.splitlines()[0],
+    from experiments.cli import ArgumentParser  # one-line errors, exit status 2
+
+    p = ArgumentParser(prog="mus train", description=__doc__.splitlines()[0],
                                 epilog="Every value not given comes from the preset; [brackets] show the default "
                                        "preset's value and where the ship preset differs.")
     p.add_argument("--preset", default="default", choices=sorted(PRESETS),
@@ -1381,6 +1387,14 @@ def main(argv: list[str] | None = None) -> None:
         args = make_args(ns.preset, **overrides)
     except ValueError as e:
         p.error(str(e))
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write_test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        p.error(f"argument --out: cannot write into {args.out!r} ({e.strerror or e})")
     command = "mus train " + " ".join(sys.argv[1:]) if argv is None else "mus train " + " ".join(argv)
     try:
         t = train(args, resume=ns.resume, run_info={"command": command, "preset": ns.preset},

@@ -65,6 +65,12 @@ BAD = [
     (["bench", "--processes", "0"], "--processes", "an int in 1.."),
     (["deals", "--n", "0"], "--n", "an int in 1.."),
     (["deals", "--out", "UNWRITABLE/d.npz"], "--out", "cannot write"),
+    (["train", "--out", "UNWRITABLE/run"], "--out", "cannot write"),
+    (["train", "--seed", "-5"], "seed", "an int in 0.."),
+    (["train", "--num-tables", "0"], "num_tables", "an int >= 1"),
+    (["train", "--preset", "bogus"], "--preset", "choose from"),
+    (["exploit", "rule", "--minutes", "-1"], "--minutes", ">= 0"),
+    (["exploit", "rule", "--lance", "foo"], "--lance", "choose from"),
     (["replay"], "file", "required"),
     (["fly"], "subcommand", "one of train, exploit, tournament"),
 ]
