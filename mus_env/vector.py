@@ -277,14 +277,17 @@ class VectorMusEnv:
         if not self._started:
             raise RuntimeError("call reset() or reset_from_decks() before step()")
         a = actions
-        if not (type(a) is np.ndarray and a.dtype == np.int64 and a.shape == (self.num_envs,)):
-            a = self._int_array("actions", actions, (self.num_envs,))
+        if not (type(a) is np.ndarray and a.dtype == np.int64 and a.shape == (self.num_envs,)
+                and a.flags.c_contiguous):
+            a = np.ascontiguousarray(self._int_array("actions", actions, (self.num_envs,)))
         if self._parallel and numba.get_num_threads() != self.num_threads:
             numba.set_num_threads(self.num_threads)
         bad = kernel.step_tables(self._state, self._out, self._rules, a, self._seed_u64, self._obs, self._mask,
                                  self._parallel)
         if bad >= 0:
             self._check_actions(a)                          # raises, naming the table, seat and phase
+            raise RuntimeError(f"VectorMusEnv: the kernel refused table {bad}'s action {a[bad]} that the "
+                               "Python check accepts (engine bug); nothing was applied")
         out = self._out.view(np.uint8).copy().view(kernel.OUT_DTYPE).reshape(self.num_envs)   # a memcpy
         info = {k: out[k] for k in ("finished", "winner", "final_scores", "hand_finished", "hand_stones",
                                     "lance_stones")}
