@@ -454,7 +454,8 @@ def on_discard(st, out, R, action: int) -> None:
         return
     serve_replacements(st, R)
     for j in range(DISCARD_ROUNDS_ - 1, 0, -1):
-        st.disc_hist[j, :] = st.disc_hist[j - 1, :]
+        for s in range(4):
+            st.disc_hist[j, s] = st.disc_hist[j - 1, s]
     for s in range(4):
         st.disc_hist[0, s] = st.disc_count[(s - st.mano) % 4]
     st.mus_round += 1
@@ -946,7 +947,8 @@ def write_view(S, R, b: int, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.
     """The acting seat's observation and legal mask of table ``b`` into the output rows."""
     st = S[b]
     encode(st, R, (st.mano + st.rel) % 4, obs[b])
-    mask[b, :] = R.legal_masks[st.legal]
+    for a in range(NUM_ACTIONS_):                      # (a loop: array-to-array assignment compiles slowly)
+        mask[b, a] = R.legal_masks[st.legal, a]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1049,7 +1051,8 @@ def observe_tables(S, rules: Rules, tables, seats, obs, mask) -> None:
         seat = acting if seats[k] < 0 else seats[k]
         encode(st, R, seat, obs[k])
         if seat == acting:
-            mask[k, :] = R.legal_masks[st.legal]
+            for a in range(NUM_ACTIONS_):
+                mask[k, a] = R.legal_masks[st.legal, a]
         else:
             mask[k, :] = 0
 
