@@ -1,0 +1,517 @@
+"""Self-play PPO on Mus with Ray RLlib (new API stack), on one machine or a Ray cluster.
+
+The library route for users who already run RLlib; ``mus train`` (:mod:`experiments.ppo_selfplay`) is the
+project's own, much faster trainer. What this script does:
+
+* **Environment**: :class:`mus_env.rllib.MusMultiAgentEnv` (four agents ``seat_0..seat_3``, only the agent to
+  act observes, each agent's rewards handed over at its next turn; ``--reward game|stones``, ``--kings``,
+  ``--target``).
+* **Policy**: :class:`MusPolicyRLModule`, an RLlib ``TorchRLModule`` whose network *is* the project's
+  :class:`agents.policy.PolicyNet` (an MLP trunk, policy and value heads); illegal logits are set to
+  :data:`agents.policy.MASKED_LOGIT` from the observation's ``action_mask``. All four seats share one policy
+  (default) or each team has its own (``--policy-per-team``).
+* **PPO**: RLlib's ``PPOConfig`` with small batches that fit a laptop (``--train-batch-size``,
+  ``--minibatch-size``, ``--num-epochs``, ``--lr``), ``--num-env-runners`` sampling actors (0: sample in the
+  driver) with ``--envs-per-runner`` envs each.
+* **Ray**: ``--address`` goes to ``ray.init(address=...)``: none starts a small local Ray (``--num-cpus``,
+  a 200 MB object store, no dashboard); ``auto`` or ``ray://host:10001`` joins a running cluster, unchanged.
+* **Files** (``--out``, default ``runs/rllib``): ``checkpoint/`` (RLlib's, replaced after every iteration),
+  ``progress.json`` (iterations done, settings), ``metrics.csv`` and, at the end, ``policy.pt`` (shared) or
+  ``policy_team_0.pt`` / ``policy_team_1.pt``: policy files that ``agents.make_agent`` and
+  ``mus tournament`` load like the ones ``mus train`` writes. ``--resume`` continues a stopped run up to
+  ``--iterations``; ``--export CHECKPOINT --to FILE.pt`` exports a checkpoint's policy without training.
+* **Evaluation**: after each iteration, ``--eval-deals`` duplicate hands of the (first) policy against
+  ``rule`` through :func:`experiments.tournament.play_pair` (0: off).
+
+Usage::
+
+    python -m experiments.rllib_selfplay --iterations 20 --out runs/rllib           # local Ray, 1 env runner
+    python -m experiments.rllib_selfplay --iterations 40 --out runs/rllib --resume  # continue to 40
+    python -m experiments.rllib_selfplay --export runs/rllib/checkpoint --to runs/rllib/policy.pt
+    mus tournament --agents rule,runs/rllib/policy.pt --hands 2000 --games 0
+
+On a cluster: ``ray start --head`` on one node, ``ray start --address=HEAD:6379`` on the others (each with
+mus-env installed), then ``python -m experiments.rllib_selfplay --address auto --num-env-runners 16`` on the
+head (or ``ray job submit --address http://HEAD:8265 --working-dir . -- python -m experiments.rllib_selfplay
+--address auto ...``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
+from ray.rllib.core.rl_module.torch import TorchRLModule
+
+from agents.policy import MASKED_LOGIT, PolicyNet
+from experiments.cli import ArgumentParser, check_writable_dir, check_writable_file, int_in, positive_float
+
+__all__ = ["MusPolicyRLModule", "build_parser", "make_ppo_config", "train", "export_policy", "main",
+           "DEFAULT_HIDDEN"]
+
+#: The policy network's default hidden widths (smaller than ``mus train``'s, for quick RLlib runs).
+DEFAULT_HIDDEN = (128, 128)
+_PROGRESS = "progress.json"
+_CHECKPOINT = "checkpoint"
+
+
+class MusPolicyRLModule(TorchRLModule, ValueFunctionAPI):
+    """RLlib ``TorchRLModule`` around :class:`agents.policy.PolicyNet`, with action masking.
+
+    Reads the observation dict of :class:`mus_env.rllib.MusMultiAgentEnv` (``observations`` and a float
+    ``action_mask``); illegal actions get the logit :data:`agents.policy.MASKED_LOGIT` (probability exactly 0,
+    no gradient). ``model_config={"hidden": [128, 128]}`` sets the trunk's widths. ``self.net`` is a plain
+    ``PolicyNet``, so :func:`export_policy` saves it with :func:`agents.policy.save_policy` and
+    ``agents.make_agent`` plays it like a ``mus train`` policy.
+    """
+
+    def setup(self) -> None:
+        """Build ``self.net`` for the observation vector inside the Dict space."""
+        space = self.observation_space
+        obs_space = space["observations"] if hasattr(space, "spaces") else space
+        hidden = tuple(int(h) for h in (self.model_config or {}).get("hidden", DEFAULT_HIDDEN))
+        self.net = PolicyNet(int(obs_space.shape[0]), int(self.action_space.n), hidden)
+
+    @staticmethod
+    def _split(batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        obs = batch[Columns.OBS]
+        if not isinstance(obs, dict) or "observations" not in obs or "action_mask" not in obs:
+            raise ValueError("MusPolicyRLModule needs dict observations with the keys 'observations' and "
+                             "'action_mask' (as mus_env.rllib.MusMultiAgentEnv gives)")
+        return obs["observations"], obs["action_mask"]
+
+    @staticmethod
+    def _mask(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return torch.where(mask > 0, logits, torch.full_like(logits, MASKED_LOGIT))
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        x, mask = self._split(batch)
+        return {Columns.ACTION_DIST_INPUTS: self._mask(self.net.logits(x), mask)}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        x, mask = self._split(batch)
+        z = self.net.trunk(x)
+        return {Columns.ACTION_DIST_INPUTS: self._mask(self.net.policy_head(z), mask), Columns.EMBEDDINGS: z}
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
+        """``(B,)`` state values from the value head (on the trunk's ``embeddings`` when given)."""
+        if embeddings is None:
+            embeddings = self.net.trunk(self._split(batch)[0])
+        return self.net.value_head(embeddings).squeeze(-1)
+
+
+# ----------------------------------------------------------------------------------------------------
+# configuration
+def build_parser() -> ArgumentParser:
+    """The command line (``python -m experiments.rllib_selfplay -h``)."""
+    p = ArgumentParser(prog="python -m experiments.rllib_selfplay",
+                       description="Self-play PPO on Mus with Ray RLlib (local Ray or a cluster); exports a "
+                                   "policy file that mus tournament plays.")
+    run = p.add_argument_group("run")
+    run.add_argument("--iterations", type=int_in(1, 10**6), default=10,
+                     help="PPO iterations in all (with --resume: continue up to this many)")
+    run.add_argument("--out", default="runs/rllib", help="run folder: checkpoint/, metrics.csv, policy.pt")
+    run.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    run.add_argument("--overwrite", action="store_true", help="replace an existing run in --out")
+    run.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0, help="RLlib's seed (envs, networks)")
+    run.add_argument("--eval-deals", type=int_in(0, 100_000), default=200,
+                     help="duplicate hands against rule after each iteration (0: no evaluation)")
+    run.add_argument("--torch-threads", type=int_in(1, 256), default=1, help="torch threads of the learner")
+    ray_ = p.add_argument_group("ray")
+    ray_.add_argument("--address", default=None,
+                      help="ray.init(address=...): none starts a local Ray; 'auto' or ray://HOST:10001 joins a "
+                           "running cluster")
+    ray_.add_argument("--num-cpus", type=int_in(1, 4096), default=None,
+                      help="CPUs of the local Ray (default: env runners + 1); not used with --address")
+    ray_.add_argument("--num-env-runners", type=int_in(0, 4096), default=1,
+                      help="sampling actors (0: sample in the driver process)")
+    ray_.add_argument("--envs-per-runner", type=int_in(1, 1024), default=1, help="envs stepped by each runner")
+    algo = p.add_argument_group("PPO and policy")
+    algo.add_argument("--policy-per-team", action="store_true",
+                      help="one policy per team (team_0: seats 0, 2; team_1: seats 1, 3) instead of one shared")
+    algo.add_argument("--hidden", type=_int_list, default=DEFAULT_HIDDEN, help="hidden widths, e.g. 128,128")
+    algo.add_argument("--train-batch-size", type=int_in(16, 10**7), default=2000,
+                      help="env steps (decisions) per iteration")
+    algo.add_argument("--minibatch-size", type=int_in(8, 10**7), default=250, help="SGD minibatch size")
+    algo.add_argument("--num-epochs", type=int_in(1, 100), default=4, help="SGD epochs per iteration")
+    algo.add_argument("--lr", type=positive_float, default=3e-4, help="learning rate")
+    algo.add_argument("--gamma", type=_unit_float, default=0.99, help="discount per decision of an agent")
+    algo.add_argument("--entropy-coeff", type=_nonneg_float, default=0.01, help="entropy bonus")
+    game = p.add_argument_group("game")
+    game.add_argument("--reward", choices=("stones", "game"), default="stones",
+                      help="stones: stone difference per hand; game: +1/-1 at the end")
+    game.add_argument("--kings", type=int, choices=(8, 4), default=8, help="8 or 4 kings")
+    game.add_argument("--target", type=int_in(1, 1000), default=40, help="stones to win a game")
+    game.add_argument("--max-decisions", type=int_in(1, 10**7), default=None,
+                      help="truncate an episode after this many decisions (default: never)")
+    exp = p.add_argument_group("export (no training)")
+    exp.add_argument("--export", metavar="CHECKPOINT", default=None,
+                     help="export the policy of an RLlib checkpoint folder (OUT/checkpoint) and exit")
+    exp.add_argument("--to", metavar="FILE.pt", default=None, help="policy file to write with --export")
+    exp.add_argument("--module", default=None,
+                     help="module to export: shared (default), team_0 or team_1 (with --policy-per-team)")
+    return p
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    import argparse
+    try:
+        values = tuple(int(t) for t in text.replace(" ", "").split(",") if t)
+    except ValueError:
+        values = ()
+    if not values or any(v < 1 or v > 65536 for v in values):
+        raise argparse.ArgumentTypeError(f"must be comma-separated widths in 1..65536, e.g. 128,128; got {text[:40]!r}")
+    return values
+
+
+def _unit_float(text: str) -> float:
+    import argparse
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0.0 < v <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text[:40]!r}")
+    return v
+
+
+def _nonneg_float(text: str) -> float:
+    import argparse
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not (v >= 0.0 and v < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text[:40]!r}")
+    return v
+
+
+def env_config(args: Any) -> dict[str, Any]:
+    """The ``env_config`` of :class:`mus_env.rllib.MusMultiAgentEnv` for these arguments."""
+    cfg: dict[str, Any] = {"reward": args.reward, "kings": args.kings, "target": args.target}
+    if args.max_decisions is not None:
+        cfg["max_decisions"] = args.max_decisions
+    return cfg
+
+
+def module_ids(policy_per_team: bool) -> tuple[str, ...]:
+    """The RLModule ids of a run: ``("shared",)`` or ``("team_0", "team_1")``."""
+    from mus_env.rllib import SHARED_POLICY, TEAM_POLICIES
+    return TEAM_POLICIES if policy_per_team else (SHARED_POLICY,)
+
+
+def make_ppo_config(args: Any) -> Any:
+    """RLlib ``PPOConfig`` (new API stack) for Mus self-play with :class:`MusPolicyRLModule`.
+
+    ``args`` has the attributes of :func:`build_parser`'s namespace (``policy_per_team``, ``hidden``,
+    ``num_env_runners``, ``envs_per_runner``, ``train_batch_size``, ``minibatch_size``, ``num_epochs``, ``lr``,
+    ``gamma``, ``entropy_coeff``, ``seed``, and the game options).
+    """
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from mus_env.rllib import MusMultiAgentEnv, shared_policy_mapping, team_policy_mapping
+
+    ids = module_ids(args.policy_per_team)
+    spec = MultiRLModuleSpec(rl_module_specs={
+        mid: RLModuleSpec(module_class=MusPolicyRLModule, model_config={"hidden": list(args.hidden)}) for mid in ids})
+    return (
+        PPOConfig()
+        .environment(MusMultiAgentEnv, env_config=env_config(args),
+                     disable_env_checking=True)      # RLlib's checker steps a random, usually illegal, action
+        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.envs_per_runner,
+                     num_cpus_per_env_runner=1, rollout_fragment_length="auto")
+        .multi_agent(policies=set(ids),
+                     policy_mapping_fn=team_policy_mapping if args.policy_per_team else shared_policy_mapping,
+                     policies_to_train=list(ids))
+        .rl_module(rl_module_spec=spec)
+        .training(train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
+                  num_epochs=args.num_epochs, lr=args.lr, gamma=args.gamma, lambda_=0.95,
+                  entropy_coeff=args.entropy_coeff, vf_loss_coeff=0.5, clip_param=0.2)
+        .learners(num_learners=0)
+        .debugging(seed=args.seed)
+    )
+
+
+# ----------------------------------------------------------------------------------------------------
+# export
+def module_net(algo: Any, module_id: str) -> PolicyNet:
+    """A copy of the trained ``PolicyNet`` of ``module_id`` in a built RLlib algorithm (from its learner)."""
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
+    state = algo.learner_group.get_state(components=f"{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{module_id}")
+    weights = state[COMPONENT_LEARNER][COMPONENT_RL_MODULE][module_id]
+    return _net_from_state(weights, module_id)
+
+
+def _net_from_state(weights: dict[str, Any], source: str) -> PolicyNet:
+    model = {k[len("net."):]: torch.as_tensor(np.asarray(v)) for k, v in weights.items() if k.startswith("net.")}
+    widths = [model[k].shape[0] for k in sorted((k for k in model if k.startswith("trunk.") and k.endswith(".weight")),
+                                                key=lambda k: int(k.split(".")[1]))]
+    obs_dim = model["trunk.0.weight"].shape[1] if widths else model["policy_head.weight"].shape[1]
+    net = PolicyNet(obs_dim, model["policy_head.weight"].shape[0], widths)
+    try:
+        net.load_state_dict(model)
+    except RuntimeError as e:
+        raise ValueError(f"{source}: not the weights of a MusPolicyRLModule: {str(e).splitlines()[0]}") from e
+    return net.eval()
+
+
+def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None = None,
+                  meta: dict[str, Any] | None = None) -> Path:
+    """Write the policy of an RLlib checkpoint (this script's ``OUT/checkpoint``) as a mus-env policy file.
+
+    The file is :func:`agents.policy.save_policy`'s: ``make_agent(str(to))`` and ``mus tournament`` load it.
+
+    Args:
+        checkpoint: the checkpoint folder (``algo.save_to_path`` output).
+        to: the ``*.pt`` file to write.
+        module_id: ``shared``, ``team_0`` or ``team_1``; None: the only one, or ``team_0``.
+        meta: extra metadata to store.
+
+    Raises:
+        ValueError: not a checkpoint of this script, or no such module (the message lists those there).
+    """
+    from agents.policy import save_policy
+    from mus_env import MusConfig
+    from mus_env.rllib import parse_env_config
+
+    checkpoint = Path(checkpoint)
+    modules_dir = checkpoint / "learner_group" / "learner" / "rl_module"
+    if not modules_dir.is_dir():
+        raise ValueError(f"{checkpoint}: not an RLlib algorithm checkpoint (no learner_group/learner/rl_module "
+                         "inside); give the checkpoint folder of a run, e.g. runs/rllib/checkpoint")
+    found = sorted(d.name for d in modules_dir.iterdir() if d.is_dir())
+    if module_id is None:
+        module_id = found[0] if len(found) == 1 else "team_0"
+    if module_id not in found:
+        raise ValueError(f"{checkpoint}: no module {module_id!r}; it has {found}")
+    from ray.rllib.core.rl_module.rl_module import RLModule
+    module = RLModule.from_checkpoint(modules_dir / module_id)
+    if not isinstance(module, MusPolicyRLModule):
+        raise ValueError(f"{checkpoint}: module {module_id!r} is a {type(module).__name__}, not a MusPolicyRLModule")
+    cfg = MusConfig()
+    progress = checkpoint.parent / _PROGRESS
+    info: dict[str, Any] = {}
+    if progress.is_file():
+        info = json.loads(progress.read_text())
+        cfg = parse_env_config({k: v for k, v in info.get("env_config", {}).items()
+                                if k not in ("reward", "max_decisions")})[0]
+    import ray
+    full_meta = {"trainer": "RLlib PPO (experiments/rllib_selfplay.py)", "ray": ray.__version__,
+                 "module": module_id, "checkpoint": str(checkpoint), "iterations": info.get("iterations"),
+                 "env_steps": info.get("env_steps"), "command": info.get("command"), **(meta or {})}
+    return save_policy(to, module.net, cfg.to_dict(), full_meta)
+
+
+# ----------------------------------------------------------------------------------------------------
+# training
+_SAME_ON_RESUME = ("policy_per_team", "hidden", "reward", "kings", "target", "max_decisions")
+_RUN_FILES = (_CHECKPOINT, _PROGRESS, "metrics.csv", "policy.pt", "policy_team_0.pt", "policy_team_1.pt")
+
+
+def _settings(args: Any) -> dict[str, Any]:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(args).items()
+            if k not in ("export", "to", "module", "resume", "overwrite")}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.replace(path)
+
+
+def _save_checkpoint(algo: Any, out: Path) -> Path:
+    """``algo.save_to_path`` into ``OUT/checkpoint``, replacing the previous one only once the new is complete."""
+    final, tmp, old = out / _CHECKPOINT, out / (_CHECKPOINT + ".tmp"), out / (_CHECKPOINT + ".old")
+    for d in (tmp, old):
+        if d.exists():
+            shutil.rmtree(d)
+    algo.save_to_path(str(tmp.resolve()))
+    if final.exists():
+        final.rename(old)
+    tmp.rename(final)
+    if old.exists():
+        shutil.rmtree(old)
+    return final
+
+
+def _get(d: dict[str, Any], *keys: str, default: Any = float("nan")) -> Any:
+    for k in keys:
+        if not isinstance(d, dict) or k not in d:
+            return default
+        d = d[k]
+    return d
+
+
+def _evaluate(net: PolicyNet, args: Any) -> tuple[float, float, float]:
+    """Duplicate stones per hand of ``net`` (sampled) minus ``rule`` on ``args.eval_deals`` fixed deals."""
+    from agents import RuleBasedAgent
+    from agents.policy import TorchPolicyAgent
+    from experiments.deals import make_deals
+    from experiments.tournament import play_pair
+    from mus_env import MusConfig
+
+    cfg = MusConfig(kings=args.kings, target=args.target)
+    deals = make_deals(args.eval_deals, seed=20240, target=args.target)
+    result = play_pair(TorchPolicyAgent(net, name="rllib"), RuleBasedAgent(), deals, config=cfg, seed=args.seed)
+    return result.mean_diff()
+
+
+def _init_ray(args: Any) -> bool:
+    """Start (no ``--address``) or join Ray unless it is running in this process; True if this call did."""
+    import ray
+    if ray.is_initialized():
+        return False
+    if args.address is None:
+        ray.init(num_cpus=args.num_cpus or args.num_env_runners + 1, object_store_memory=200 * 2**20,
+                 include_dashboard=False, configure_logging=True, logging_level="warning")
+    else:
+        ray.init(address=args.address, logging_level="warning")
+    return True
+
+
+def train(args: Any, log: Any = print) -> dict[str, Any]:
+    """Run (or resume) the PPO iterations of ``args`` (see :func:`build_parser`); returns the last progress.
+
+    Joins the Ray already initialised in this process if there is one (tests), else starts or joins one as
+    ``args.address`` says, and shuts down only what it started.
+    """
+    import ray
+
+    torch.set_num_threads(args.torch_threads)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    progress: dict[str, Any] = {"iterations": 0, "env_steps": 0}
+    if args.resume:
+        progress = json.loads((out / _PROGRESS).read_text())
+    started = _init_ray(args)
+    algo = None
+    try:
+        algo = make_ppo_config(args).build_algo()
+        if args.resume:
+            algo.restore_from_path(str((out / _CHECKPOINT).resolve()))
+        ids = module_ids(args.policy_per_team)
+        progress.update(settings=_settings(args), env_config=env_config(args), ray=ray.__version__,
+                        command=" ".join(["python -m experiments.rllib_selfplay", *sys.argv[1:]])
+                        if sys.argv and sys.argv[0].endswith("rllib_selfplay.py") else progress.get("command"))
+        metrics_path = out / "metrics.csv"
+        fields = ["iteration", "env_steps", "episodes", "seconds", "env_steps_per_s", "episode_len_mean",
+                  *[f"return_{a}" for a in ("seat_0", "seat_1")],
+                  *[f"{m}_{k}" for m in ids for k in ("policy_loss", "vf_loss", "entropy", "mean_kl")],
+                  "eval_stones_vs_rule", "eval_ci_low", "eval_ci_high"]
+        if not metrics_path.exists() or not args.resume:
+            with metrics_path.open("w", newline="") as f:
+                csv.writer(f).writerow(fields)
+        log(f"RLlib PPO on Mus: {len(ids)} module(s) {list(ids)}, {args.num_env_runners} env runner(s), "
+            f"{args.train_batch_size} steps per iteration; ray {ray.__version__}; out {out}")
+        for it in range(progress["iterations"] + 1, args.iterations + 1):
+            t0 = time.perf_counter()
+            result = algo.train()
+            dt = time.perf_counter() - t0
+            runners = result.get("env_runners", {})
+            steps = int(_get(runners, "num_env_steps_sampled_lifetime", default=0))
+            row: dict[str, Any] = {
+                "iteration": it, "env_steps": steps,
+                "episodes": int(_get(runners, "num_episodes_lifetime", default=0)),
+                "seconds": round(dt, 3),
+                "env_steps_per_s": round(float(_get(runners, "num_env_steps_sampled", default=0)) / dt, 1),
+                "episode_len_mean": _get(runners, "episode_len_mean"),
+            }
+            for a in ("seat_0", "seat_1"):
+                row[f"return_{a}"] = _get(runners, "agent_episode_returns_mean", a)
+            for m in ids:
+                for k in ("policy_loss", "vf_loss", "entropy", "mean_kl"):
+                    row[f"{m}_{k}"] = _get(result, "learners", m, {"mean_kl": "mean_kl_loss"}.get(k, k))
+            eval_text = ""
+            if args.eval_deals:
+                mean, lo, hi = _evaluate(module_net(algo, ids[0]), args)
+                row.update(eval_stones_vs_rule=mean, eval_ci_low=lo, eval_ci_high=hi)
+                eval_text = f"  {ids[0]} vs rule {mean:+.2f} [{lo:+.2f}, {hi:+.2f}] stones/hand"
+            _save_checkpoint(algo, out)
+            progress.update(iterations=it, env_steps=steps)
+            _write_json(out / _PROGRESS, progress)
+            with metrics_path.open("a", newline="") as f:
+                csv.DictWriter(f, fieldnames=fields).writerow({k: row.get(k, "") for k in fields})
+            log(f"iter {it:4d}  env steps {steps:8d}  {row['env_steps_per_s']:7.1f}/s  episodes "
+                f"{row['episodes']:6d}  len {row['episode_len_mean']:6.1f}  return seat_0 "
+                f"{row['return_seat_0']:+7.2f}  entropy {row[f'{ids[0]}_entropy']:.3f}{eval_text}")
+        written = []
+        for m in ids:
+            name = "policy.pt" if m == "shared" else f"policy_{m}.pt"
+            written.append(export_policy(out / _CHECKPOINT, out / name, m))
+        log("policy file(s): " + ", ".join(map(str, written)) + "  (mus tournament --agents rule," + str(written[0])
+            + ")")
+        progress["policies"] = [str(p) for p in written]
+        return progress
+    finally:
+        if algo is not None:
+            algo.stop()
+        if started:
+            ray.shutdown()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command-line entry point (see the module docstring)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.export is not None or args.to is not None:
+        if args.export is None or args.to is None:
+            parser.error("argument --export/--to: give both, --export CHECKPOINT_FOLDER --to FILE.pt")
+        to = check_writable_file(parser, "--to", args.to)
+        try:
+            path = export_policy(args.export, to, args.module)
+        except (ValueError, OSError) as e:
+            parser.error(f"argument --export: {e}")
+        print(f"wrote {path} (mus tournament --agents rule,{path})")
+        return
+    if args.module is not None:
+        parser.error("argument --module: only with --export")
+    if args.minibatch_size > args.train_batch_size:
+        parser.error(f"argument --minibatch-size: {args.minibatch_size} is larger than --train-batch-size "
+                     f"{args.train_batch_size}")
+    if args.resume and args.overwrite:
+        parser.error("argument --resume: not with --overwrite (one continues the run in --out, the other replaces it)")
+    out = check_writable_dir(parser, "--out", args.out)
+    if args.resume:
+        if not (out / _PROGRESS).is_file() or not (out / _CHECKPOINT).is_dir():
+            parser.error(f"argument --resume: no run to resume in {str(out)!r} (no {_PROGRESS} and {_CHECKPOINT}/)")
+        saved = json.loads((out / _PROGRESS).read_text()).get("settings", {})
+        now = _settings(args)
+        differ = [f"--{k.replace('_', '-')} {saved.get(k)!r} -> {now[k]!r}" for k in _SAME_ON_RESUME
+                  if k in saved and saved[k] != now[k]]
+        if differ:
+            parser.error("argument --resume: the run in " + repr(str(out)) + " was made with other settings: "
+                         + "; ".join(differ))
+        done = json.loads((out / _PROGRESS).read_text()).get("iterations", 0)
+        if done >= args.iterations:
+            parser.error(f"argument --iterations: the run in {str(out)!r} has done {done} iterations already; "
+                         "give a larger total")
+    elif any((out / f).exists() for f in _RUN_FILES):
+        if not args.overwrite:
+            parser.error(f"argument --out: {str(out)!r} holds a run already; pass --resume to continue it or "
+                         "--overwrite to replace it")
+        for f in _RUN_FILES:
+            p = out / f
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+    if args.address is not None and args.num_cpus is not None:
+        parser.error("argument --num-cpus: only for a local Ray (without --address); a cluster has its own")
+    os.environ.setdefault("RAY_DEDUP_LOGS", "1")
+    train(args)
+
+
+if __name__ == "__main__":
+    main()
