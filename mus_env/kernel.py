@@ -37,8 +37,8 @@ from .shuffle import STREAM_DEAL, STREAM_MANO, STREAM_RESHUFFLE, STREAM_TABLE
 from .tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables
 
 __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
-           "make_rules", "step_tables", "reset_tables", "new_episodes", "observe_tables", "state_rows",
-           "sample_legal"]
+           "make_rules", "step_tables", "step_rows", "reset_tables", "new_episodes", "observe_tables",
+           "state_rows", "sample_legal"]
 
 # ---------------------------------------------------------------------------------------------------
 # The state of one table: one row of a structured array. (name, dtype, shape, meaning)
@@ -118,7 +118,8 @@ ALL_SEATS = 15                                          # eligibility bits of th
 
 # Config switches, by index into the rules' cfg field (int64).
 (C_TARGET, C_KINGS, C_PUNTO, C_HOLDERS_ONLY, C_OVERRIDE, C_AUTO_DECLARE, C_EXCLUDE_OWN, C_MAX_MUS,
- C_DISCARD_LEGAL, C_JUEGOS, C_VACAS, C_FIRST_MANO, C_STONES_REWARD, C_REAL31) = range(14)
+ C_DISCARD_LEGAL, C_JUEGOS, C_VACAS, C_FIRST_MANO, C_STONES_REWARD, C_REAL31, C_KEEP_OVER) = range(15)
+L_NONE = Legal.NONE
 _REAL31_MODES = ("off", "any10", "sota", "sota_oros", "sota_4suits")
 
 # Observation offsets (observation.PIECES).
@@ -157,7 +158,7 @@ MAX_MULTISETS = 715
 
 #: Read-only tables and switches of one engine: one record (name, dtype, shape, meaning), built by make_rules.
 RULES_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
-    ("cfg", "i8", (14,), "config switches, indexed by the C_* constants"),
+    ("cfg", "i8", (15,), "config switches, indexed by the C_* constants"),
     ("rank_of_card", "i8", (NUM_CARDS,), "rank 1..R of each card"),
     ("slot_pos", "i8", (NUM_CARDS + 1,), "place of each card in hand-slot order; [40] (empty) = 40"),
     ("number_of_card", "i8", (NUM_CARDS,), "card number 1..12 (31 real)"),
@@ -197,10 +198,15 @@ def _seat_tables() -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
     return next_elig, responders
 
 
-def make_rules(cfg: MusConfig, stones_reward: bool) -> Rules:
-    """The read-only tables and switches of ``cfg`` for the kernel."""
+def make_rules(cfg: MusConfig, stones_reward: bool, keep_over: bool = False) -> Rules:
+    """The read-only tables and switches of ``cfg`` for the kernel.
+
+    ``keep_over``: a finished episode is not reset in the step that ends it; the table stays in the
+    ``GAME_OVER`` phase (no legal action), so that its terminal view can be read, until
+    :func:`new_episodes` restarts it (``mus_env.sb3`` uses this; ``VectorMusEnv`` auto-resets).
+    """
     t = get_tables(cfg.kings)
-    switches = np.zeros(14, dtype=np.int64)
+    switches = np.zeros(15, dtype=np.int64)
     switches[C_TARGET] = cfg.target
     switches[C_KINGS] = cfg.kings
     switches[C_PUNTO] = cfg.punto
@@ -215,6 +221,7 @@ def make_rules(cfg: MusConfig, stones_reward: bool) -> Rules:
     switches[C_FIRST_MANO] = -1 if cfg.first_mano == "random" else int(cfg.first_mano)
     switches[C_STONES_REWARD] = stones_reward
     switches[C_REAL31] = _REAL31_MODES.index(cfg.real31)
+    switches[C_KEEP_OVER] = keep_over
     from math import comb
     bet_amount = np.zeros(NUM_ACTIONS, dtype=np.int32)
     bet_amount[ENVIDO_BASE:ENVIDO_BASE + 5] = cfg.bet_sizes
@@ -821,6 +828,9 @@ def end_game(st, out, R, team: int, by_ordago: bool, b: int, master: np.uint64) 
             if not R.cfg[C_STONES_REWARD]:
                 for s in range(4):
                     out.rewards[s] = 1.0 if s % 2 == team else -1.0
+            if R.cfg[C_KEEP_OVER]:                      # the caller reads the terminal view, then restarts
+                set_decision(st, GAME_OVER, st.rel, L_NONE)
+                return
             new_episode(st, R, b, master)
             return
     st.game_number += 1
@@ -1012,6 +1022,21 @@ def step_tables(S, O, rules: Rules, actions, master: np.uint64, obs, mask, paral
     """Step every table, or none: returns the first table whose action is illegal (nothing changed), or -1.
     ``parallel`` runs the tables on numba's threads."""
     return (step_parallel if parallel else step_serial)(S, O, rules, actions, master, obs, mask)
+
+
+@njit(cache=True)
+def step_rows(S, O, rules: Rules, rows, actions, master: np.uint64, obs, mask) -> int:
+    """Step only the tables ``rows`` (distinct indices), table ``b`` with ``actions[b]``, or none: returns the
+    first position k whose table's action is illegal (nothing changed), or -1."""
+    masks = rules[0].legal_masks
+    for k in range(rows.shape[0]):
+        b = rows[k]
+        a = actions[b]
+        if a < 0 or a >= NUM_ACTIONS_ or masks[S[b].legal, a] == 0:
+            return k
+    for k in range(rows.shape[0]):
+        step_table(S, O, rules, rows[k], actions[rows[k]], master, obs, mask)
+    return -1
 
 
 @njit(cache=True)
