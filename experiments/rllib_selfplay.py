@@ -210,22 +210,26 @@ def module_ids(policy_per_team: bool) -> tuple[str, ...]:
     return TEAM_POLICIES if policy_per_team else (SHARED_POLICY,)
 
 
-def make_ppo_config(args: Any) -> Any:
+def make_ppo_config(args: Any, seed: int | None = None) -> Any:
     """RLlib ``PPOConfig`` (new API stack) for Mus self-play with :class:`MusPolicyRLModule`.
 
     ``args`` has the attributes of :func:`build_parser`'s namespace (``policy_per_team``, ``hidden``,
     ``num_env_runners``, ``envs_per_runner``, ``train_batch_size``, ``minibatch_size``, ``num_epochs``, ``lr``,
-    ``gamma``, ``entropy_coeff``, ``seed``, and the game options).
+    ``gamma``, ``entropy_coeff``, ``seed``, and the game options); ``seed`` overrides ``args.seed``.
     """
+    seed = args.seed if seed is None else seed
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+    # the class as importable everywhere (not __main__'s copy when run with python -m): env runners on other
+    # nodes and later exports import it by name
+    from experiments.rllib_selfplay import MusPolicyRLModule as module_class
     from mus_env.rllib import MusMultiAgentEnv, shared_policy_mapping, team_policy_mapping
 
     ids = module_ids(args.policy_per_team)
     spec = MultiRLModuleSpec(rl_module_specs={
-        mid: RLModuleSpec(module_class=MusPolicyRLModule, model_config={"hidden": list(args.hidden)}) for mid in ids})
+        mid: RLModuleSpec(module_class=module_class, model_config={"hidden": list(args.hidden)}) for mid in ids})
     return (
         PPOConfig()
         .environment(MusMultiAgentEnv, env_config=env_config(args),
@@ -240,7 +244,7 @@ def make_ppo_config(args: Any) -> Any:
                   num_epochs=args.num_epochs, lr=args.lr, gamma=args.gamma, lambda_=0.95,
                   entropy_coeff=args.entropy_coeff, vf_loss_coeff=0.5, clip_param=0.2)
         .learners(num_learners=0)
-        .debugging(seed=args.seed)
+        .debugging(seed=seed)
     )
 
 
@@ -298,8 +302,9 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
         raise ValueError(f"{checkpoint}: no module {module_id!r}; it has {found}")
     from ray.rllib.core.rl_module.rl_module import RLModule
     module = RLModule.from_checkpoint(modules_dir / module_id)
-    if not isinstance(module, MusPolicyRLModule):
-        raise ValueError(f"{checkpoint}: module {module_id!r} is a {type(module).__name__}, not a MusPolicyRLModule")
+    if not isinstance(getattr(module, "net", None), PolicyNet):
+        raise ValueError(f"{checkpoint}: module {module_id!r} is a {type(module).__name__}, not a MusPolicyRLModule "
+                         "(whose network is a PolicyNet)")
     cfg = MusConfig()
     progress = checkpoint.parent / _PROGRESS
     info: dict[str, Any] = {}
@@ -398,7 +403,11 @@ def train(args: Any, log: Any = print) -> dict[str, Any]:
     started = _init_ray(args)
     algo = None
     try:
-        algo = make_ppo_config(args).build_algo()
+        # A resumed run restores weights, optimiser and counters, but RLlib does not store the envs' and the
+        # samplers' random state: reseeding them from (seed, iterations done) gives fresh games instead of a
+        # replay of the first iteration's.
+        done = progress["iterations"]
+        algo = make_ppo_config(args, seed=(args.seed + 1_000_003 * done) % 2**31).build_algo()
         if args.resume:
             algo.restore_from_path(str((out / _CHECKPOINT).resolve()))
         ids = module_ids(args.policy_per_team)
