@@ -1,0 +1,299 @@
+"""sb3-contrib ``MaskablePPO`` at batch speed: train on :class:`mus_env.sb3.MusVecEnv` against fixed agents.
+
+The learner plays one team (``--learner-seats 0,2``, both seats sharing the policy, or one seat) on every table of
+one batched engine; the other seats are played in batch by the agents of ``--opponents`` (``agents.make_agent``
+specs: one spec for every other seat, or ``SEAT=SPEC`` pairs such as ``1=rule,3=equity``). The model is saved as
+``OUT/model.zip``, which ``agents.make_agent("OUT/model.zip")`` loads (``SB3PolicyAgent``), with ``OUT/run.json``
+(the command, the settings, the speed and the evaluations: the model's card).
+
+``--eval-deals N`` plays the trained model in duplicate against the first opponent spec on N seeded deals (one hand
+each, seats swapped; ``experiments.tournament.play_pair``) and prints its mean stones per hand with a 95%
+confidence interval; ``--eval-every STEPS`` does the same during training (written to ``OUT/evals.csv``).
+
+Command line::
+
+    python -m experiments.sb3_maskable_ppo --opponents rule --tables 64 --timesteps 200000 --out runs/sb3 \\
+        --eval-deals 4000
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments.cli import MAX_DEALS, MAX_TARGET, ArgumentParser, check_writable_dir, int_in, int_list, positive_float
+
+__all__ = ["TrainSettings", "parse_opponents", "make_env", "make_model", "train", "evaluate", "main"]
+
+
+@dataclass
+class TrainSettings:
+    """Everything a run depends on (written to ``run.json``)."""
+
+    opponents: str = "rule"                 # agent spec for every other seat, or "SEAT=SPEC,..."
+    tables: int = 64                        # tables of the one batched engine (SB3's n_envs)
+    timesteps: int = 200_000                # learner decisions to train on
+    minutes: float = 0.0                    # also stop after this wall-clock time (0: no limit)
+    learner_seats: tuple[int, ...] = (0, 2)
+    reward: str = "game"                    # "game" (+1/-1 at the end) or "stones" (per hand)
+    seed: int = 0
+    threads: int = 1                        # torch.set_num_threads
+    n_steps: int = 64                       # rollout length per table (a rollout is tables * n_steps decisions)
+    batch_size: int = 1024
+    n_epochs: int = 4
+    learning_rate: float = 3e-4
+    gamma: float = 1.0                      # an episode is one game: no discount by default
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    net_arch: tuple[int, ...] = (256, 256)
+    target: int = 40
+    eval_deals: int = 0                     # duplicate deals of the final evaluation (0: none)
+    eval_every: int = 0                     # learner decisions between evaluations during training (0: none)
+    eval_seed: int = 2024
+    out: str = "runs/sb3"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_opponents(text: str, learner_seats: tuple[int, ...]) -> tuple[Any, list[str]]:
+    """``"rule"`` -> one agent for every other seat; ``"1=rule,3=equity"`` -> ``{seat: agent}``.
+
+    Returns:
+        What :class:`~mus_env.sb3.MusVecEnv` takes as ``opponents``, and the specs in seat order.
+
+    Raises:
+        ValueError: an unknown spec, a seat that is not 0..3 or is a learner seat, a seat given twice.
+    """
+    from agents import make_agent
+
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"--opponents: give an agent spec (e.g. rule) or SEAT=SPEC pairs, got {text!r}")
+    if not any("=" in p for p in parts):
+        if len(parts) != 1:
+            raise ValueError(f"--opponents: one spec for every other seat, or SEAT=SPEC pairs (1=rule,3=equity); "
+                             f"got {text!r}")
+        return make_agent(parts[0]), [parts[0]]
+    agents: dict[int, Any] = {}
+    specs: list[str] = []
+    others = [s for s in range(4) if s not in learner_seats]
+    for p in parts:
+        seat_text, _, spec = p.partition("=")
+        if not seat_text.strip().isdigit() or int(seat_text) not in others or int(seat_text) in agents:
+            raise ValueError(f"--opponents: {p!r}: the seat must be one of the non-learner seats {others}, each once")
+        agents[int(seat_text)] = make_agent(spec.strip())
+        specs.append(spec.strip())
+    missing = [s for s in others if s not in agents]
+    if missing:
+        raise ValueError(f"--opponents: no agent for seat(s) {missing}; give SEAT=SPEC for each of {others} "
+                         "(SEAT=random for uniform random play)")
+    return agents, specs
+
+
+def make_env(s: TrainSettings) -> Any:
+    """The ``VecMonitor(MusVecEnv)`` of the settings."""
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from mus_env.sb3 import MusVecEnv
+
+    opponents, _ = parse_opponents(s.opponents, s.learner_seats)
+    venv = MusVecEnv(s.tables, learner_seats=s.learner_seats, opponents=opponents, reward=s.reward, seed=s.seed,
+                     target=s.target)
+    return VecMonitor(venv)
+
+
+def make_model(s: TrainSettings, env: Any) -> Any:
+    """A fresh ``MaskablePPO`` (MLP policy) on ``env``."""
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO("MlpPolicy", env, n_steps=s.n_steps, batch_size=s.batch_size, n_epochs=s.n_epochs,
+                       learning_rate=s.learning_rate, gamma=s.gamma, gae_lambda=s.gae_lambda, ent_coef=s.ent_coef,
+                       policy_kwargs={"net_arch": list(s.net_arch)}, seed=s.seed, device="cpu", verbose=0)
+
+
+def evaluate(model_or_path: Any, opponent_spec: str, deals: int, seed: int = 2024, target: int = 40,
+             greedy: bool = False) -> dict[str, float]:
+    """Duplicate evaluation (one hand per deal, seats swapped) of a MaskablePPO model against ``opponent_spec``.
+
+    Returns:
+        ``{"stones": mean stones per hand (model minus opponent), "lo", "hi": its 95% CI, "deals", "seconds"}``.
+    """
+    from agents import make_agent
+    from agents.sb3 import SB3PolicyAgent
+    from experiments.deals import make_deals
+    from experiments.tournament import play_pair
+    from mus_env import MusConfig
+
+    if isinstance(model_or_path, (str, Path)):
+        me = make_agent(str(model_or_path), greedy=greedy)
+    else:
+        me = SB3PolicyAgent(model_or_path, greedy=greedy, name="sb3")
+    cfg = MusConfig(target=target)
+    res = play_pair(me, make_agent(opponent_spec), make_deals(deals, seed, cfg.target), mode="hands", config=cfg,
+                    seed=seed, names=("sb3", opponent_spec))
+    m, lo, hi = res.mean_diff()
+    return {"stones": float(m), "lo": float(lo), "hi": float(hi), "deals": int(deals), "seconds": res.seconds}
+
+
+def _callback(s: TrainSettings, log: Any, evals: list[dict[str, Any]], eval_spec: str) -> Any:
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Progress(BaseCallback):
+        """One line per rollout; stops at the time budget; evaluates every ``eval_every`` decisions."""
+
+        def _on_training_start(self) -> None:
+            self.t0 = time.perf_counter()
+            self.next_eval = s.eval_every
+
+        def _on_step(self) -> bool:
+            return not (s.minutes and time.perf_counter() - self.t0 > 60 * s.minutes)
+
+        def _on_rollout_end(self) -> None:
+            elapsed = time.perf_counter() - self.t0
+            n = self.model.num_timesteps
+            ep = [e["r"] for e in self.model.ep_info_buffer]
+            line = f"{n:>10,} decisions  {elapsed:7.1f} s  {n / max(elapsed, 1e-9):8,.0f}/s"
+            if ep:
+                line += f"  episode return {np.mean(ep):+.3f} (last {len(ep)})"
+            if s.eval_every and n >= self.next_eval:
+                self.next_eval = n + s.eval_every
+                r = evaluate(self.model, eval_spec, s.eval_deals or 1000, s.eval_seed, s.target)
+                evals.append({"decisions": n, "minutes": elapsed / 60, **r})
+                line += f"  vs {eval_spec}: {r['stones']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}] stones/hand"
+            log(line)
+
+    return Progress()
+
+
+def train(s: TrainSettings, log: Any = print, command: str | None = None) -> dict[str, Any]:
+    """Train, save ``OUT/model.zip`` and ``OUT/run.json``, evaluate if asked.
+
+    Returns:
+        The ``run.json`` content (settings, decisions, seconds, speed, evaluations).
+    """
+    import torch
+
+    torch.set_num_threads(s.threads)
+    out = Path(s.out)
+    out.mkdir(parents=True, exist_ok=True)
+    _, specs = parse_opponents(s.opponents, s.learner_seats)
+    eval_spec = specs[0]
+    env = make_env(s)
+    model = make_model(s, env)
+    evals: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=s.timesteps, callback=_callback(s, log, evals, eval_spec))
+    seconds = time.perf_counter() - t0
+    path = out / "model.zip"
+    model.save(path)
+    run: dict[str, Any] = {
+        "command": command or "python -m experiments.sb3_maskable_ppo", "settings": asdict(s),
+        "decisions": int(model.num_timesteps), "seconds": seconds,
+        "decisions_per_second": model.num_timesteps / seconds if seconds else None,
+        "skipped_games": int(env.venv.skipped_games.sum()), "evals": evals, "versions": _versions(),
+        "model": str(path),
+    }
+    if evals:
+        _write_evals(out / "evals.csv", evals)
+    if s.eval_deals:
+        r = evaluate(path, eval_spec, s.eval_deals, s.eval_seed, s.target)
+        run["final_eval"] = {"opponent": eval_spec, **r}
+        log(f"duplicate vs {eval_spec} over {s.eval_deals:,} deals: {r['stones']:+.3f} stones/hand "
+            f"[{r['lo']:+.3f}, {r['hi']:+.3f}] (95% CI)")
+    (out / "run.json").write_text(json.dumps(run, indent=2, default=str))
+    log(f"{model.num_timesteps:,} decisions in {seconds:.1f} s ({run['decisions_per_second']:,.0f}/s); wrote {path}, "
+        f"{out / 'run.json'}")
+    env.close()
+    return run
+
+
+def _write_evals(path: Path, evals: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(evals[0]))
+        w.writeheader()
+        w.writerows(evals)
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("mus-env", "stable-baselines3", "sb3-contrib", "torch", "numpy"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
+    d = TrainSettings()
+    p = ArgumentParser(prog="python -m experiments.sb3_maskable_ppo",
+                       description="Train sb3-contrib MaskablePPO on MusVecEnv (one batched engine) against fixed "
+                                   "agents; save OUT/model.zip (an agent spec) and OUT/run.json.")
+    p.add_argument("--opponents", default=d.opponents,
+                   help="agent spec for every other seat (random, rule, equity, ordago, ppo, *.pt, *.zip), or "
+                        "SEAT=SPEC pairs, e.g. 1=rule,3=equity")
+    p.add_argument("--tables", type=int_in(1, 2**16), default=d.tables, help="tables of the batched engine")
+    p.add_argument("--timesteps", type=int_in(1), default=d.timesteps, help="learner decisions to train on")
+    p.add_argument("--minutes", type=float, default=d.minutes, help="also stop after this many minutes (0: no limit)")
+    p.add_argument("--learner-seats", type=int_list(0, 3), default=d.learner_seats,
+                   help="the learner's seats, one team: 0,2 (both, one shared policy), 0, 1 or 1,3 ...")
+    p.add_argument("--reward", choices=("game", "stones"), default=d.reward,
+                   help="game: +1/-1 at the end of the game; stones: own minus other team's stones per hand")
+    p.add_argument("--seed", type=int_in(0, 2**32 - 1), default=d.seed, help="seed of the games, agents and model")
+    p.add_argument("--threads", type=int_in(1, 256), default=d.threads, help="torch.set_num_threads")
+    p.add_argument("--n-steps", type=int_in(1), default=d.n_steps, help="MaskablePPO n_steps (per table)")
+    p.add_argument("--batch-size", type=int_in(2), default=d.batch_size, help="MaskablePPO batch_size")
+    p.add_argument("--n-epochs", type=int_in(1), default=d.n_epochs, help="MaskablePPO n_epochs")
+    p.add_argument("--learning-rate", type=positive_float, default=d.learning_rate, help="MaskablePPO learning_rate")
+    p.add_argument("--gamma", type=float, default=d.gamma, help="discount")
+    p.add_argument("--ent-coef", type=float, default=d.ent_coef, help="entropy bonus")
+    p.add_argument("--net-arch", type=int_list(1, 4096), default=d.net_arch, help="hidden layer sizes")
+    p.add_argument("--target", type=int_in(1, MAX_TARGET, "Mus plays to 40 or 30"), default=d.target,
+                   help="stones that win a game")
+    p.add_argument("--eval-deals", type=int_in(0, MAX_DEALS), default=d.eval_deals,
+                   help="duplicate deals (one hand each, seats swapped) of the final evaluation against the first "
+                        "opponent spec (0: none)")
+    p.add_argument("--eval-every", type=int_in(0), default=d.eval_every,
+                   help="evaluate every this many decisions during training on --eval-deals deals (1000 if 0); "
+                        "0: never")
+    p.add_argument("--eval-seed", type=int_in(0, 2**32 - 1), default=d.eval_seed, help="seed of the deal set")
+    p.add_argument("--out", default=d.out, help="output folder (model.zip, run.json, evals.csv)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = _parser()
+    a = p.parse_args(argv)
+    if a.minutes < 0:
+        p.error(f"argument --minutes: must be >= 0, got {a.minutes}")
+    seats = tuple(a.learner_seats)
+    if any(part.partition("=")[2 if "=" in part else 0].strip() == "human" for part in a.opponents.split(",")):
+        p.error("argument --opponents: 'human' cannot sit here (training plays millions of decisions)")
+    try:
+        from mus_env.wrappers import _learner_seats
+
+        seats = _learner_seats(seats)
+        parse_opponents(a.opponents, seats)             # builds each agent once: a bad spec fails here
+    except (ValueError, OSError, ImportError, RuntimeError) as e:
+        p.error(f"argument --opponents: {e}" if "--opponents" not in str(e) else str(e))
+    check_writable_dir(p, "--out", a.out)
+    s = TrainSettings(opponents=a.opponents, tables=a.tables, timesteps=a.timesteps, minutes=a.minutes,
+                      learner_seats=seats, reward=a.reward, seed=a.seed, threads=a.threads, n_steps=a.n_steps,
+                      batch_size=a.batch_size, n_epochs=a.n_epochs, learning_rate=a.learning_rate, gamma=a.gamma,
+                      ent_coef=a.ent_coef, net_arch=tuple(a.net_arch), target=a.target, eval_deals=a.eval_deals,
+                      eval_every=a.eval_every, eval_seed=a.eval_seed, out=a.out)
+    words = argv if argv is not None else sys.argv[1:]
+    train(s, command=" ".join(["python -m experiments.sb3_maskable_ppo", *words]))
+
+
+if __name__ == "__main__":
+    main()
