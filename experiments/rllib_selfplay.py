@@ -150,6 +150,9 @@ def build_parser() -> ArgumentParser:
     game = p.add_argument_group("game")
     game.add_argument("--reward", choices=("stones", "game"), default="stones",
                       help="stones: stone difference per hand; game: +1/-1 at the end")
+    game.add_argument("--reward-scale", type=positive_float, default=None,
+                      help="factor on every reward (default: 1/target with stones, so that a hand is worth about "
+                           "[-1, 1] and PPO's clipped value loss keeps learning; 1 with game)")
     game.add_argument("--kings", type=int, choices=(8, 4), default=8, help="8 or 4 kings")
     game.add_argument("--target", type=int_in(1, 1000), default=40, help="stones to win a game")
     game.add_argument("--max-decisions", type=int_in(1, 10**7), default=None,
@@ -198,7 +201,10 @@ def _nonneg_float(text: str) -> float:
 
 def env_config(args: Any) -> dict[str, Any]:
     """The ``env_config`` of :class:`mus_env.rllib.MusMultiAgentEnv` for these arguments."""
-    cfg: dict[str, Any] = {"reward": args.reward, "kings": args.kings, "target": args.target}
+    scale = args.reward_scale
+    if scale is None:
+        scale = 1 / args.target if args.reward == "stones" else 1.0
+    cfg: dict[str, Any] = {"reward": args.reward, "reward_scale": scale, "kings": args.kings, "target": args.target}
     if args.max_decisions is not None:
         cfg["max_decisions"] = args.max_decisions
     return cfg
@@ -311,7 +317,7 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
     if progress.is_file():
         info = json.loads(progress.read_text())
         cfg = parse_env_config({k: v for k, v in info.get("env_config", {}).items()
-                                if k not in ("reward", "max_decisions")})[0]
+                                if k not in ("reward", "reward_scale", "max_decisions")})[0]
     import ray
     full_meta = {"trainer": "RLlib PPO (experiments/rllib_selfplay.py)", "ray": ray.__version__,
                  "module": module_id, "checkpoint": str(checkpoint), "iterations": info.get("iterations"),
@@ -321,7 +327,7 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
 
 # ----------------------------------------------------------------------------------------------------
 # training
-_SAME_ON_RESUME = ("policy_per_team", "hidden", "reward", "kings", "target", "max_decisions")
+_SAME_ON_RESUME = ("policy_per_team", "hidden", "reward", "reward_scale", "kings", "target", "max_decisions")
 _RUN_FILES = (_CHECKPOINT, _PROGRESS, "metrics.csv", "policy.pt", "policy_team_0.pt", "policy_team_1.pt")
 
 

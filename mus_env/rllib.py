@@ -8,9 +8,11 @@ item                specification
 ==================  ==========================================================================================
 creation            ``MusMultiAgentEnv(env_config)``; ``env_config`` holds any :class:`~mus_env.MusConfig` field
                     (``{"kings": 4, "target": 30}``), or ``"config"`` (a MusConfig or a dict of its fields),
-                    ``"reward"`` (``"game"``, default, or ``"stones"``) and ``"max_decisions"`` (None, default,
-                    or a cap after which every agent is truncated). Anything else is a ``ValueError`` naming
-                    it. RLlib: ``config.environment(MusMultiAgentEnv, env_config={...})``
+                    ``"reward"`` (``"game"``, default, or ``"stones"``), ``"reward_scale"`` (a factor on every
+                    reward, default 1; ``1 / target`` keeps stone rewards near [-1, 1] for PPO's clipped value
+                    loss) and ``"max_decisions"`` (None, default, or a cap after which every agent is
+                    truncated). Anything else is a ``ValueError`` naming it. RLlib:
+                    ``config.environment(MusMultiAgentEnv, env_config={...})``
 agents              ``seat_0 .. seat_3`` at the absolute seats; team 0 = ``seat_0``, ``seat_2``
 action space        ``Discrete(NUM_ACTIONS)`` per agent (the ids of RULES.md §9.1)
 observation         per agent ``Dict({"observations": Box(0, high, (OBS_DIM,), float32), "action_mask":
@@ -72,7 +74,7 @@ __all__ = ["MusMultiAgentEnv", "AGENT_IDS", "ENV_KEYS", "env_creator", "register
 #: Agent ids by absolute seat.
 AGENT_IDS = tuple(f"seat_{s}" for s in range(4))
 #: The ``env_config`` keys other than MusConfig fields.
-ENV_KEYS = ("config", "reward", "max_decisions")
+ENV_KEYS = ("config", "reward", "reward_scale", "max_decisions")
 #: Module id of the one policy all seats share (:func:`shared_policy_mapping`).
 SHARED_POLICY = "shared"
 #: Module ids of the two team policies (:func:`team_policy_mapping`), by team.
@@ -81,12 +83,12 @@ TEAM_POLICIES = ("team_0", "team_1")
 _SEAT_OF = {a: s for s, a in enumerate(AGENT_IDS)}
 
 
-def parse_env_config(env_config: Mapping[str, Any] | None) -> tuple[MusConfig, str, int | None]:
-    """``(MusConfig, reward mode, max_decisions)`` from an RLlib ``env_config``.
+def parse_env_config(env_config: Mapping[str, Any] | None) -> tuple[MusConfig, str, float, int | None]:
+    """``(MusConfig, reward mode, reward scale, max_decisions)`` from an RLlib ``env_config``.
 
     Raises:
         ValueError: a key that is neither a MusConfig field nor one of :data:`ENV_KEYS`, a bad reward mode,
-            a bad ``max_decisions``, or a bad MusConfig value (the message names it).
+            reward scale or ``max_decisions``, or a bad MusConfig value (the message names it).
     """
     env_config = dict(env_config or {})
     fields = [f.name for f in dataclasses.fields(MusConfig)]
@@ -97,6 +99,9 @@ def parse_env_config(env_config: Mapping[str, Any] | None) -> tuple[MusConfig, s
     reward = env_config.pop("reward", "game")
     if not isinstance(reward, str) or reward not in REWARD_MODES:
         raise ValueError(f"env_config['reward'] must be one of {', '.join(map(repr, REWARD_MODES))}; got {reward!r}")
+    scale = env_config.pop("reward_scale", 1.0)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
+        raise ValueError(f"env_config['reward_scale'] must be a finite number > 0, got {scale!r}")
     max_decisions = env_config.pop("max_decisions", None)
     if max_decisions is not None and (isinstance(max_decisions, bool) or not isinstance(max_decisions, int)
                                       or max_decisions < 1):
@@ -104,7 +109,7 @@ def parse_env_config(env_config: Mapping[str, Any] | None) -> tuple[MusConfig, s
     config = env_config.pop("config", None)
     cfg = make_config(config, env_config)
     MusGame(cfg, seed=0)                     # a config the engine refuses fails here, not at the first reset
-    return cfg, reward, max_decisions
+    return cfg, reward, float(scale), max_decisions
 
 
 class MusMultiAgentEnv(MultiAgentEnv):
@@ -121,13 +126,14 @@ class MusMultiAgentEnv(MultiAgentEnv):
 
     Attributes:
         game: the :class:`MusGame` being played (None before the first ``reset``).
-        config: the ruleset; reward_mode: ``"game"`` or ``"stones"``; max_decisions: the truncation cap.
+        config: the ruleset; reward_mode: ``"game"`` or ``"stones"``; reward_scale: the factor on every reward;
+        max_decisions: the truncation cap.
     """
 
     metadata = {"render_modes": [], "name": "mus_rllib_v0"}
 
     def __init__(self, env_config: Mapping[str, Any] | None = None) -> None:
-        self.config, self.reward_mode, self.max_decisions = parse_env_config(env_config)
+        self.config, self.reward_mode, self.reward_scale, self.max_decisions = parse_env_config(env_config)
         self.possible_agents = list(AGENT_IDS)
         self.agents = list(AGENT_IDS)
         super().__init__()
@@ -215,7 +221,7 @@ class MusMultiAgentEnv(MultiAgentEnv):
         game.step(int(action))                    # IllegalActionError with nothing changed
         self._decisions += 1
         if len(game.hand_log) != hands_before:
-            r = team_rewards(game, hands_before, self.reward_mode)
+            r = team_rewards(game, hands_before, self.reward_mode) * self.reward_scale
             if r:
                 for s in range(4):
                     self._pending[s] += r if s % 2 == 0 else -r

@@ -104,6 +104,17 @@ def test_each_agent_receives_its_true_return(mode: str) -> None:
     assert handed_to_other > 100
 
 
+def test_reward_scale_multiplies_every_reward() -> None:
+    plain = MusMultiAgentEnv({"reward": "stones"})
+    scaled = MusMultiAgentEnv({"reward": "stones", "reward_scale": 0.025})
+    for i in range(20):
+        a = _play(plain, seed=i, rng=np.random.default_rng(i), calm=True)["totals"]
+        b = _play(scaled, seed=i, rng=np.random.default_rng(i), calm=True)["totals"]
+        assert b == pytest.approx({k: 0.025 * v for k, v in a.items()})
+    with pytest.raises(ValueError, match="reward_scale"):
+        MusMultiAgentEnv({"reward_scale": 0})
+
+
 def test_rigged_deal_and_seeding_are_reproducible() -> None:
     def trace(env: MusMultiAgentEnv, seed: int | None, n: int = 40) -> list:
         obs, _ = env.reset(seed=seed) if seed is not None else env.reset()
