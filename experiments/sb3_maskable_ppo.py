@@ -278,13 +278,16 @@ def main(argv: list[str] | None = None) -> None:
     seats = tuple(a.learner_seats)
     if any(part.partition("=")[2 if "=" in part else 0].strip() == "human" for part in a.opponents.split(",")):
         p.error("argument --opponents: 'human' cannot sit here (training plays millions of decisions)")
-    try:
-        from mus_env.wrappers import _learner_seats
+    from mus_env.wrappers import _learner_seats
 
+    try:
         seats = _learner_seats(seats)
+    except ValueError as e:
+        p.error(f"argument --learner-seats: {e}")
+    try:
         parse_opponents(a.opponents, seats)             # builds each agent once: a bad spec fails here
     except (ValueError, OSError, ImportError, RuntimeError) as e:
-        p.error(f"argument --opponents: {e}" if "--opponents" not in str(e) else str(e))
+        p.error(str(e) if str(e).startswith("--opponents") else f"argument --opponents: {e}")
     check_writable_dir(p, "--out", a.out)
     s = TrainSettings(opponents=a.opponents, tables=a.tables, timesteps=a.timesteps, minutes=a.minutes,
                       learner_seats=seats, reward=a.reward, seed=a.seed, threads=a.threads, n_steps=a.n_steps,
