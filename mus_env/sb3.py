@@ -137,6 +137,7 @@ class MusVecEnv(VecEnv):
         learner_seats: the learner's seats.
         skipped_games: ``(N,)`` episodes skipped on each table because the learner would never have acted.
         seed_value: the master seed of the current run (set by ``reset``).
+        decisions: decisions played in the engine since construction, every seat (the learner's and the others').
 
     Raises:
         ValueError: any argument out of its accepted values (the message names it).
@@ -173,6 +174,7 @@ class MusVecEnv(VecEnv):
         self._terminal = np.zeros((n, self.observation_space.shape[0]), dtype=np.float32)
         self._winner = np.full(n, -1, dtype=np.int64)
         self.skipped_games = np.zeros(n, dtype=np.int64)
+        self.decisions = 0
         self._next_seed: int | None = random_seed() if seed is None else normalize_seed(seed)
         self.seed_value = self._next_seed
         self._rng = np.random.default_rng()
@@ -417,6 +419,7 @@ class MusVecEnv(VecEnv):
             who = "the learner" if k == _LEARNER else "uniform random" if k == _RANDOM else repr(self._agents[k])
             raise ValueError(f"table {b}: {who} at seat {seat} chose the illegal action {act}; the tables are now "
                              "inconsistent: call reset()")
+        self.decisions += rows.size
         r = self._out_rewards[rows, self._reward_seat].astype(np.float64)
         waiting = done[rows]
         reward[rows] += np.where(waiting, 0.0, r)
