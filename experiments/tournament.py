@@ -20,7 +20,9 @@ much loses games. Both carry bootstrap errors, and the ladder lists the head-to-
 a tie) whose order it reverses, as one rating per agent cannot fit a cycle (``ordago`` loses to ``random`` on
 stones but costs the strong agents little).
 
-Command line: ``mus tournament --agents random,rule,equity,ordago --hands 4000 --games 1000 --out runs/ladder``.
+Command line: ``mus tournament --agents random,rule,equity,ordago --hands 4000 --games 1000 --out runs/ladder``;
+``--ray`` plays every pair as a task on a local Ray instance (``--ray ADDRESS``: on a running cluster) with the
+same results (:func:`ray_round_robins`).
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ from mus_env.observation import SLOT_NAMES
 from mus_env.phases import Phase
 from mus_env.records import write_atomic, write_text_atomic
 
-__all__ = ["PairResult", "Ladder", "play_pair", "round_robin", "elo_ladder", "stones_ladder", "make_ladder",
-           "main"]
+__all__ = ["PairResult", "Ladder", "play_pair", "round_robin", "ray_round_robins", "elo_ladder", "stones_ladder",
+           "make_ladder", "main"]
 
 _ENVIDO = np.zeros(31, dtype=bool)
 _ENVIDO[int(Action.ENVIDO_2):int(Action.ENVIDO_10) + 1] = True
@@ -389,9 +391,16 @@ def make_ladder(names: Sequence[str], hand_results: Sequence[PairResult], game_r
 
 def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hands",
                 config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
-                progress: bool = True) -> list[PairResult]:
+                progress: bool = True, use_ray: bool = False) -> list[PairResult]:
     """Every pair of agents plays the whole deal set (duplicate). A spec given twice plays itself: its
-    copies are labelled ``rule``, ``rule#2``... (see :func:`agent_labels`)."""
+    copies are labelled ``rule``, ``rule#2``... (see :func:`agent_labels`).
+
+    With ``use_ray`` each pair is a Ray task (see :func:`ray_round_robins`; Ray must be initialised); the
+    results are the same as without.
+    """
+    if use_ray:
+        return ray_round_robins(agent_specs, [(deals, mode)], config=config, max_tables=max_tables, seed=seed,
+                                progress=progress)[0]
     agents = {label: make_agent(spec) for label, spec in zip(agent_labels(agent_specs), agent_specs, strict=True)}
     agent_specs = list(agents)
     pairs = list(itertools.combinations(agent_specs, 2))
@@ -403,6 +412,61 @@ def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hand
             results.append(play_pair(agents[a], agents[b], deals, mode=mode, config=config,
                                      max_tables=max_tables, seed=seed, names=(a, b), progress=bar.advance))
     return results
+
+
+def _pair_task(spec_a: str, spec_b: str, names: tuple[str, str], deals: DealSet, mode: str,
+               config: MusConfig | None, max_tables: int, seed: int) -> PairResult:
+    """One pair of :func:`round_robin` as a Ray task runs it: the agents built from their specs, then
+    :func:`play_pair` with the arguments of the single-process run."""
+    return play_pair(make_agent(spec_a), make_agent(spec_b), deals, mode=mode, config=config,
+                     max_tables=max_tables, seed=seed, names=names)
+
+
+def ray_round_robins(agent_specs: Sequence[str], rounds: Sequence[tuple[DealSet, str]], *,
+                     config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
+                     progress: bool = True) -> list[list[PairResult]]:
+    """:func:`round_robin` for each ``(deals, mode)`` of ``rounds``, every pair of every round one Ray task,
+    all submitted at once; returns one list of results per round, in :func:`round_robin`'s order.
+
+    The unit of work is the pair: a task builds both agents from their specs and calls :func:`play_pair` with
+    exactly the arguments of the single-process run (deals, mode, ruleset, ``max_tables``, ``seed``), and
+    ``play_pair`` draws from its own generator seeded by ``seed`` alone, so the results are those of the
+    single-process run, bit for bit (timings apart). Splitting a pair's deals is not done: ``play_pair``
+    draws every agent's randomness from one stream over its whole batch, so a split would change the draws
+    of stochastic agents. A task runs the kernel on one thread (``NUMBA_NUM_THREADS=1``; results do not
+    depend on it) and takes one CPU.
+
+    Ray must be initialised (``ray.init(...)``). The workers import ``agents`` and ``experiments``, so
+    mus-env must be installed where they run, and a policy file given as a spec must be readable there at the
+    same path.
+    """
+    import ray
+
+    if not ray.is_initialized():
+        raise ValueError("ray_round_robins needs an initialised Ray (call ray.init() first)")
+    labels = agent_labels(agent_specs)
+    spec_of = dict(zip(labels, agent_specs, strict=True))
+    pairs = list(itertools.combinations(labels, 2))
+    task = ray.remote(num_cpus=1, runtime_env={"env_vars": {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}})(
+        _pair_task)
+    cfg = ray.put(config)
+    refs: list[list[Any]] = []
+    sizes: dict[Any, int] = {}
+    for deals, mode in rounds:
+        if mode not in ("hands", "games"):
+            raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
+        deals_ref = ray.put(deals)
+        row = [task.remote(spec_of[a], spec_of[b], (a, b), deals_ref, mode, cfg, max_tables, seed) for a, b in pairs]
+        sizes.update(dict.fromkeys(row, len(deals)))
+        refs.append(row)
+    total = sum(len(deals) for deals, _ in rounds) * len(pairs)
+    with _Progress(total, f"{len(pairs) * len(rounds)} Ray tasks", enabled=progress) as bar:
+        pending = [r for row in refs for r in row]
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            ray.get(ready)                                  # raises a task's error here
+            bar.advance(sizes[ready[0]])
+    return [ray.get(row) for row in refs]
 
 
 def agent_labels(specs: Sequence[str]) -> list[str]:
@@ -663,6 +727,27 @@ def write_tournament_records(out: Path, specs: Sequence[str], config: MusConfig,
     return [out / w for w in written]
 
 
+def _start_ray(p: ArgumentParser, address: str) -> bool:
+    """Connect to Ray for ``--ray [ADDRESS]`` (a local instance for ""); True when this call started it.
+
+    An already initialised Ray (a caller's ``ray.init``) is used as it is. Errors are one-line parser errors.
+    """
+    try:
+        import ray
+    except ImportError:
+        p.error("argument --ray: Ray is not installed (pip install 'mus-env[rllib]')")
+    if ray.is_initialized():
+        return False
+    try:
+        if address:
+            ray.init(address=address, logging_level="WARNING")
+        else:
+            ray.init(include_dashboard=False, logging_level="WARNING")
+    except Exception as e:  # noqa: BLE001 - any failure to connect is reported as the option's error
+        p.error(f"argument --ray: cannot start or reach Ray{' at ' + repr(address) if address else ''}: {e}")
+    return True
+
+
 def _safe(label: str) -> str:
     name = Path(label).name
     for ext in (".pt", ".zip"):
@@ -695,6 +780,9 @@ def main(argv: list[str] | None = None) -> None:
                         "OUT/records, replacing an earlier run's")
     p.add_argument("--no-plots", action="store_true", help="do not draw ladder.png and lances.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="play each pair as a Ray task: on a local Ray instance, or with ADDRESS on that cluster "
+                        "(ray.init(address=ADDRESS)); the tables and ladder are those of a run without --ray")
     args = p.parse_args(argv)
     specs = [s.strip() for s in args.agents.split(",") if s.strip()]
     if len(specs) < 2:
@@ -706,15 +794,28 @@ def main(argv: list[str] | None = None) -> None:
     cfg = MusConfig(kings=args.kings, target=args.target)
     hand_results: list[PairResult] = []
     game_results: list[PairResult] = []
+    started_ray = _start_ray(p, args.ray) if args.ray is not None else False
     t0 = time.perf_counter()
-    if args.hands > 0:
-        deals = make_deals(args.hands, args.seed, cfg.target, args.random_scores)
-        hand_results = round_robin(specs, deals, mode="hands", config=cfg, max_tables=args.tables, seed=args.seed,
-                                   progress=not args.quiet)
-    if args.games > 0:
-        deals = make_deals(args.games, args.seed + 1, cfg.target)
-        game_results = round_robin(specs, deals, mode="games", config=cfg, max_tables=args.tables, seed=args.seed,
-                                   progress=not args.quiet)
+    hand_deals = make_deals(args.hands, args.seed, cfg.target, args.random_scores) if args.hands > 0 else None
+    game_deals = make_deals(args.games, args.seed + 1, cfg.target) if args.games > 0 else None
+    try:
+        if args.ray is not None:
+            rounds = [(d, m) for d, m in ((hand_deals, "hands"), (game_deals, "games")) if d is not None]
+            played = dict(zip((m for _, m in rounds), ray_round_robins(
+                specs, rounds, config=cfg, max_tables=args.tables, seed=args.seed, progress=not args.quiet),
+                strict=True))
+            hand_results, game_results = played.get("hands", []), played.get("games", [])
+        else:
+            if hand_deals is not None:
+                hand_results = round_robin(specs, hand_deals, mode="hands", config=cfg, max_tables=args.tables,
+                                           seed=args.seed, progress=not args.quiet)
+            if game_deals is not None:
+                game_results = round_robin(specs, game_deals, mode="games", config=cfg, max_tables=args.tables,
+                                           seed=args.seed, progress=not args.quiet)
+    finally:
+        if started_ray:
+            import ray
+            ray.shutdown()
     labels = agent_labels(specs)
     ladder = make_ladder(labels, hand_results, game_results, seed=args.seed)
     elapsed = time.perf_counter() - t0
