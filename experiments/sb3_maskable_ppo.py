@@ -23,7 +23,7 @@ import csv
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,9 @@ import numpy as np
 from experiments.cli import MAX_DEALS, MAX_TARGET, ArgumentParser, check_writable_dir, int_in, int_list, positive_float
 
 __all__ = ["TrainSettings", "parse_opponents", "make_env", "make_model", "train", "evaluate", "main"]
+
+#: Seconds between two progress lines.
+LOG_SECONDS = 10.0
 
 
 @dataclass
@@ -59,7 +62,6 @@ class TrainSettings:
     eval_every: int = 0                     # learner decisions between evaluations during training (0: none)
     eval_seed: int = 2024
     out: str = "runs/sb3"
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_opponents(text: str, learner_seats: tuple[int, ...]) -> tuple[Any, list[str]]:
@@ -146,11 +148,13 @@ def _callback(s: TrainSettings, log: Any, evals: list[dict[str, Any]], eval_spec
     from stable_baselines3.common.callbacks import BaseCallback
 
     class Progress(BaseCallback):
-        """One line per rollout; stops at the time budget; evaluates every ``eval_every`` decisions."""
+        """A line every ``LOG_SECONDS`` (and at each evaluation); stops at the time budget; evaluates every
+        ``eval_every`` decisions."""
 
         def _on_training_start(self) -> None:
             self.t0 = time.perf_counter()
             self.next_eval = s.eval_every
+            self.next_log = 0.0
 
         def _on_step(self) -> bool:
             return not (s.minutes and time.perf_counter() - self.t0 > 60 * s.minutes)
@@ -162,12 +166,15 @@ def _callback(s: TrainSettings, log: Any, evals: list[dict[str, Any]], eval_spec
             line = f"{n:>10,} decisions  {elapsed:7.1f} s  {n / max(elapsed, 1e-9):8,.0f}/s"
             if ep:
                 line += f"  episode return {np.mean(ep):+.3f} (last {len(ep)})"
-            if s.eval_every and n >= self.next_eval:
+            evaluated = bool(s.eval_every) and n >= self.next_eval
+            if evaluated:
                 self.next_eval = n + s.eval_every
                 r = evaluate(self.model, eval_spec, s.eval_deals or 1000, s.eval_seed, s.target)
                 evals.append({"decisions": n, "minutes": elapsed / 60, **r})
                 line += f"  vs {eval_spec}: {r['stones']:+.3f} [{r['lo']:+.3f}, {r['hi']:+.3f}] stones/hand"
-            log(line)
+            if evaluated or elapsed >= self.next_log:
+                self.next_log = elapsed + LOG_SECONDS
+                log(line)
 
     return Progress()
 
