@@ -24,9 +24,11 @@ the action that earned it (on the same row when the only other players are ``fix
 
 ``fixed={seat: agent}`` plays those seats inside the env with objects that have ``act(observation,
 action_mask, rng) -> int`` (every :class:`agents.Agent`): Tianshou then sees only the other seats' decisions,
-``agents`` lists only them and the reward vector has one entry per learning agent. This is the setup that
-suits Tianshou best: in its multi-agent buffer a row's ``obs_next`` is the next row's observation, which
-with opponents inside the env is the learner's own (or its partner's) next decision, not an opponent's.
+``agents`` lists only them and the reward vector has one entry per learning agent. With one learning seat
+this is an exact single-agent problem, which is what suits Tianshou: in its multi-agent buffer a row's
+``obs_next`` is the next row's observation, so with several learning seats an agent's value target
+bootstraps on another agent's observation (Tianshou's design, whatever the wrapper pays); with the others
+fixed, the next row is the learner's own next decision.
 
 Example (random play through Tianshou's Collector)::
 

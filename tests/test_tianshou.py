@@ -154,7 +154,8 @@ def test_bad_arguments_are_refused() -> None:
 def test_example_trains_and_evaluates(capsys: pytest.CaptureFixture) -> None:
     from experiments.tianshou_example import main
 
-    out = main(["--epochs", "1", "--epoch-steps", "300", "--eval-games", "10", "--envs", "2", "--seed", "1"])
+    out = main(["--epochs", "1", "--epoch-steps", "300", "--eval-games", "10", "--envs", "2", "--seed", "1",
+                "--opponent", "random"])
     printed = capsys.readouterr().out
     assert "DQN (greedy)" in printed and "random" in printed
     assert len(out["learner_returns"]) == len(out["random_returns"]) == 10
