@@ -135,7 +135,9 @@ def build_parser() -> ArgumentParser:
                       help="CPUs of the local Ray (default: env runners + 1); not used with --address")
     ray_.add_argument("--num-env-runners", type=int_in(0, 4096), default=1,
                       help="sampling actors (0: sample in the driver process)")
-    ray_.add_argument("--envs-per-runner", type=int_in(1, 1024), default=1, help="envs stepped by each runner")
+    ray_.add_argument("--envs-per-runner", type=int_in(1, 1024), default=32,
+                      help="envs stepped together by each runner (one batched forward pass per step: RLlib's cost "
+                           "is per step, so this is the main speed knob)")
     algo = p.add_argument_group("PPO and policy")
     algo.add_argument("--policy-per-team", action="store_true",
                       help="one policy per team (team_0: seats 0, 2; team_1: seats 1, 3) instead of one shared")
@@ -277,6 +279,23 @@ def _net_from_state(weights: dict[str, Any], source: str) -> PolicyNet:
     return net.eval()
 
 
+def _checkpoint_env_config(checkpoint: Path) -> dict[str, Any]:
+    """The MusConfig fields of the ``env_config`` stored in an RLlib algorithm checkpoint."""
+    import dataclasses
+    import pickle
+
+    from mus_env import MusConfig
+    try:
+        with (checkpoint / "class_and_ctor_args.pkl").open("rb") as f:   # RLlib's own file of this checkpoint
+            config = pickle.load(f)["ctor_args_and_kwargs"][0][0]
+        env_cfg = dict(config["env_config"] if isinstance(config, dict) else config.env_config)
+    except (OSError, KeyError, IndexError, TypeError, AttributeError, pickle.UnpicklingError) as e:
+        raise ValueError(f"{checkpoint}: cannot read the algorithm config of this checkpoint "
+                         f"({type(e).__name__}: {e})") from e
+    fields = {f.name for f in dataclasses.fields(MusConfig)}
+    return {k: v for k, v in env_cfg.items() if k in fields}
+
+
 def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None = None,
                   meta: dict[str, Any] | None = None) -> Path:
     """Write the policy of an RLlib checkpoint (this script's ``OUT/checkpoint``) as a mus-env policy file.
@@ -294,7 +313,6 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
     """
     from agents.policy import save_policy
     from mus_env import MusConfig
-    from mus_env.rllib import parse_env_config
 
     checkpoint = Path(checkpoint)
     modules_dir = checkpoint / "learner_group" / "learner" / "rl_module"
@@ -311,13 +329,9 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
     if not isinstance(getattr(module, "net", None), PolicyNet):
         raise ValueError(f"{checkpoint}: module {module_id!r} is a {type(module).__name__}, not a MusPolicyRLModule "
                          "(whose network is a PolicyNet)")
-    cfg = MusConfig()
+    cfg = MusConfig(**_checkpoint_env_config(checkpoint))      # the ruleset the policy was trained on
     progress = checkpoint.parent / _PROGRESS
-    info: dict[str, Any] = {}
-    if progress.is_file():
-        info = json.loads(progress.read_text())
-        cfg = parse_env_config({k: v for k, v in info.get("env_config", {}).items()
-                                if k not in ("reward", "reward_scale", "max_decisions")})[0]
+    info: dict[str, Any] = json.loads(progress.read_text()) if progress.is_file() else {}
     import ray
     full_meta = {"trainer": "RLlib PPO (experiments/rllib_selfplay.py)", "ray": ray.__version__,
                  "module": module_id, "checkpoint": str(checkpoint), "iterations": info.get("iterations"),
@@ -458,7 +472,7 @@ def train(args: Any, log: Any = print) -> dict[str, Any]:
             _write_json(out / _PROGRESS, progress)
             with metrics_path.open("a", newline="") as f:
                 csv.DictWriter(f, fieldnames=fields).writerow({k: row.get(k, "") for k in fields})
-            log(f"iter {it:4d}  env steps {steps:8d}  {row['env_steps_per_s']:7.1f}/s  episodes "
+            log(f"iter {it:4d}  env steps {steps:8d}  {row['env_steps_per_s']:7.1f}/s  {dt:5.1f} s  episodes "
                 f"{row['episodes']:6d}  len {row['episode_len_mean']:6.1f}  return seat_0 "
                 f"{row['return_seat_0']:+7.2f}  entropy {row[f'{ids[0]}_entropy']:.3f}{eval_text}")
         written = []

@@ -233,8 +233,8 @@ def local_ray():
     ray.shutdown()
 
 
-TINY = ["--num-env-runners", "0", "--train-batch-size", "128", "--minibatch-size", "64", "--num-epochs", "1",
-        "--hidden", "32,32", "--eval-deals", "10"]
+TINY = ["--num-env-runners", "0", "--envs-per-runner", "4", "--train-batch-size", "128", "--minibatch-size", "64",
+        "--num-epochs", "1", "--hidden", "32,32", "--eval-deals", "10"]
 
 
 def test_train_export_play_and_resume(local_ray, tmp_path, capsys) -> None:
