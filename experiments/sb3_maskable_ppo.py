@@ -7,8 +7,9 @@ specs: one spec for every other seat, or ``SEAT=SPEC`` pairs such as ``1=rule,3=
 (the command, the settings, the speed and the evaluations: the model's card).
 
 ``--eval-deals N`` plays the trained model in duplicate against the first opponent spec on N seeded deals (one hand
-each, seats swapped; ``experiments.tournament.play_pair``) and prints its mean stones per hand with a 95%
-confidence interval; ``--eval-every STEPS`` does the same during training (written to ``OUT/evals.csv``).
+each, seats swapped; ``experiments.tournament.play_pair``), sampling from its policy and greedily, and prints its
+mean stones per hand with a 95% confidence interval; ``--eval-every STEPS`` does the same (sampled) during training
+(written to ``OUT/evals.csv``).
 
 Command line::
 
@@ -210,10 +211,11 @@ def train(s: TrainSettings, log: Any = print, command: str | None = None) -> dic
     if evals:
         _write_evals(out / "evals.csv", evals)
     if s.eval_deals:
-        r = evaluate(path, eval_spec, s.eval_deals, s.eval_seed, s.target)
-        run["final_eval"] = {"opponent": eval_spec, **r}
-        log(f"duplicate vs {eval_spec} over {s.eval_deals:,} deals: {r['stones']:+.3f} stones/hand "
-            f"[{r['lo']:+.3f}, {r['hi']:+.3f}] (95% CI)")
+        for greedy in (False, True):
+            r = evaluate(path, eval_spec, s.eval_deals, s.eval_seed, s.target, greedy=greedy)
+            run["final_eval_greedy" if greedy else "final_eval"] = {"opponent": eval_spec, **r}
+            log(f"duplicate vs {eval_spec} over {s.eval_deals:,} deals ({'greedy' if greedy else 'sampled'} play): "
+                f"{r['stones']:+.3f} stones/hand [{r['lo']:+.3f}, {r['hi']:+.3f}] (95% CI)")
     (out / "run.json").write_text(json.dumps(run, indent=2, default=str))
     log(f"{model.num_timesteps:,} decisions in {seconds:.1f} s ({run['decisions_per_second']:,.0f}/s); wrote {path}, "
         f"{out / 'run.json'}")

@@ -289,7 +289,7 @@ def test_training_command(tmp_path, capsys) -> None:
     cmd.main(["--opponents", "rule", "--tables", "8", "--timesteps", "256", "--n-steps", "16", "--batch-size", "64",
               "--n-epochs", "1", "--net-arch", "16", "--eval-deals", "20", "--out", str(out)])
     run = json.loads((out / "run.json").read_text())
-    assert run["decisions"] == 256 and run["final_eval"]["deals"] == 20
+    assert run["decisions"] == 256 and run["final_eval"]["deals"] == run["final_eval_greedy"]["deals"] == 20
     assert run["settings"]["learner_seats"] == [0, 2]
     assert "stones/hand" in capsys.readouterr().out
     make_agent(str(out / "model.zip"))
