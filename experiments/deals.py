@@ -31,6 +31,22 @@ class DealSet:
     def __len__(self) -> int:
         return len(self.mano)
 
+    def subset(self, start: int, stop: int) -> DealSet:
+        """Deals ``start .. stop - 1`` as a deal set (views of these arrays, not copies).
+
+        Raises:
+            ValueError: unless ``0 <= start < stop <= len(self)`` (a deal set is never empty).
+        """
+        n = len(self)
+        if isinstance(start, bool) or isinstance(stop, bool) or not isinstance(start, (int, np.integer)) \
+                or not isinstance(stop, (int, np.integer)):
+            raise ValueError(f"subset bounds must be ints, got start={start!r}, stop={stop!r}")
+        if not 0 <= start < stop <= n:
+            raise ValueError(f"subset needs 0 <= start < stop <= {n} (the deal set's size), "
+                             f"got start={start}, stop={stop}")
+        return DealSet(self.decks[start:stop], self.mano[start:stop], self.scores[start:stop],
+                       self.seeds[start:stop])
+
     def save(self, path: str | Path) -> None:
         """Write the deal set to an ``.npz`` file."""
         np.savez_compressed(path, decks=self.decks, mano=self.mano, scores=self.scores, seeds=self.seeds)

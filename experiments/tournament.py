@@ -23,6 +23,12 @@ stones but costs the strong agents little).
 Command line: ``mus tournament --agents random,rule,equity,ordago --hands 4000 --games 1000 --out runs/ladder``;
 ``--ray`` plays every pair as a task on a local Ray instance (``--ray ADDRESS``: on a running cluster) with the
 same results (:func:`ray_round_robins`).
+
+Large deal sets are played in chunks of :data:`DEAL_CHUNK` deals, each chunk a :func:`play_pair` call with its
+own agents' seed (:func:`chunk_seed`; the first chunk keeps the tournament's seed, so a deal set of up to
+``DEAL_CHUNK`` deals is one ``play_pair`` call exactly as before), merged in order (:func:`merge_pair_results`).
+The chunks are fixed by the deal set alone, never by ``--tables`` or the number of workers, so ``--ray`` can run
+every chunk as a task of its own and still give the single-process results.
 """
 
 from __future__ import annotations
@@ -52,8 +58,13 @@ from mus_env.observation import SLOT_NAMES
 from mus_env.phases import Phase
 from mus_env.records import write_atomic, write_text_atomic
 
-__all__ = ["PairResult", "Ladder", "play_pair", "round_robin", "ray_round_robins", "elo_ladder", "stones_ladder",
-           "make_ladder", "main"]
+__all__ = ["PairResult", "Ladder", "DEAL_CHUNK", "play_pair", "chunk_seed", "merge_pair_results", "round_robin",
+           "ray_round_robins", "elo_ladder", "stones_ladder", "make_ladder", "main"]
+
+DEAL_CHUNK = 65_536
+"""Deals per chunk in :func:`round_robin` and :func:`ray_round_robins`: chunk ``k`` is deals ``k*C .. (k+1)*C - 1``,
+played by one :func:`play_pair` call with agents' seed ``chunk_seed(seed, k)`` (one Ray task with ``--ray``). A
+constant, as the results of stochastic agents depend on it; both functions take ``deal_chunk=`` to override it."""
 
 _ENVIDO = np.zeros(31, dtype=bool)
 _ENVIDO[int(Action.ENVIDO_2):int(Action.ENVIDO_10) + 1] = True
@@ -224,9 +235,9 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
                 ls = info["lance_stones"][idx]
                 lance_stones[d, s, :, 0] = ls[np.arange(idx.size), :, a_team]
                 lance_stones[d, s, :, 1] = ls[np.arange(idx.size), :, 1 - a_team]
-            done_count[d] += 1
+            np.add.at(done_count, d, 1)                  # both seatings of a deal may end in the same step
             if progress is not None:
-                progress(int((done_count[d] == 2).sum()))
+                progress(int((done_count[np.unique(d)] == 2).sum()))
             current[idx] += pairs
             more = current[idx] < n
             active[idx[~more]] = False
@@ -245,6 +256,67 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
         res.hand_value = hand_value
         res.hand_diff = hand_value.mean(axis=1)
     return res
+
+
+def chunk_seed(seed: int, k: int) -> int:
+    """The agents' seed of chunk ``k`` of a deal set in a tournament seeded by ``seed``.
+
+    Chunk 0 keeps ``seed`` (so a deal set of one chunk plays exactly as one :func:`play_pair` call with ``seed``);
+    chunk ``k > 0`` gets ``SeedSequence([seed, k])``'s first 64-bit word, in ``0 .. 2**64 - 1`` like ``seed``.
+
+    Raises:
+        ValueError: if ``seed`` or ``k`` is not a non-negative int.
+    """
+    for name, v in (("seed", seed), ("k", k)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"chunk_seed: {name} must be a non-negative int, got {v!r}")
+    if k == 0:
+        return int(seed)
+    return int(np.random.SeedSequence([int(seed), int(k)]).generate_state(1, dtype=np.uint64)[0])
+
+
+_PER_DEAL_FIELDS = ("hand_diff", "hand_value", "hand_stones", "lance_stones", "game_wins", "game_hands")
+
+
+def merge_pair_results(parts: Sequence[PairResult]) -> PairResult:
+    """One :class:`PairResult` from the results of consecutive chunks of a deal set (same pair, same mode).
+
+    The per-deal arrays are concatenated in the order given, the decision counters of ``stats`` summed per
+    agent name, and ``seconds`` summed (the time spent playing, not the wall-clock time of a parallel run).
+    Every summary (:meth:`PairResult.summary`, the ladders) is then that of the deals of all the parts.
+
+    Raises:
+        ValueError: for no parts, or parts of different pairs (names ``a``, ``b``).
+    """
+    if not parts:
+        raise ValueError("merge_pair_results needs at least one PairResult, got none")
+    first = parts[0]
+    for p in parts[1:]:
+        if (p.a, p.b) != (first.a, first.b):
+            raise ValueError(f"merge_pair_results: parts of different pairs: {first.a} vs {first.b} and "
+                             f"{p.a} vs {p.b}")
+    stats: dict[str, dict[str, int]] = {}
+    for p in parts:
+        for who, counts in p.stats.items():
+            acc = stats.setdefault(who, {})
+            for key, v in counts.items():
+                acc[key] = acc.get(key, 0) + int(v)
+    arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f in _PER_DEAL_FIELDS}
+    return PairResult(first.a, first.b, **arrays, stats=stats, seconds=float(sum(p.seconds for p in parts)))
+
+
+
+def _chunk_bounds(n: int, chunk: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` of the chunks of ``n`` deals, ``chunk`` deals each (the last may be shorter)."""
+    return [(s, min(s + chunk, n)) for s in range(0, n, chunk)]
+
+
+def _check_deal_chunk(deal_chunk: int | None) -> int:
+    """``deal_chunk``, or :data:`DEAL_CHUNK` (read now, so a patched module constant counts) for None."""
+    c = DEAL_CHUNK if deal_chunk is None else deal_chunk
+    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
+        raise ValueError(f"deal_chunk must be a positive int (deals per chunk), got {c!r}")
+    return int(c)
 
 
 def elo_ladder(names: Sequence[str], results: Sequence[PairResult], *, bootstrap: int = 200,
@@ -391,50 +463,67 @@ def make_ladder(names: Sequence[str], hand_results: Sequence[PairResult], game_r
 
 def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hands",
                 config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
-                progress: bool = True, use_ray: bool = False) -> list[PairResult]:
+                progress: bool = True, use_ray: bool = False, deal_chunk: int | None = None) -> list[PairResult]:
     """Every pair of agents plays the whole deal set (duplicate). A spec given twice plays itself: its
     copies are labelled ``rule``, ``rule#2``... (see :func:`agent_labels`).
 
-    With ``use_ray`` each pair is a Ray task (see :func:`ray_round_robins`; Ray must be initialised); the
-    results are the same as without.
+    A pair plays the deal set in chunks of ``deal_chunk`` deals (default :data:`DEAL_CHUNK`): chunk ``k`` is
+    :func:`play_pair` on deals ``k*C .. (k+1)*C - 1`` with seed ``chunk_seed(seed, k)``, and the chunks' results
+    are merged in order (:func:`merge_pair_results`). Up to ``deal_chunk`` deals this is one ``play_pair`` call
+    with ``seed``.
+
+    With ``use_ray`` every chunk of every pair is a Ray task (see :func:`ray_round_robins`; Ray must be
+    initialised); the results are the same as without.
     """
+    chunk = _check_deal_chunk(deal_chunk)
     if use_ray:
         return ray_round_robins(agent_specs, [(deals, mode)], config=config, max_tables=max_tables, seed=seed,
-                                progress=progress)[0]
+                                progress=progress, deal_chunk=chunk)[0]
+    if mode not in ("hands", "games"):
+        raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
     agents = {label: make_agent(spec) for label, spec in zip(agent_labels(agent_specs), agent_specs, strict=True)}
     agent_specs = list(agents)
     pairs = list(itertools.combinations(agent_specs, 2))
+    bounds = _chunk_bounds(len(deals), chunk)
     results: list[PairResult] = []
     bar = _Progress(len(pairs) * len(deals), f"{mode}", enabled=progress)
     with bar:
         for a, b in pairs:
             bar.describe(f"{a} vs {b} ({mode})")
-            results.append(play_pair(agents[a], agents[b], deals, mode=mode, config=config,
-                                     max_tables=max_tables, seed=seed, names=(a, b), progress=bar.advance))
+            parts = [play_pair(agents[a], agents[b], deals if len(bounds) == 1 else deals.subset(start, stop),
+                               mode=mode, config=config, max_tables=max_tables, seed=chunk_seed(seed, k),
+                               names=(a, b), progress=bar.advance)
+                     for k, (start, stop) in enumerate(bounds)]
+            results.append(parts[0] if len(parts) == 1 else merge_pair_results(parts))
     return results
 
 
-def _pair_task(spec_a: str, spec_b: str, names: tuple[str, str], deals: DealSet, mode: str,
-               config: MusConfig | None, max_tables: int, seed: int) -> PairResult:
-    """One pair of :func:`round_robin` as a Ray task runs it: the agents built from their specs, then
-    :func:`play_pair` with the arguments of the single-process run."""
-    return play_pair(make_agent(spec_a), make_agent(spec_b), deals, mode=mode, config=config,
+def _chunk_task(spec_a: str, spec_b: str, names: tuple[str, str], deals: DealSet, start: int, stop: int,
+                mode: str, config: MusConfig | None, max_tables: int, seed: int) -> PairResult:
+    """One chunk of one pair of :func:`round_robin` as a Ray task runs it: the agents built from their specs,
+    then :func:`play_pair` on deals ``start .. stop - 1`` with the arguments of the single-process run (``seed``
+    is the chunk's, :func:`chunk_seed`)."""
+    part = deals if (start, stop) == (0, len(deals)) else deals.subset(start, stop)
+    return play_pair(make_agent(spec_a), make_agent(spec_b), part, mode=mode, config=config,
                      max_tables=max_tables, seed=seed, names=names)
 
 
 def ray_round_robins(agent_specs: Sequence[str], rounds: Sequence[tuple[DealSet, str]], *,
                      config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
-                     progress: bool = True) -> list[list[PairResult]]:
-    """:func:`round_robin` for each ``(deals, mode)`` of ``rounds``, every pair of every round one Ray task,
-    all submitted at once; returns one list of results per round, in :func:`round_robin`'s order.
+                     progress: bool = True, deal_chunk: int | None = None) -> list[list[PairResult]]:
+    """:func:`round_robin` for each ``(deals, mode)`` of ``rounds``, every chunk of every pair of every round one
+    Ray task, all submitted at once; returns one list of results per round, in :func:`round_robin`'s order.
 
-    The unit of work is the pair: a task builds both agents from their specs and calls :func:`play_pair` with
-    exactly the arguments of the single-process run (deals, mode, ruleset, ``max_tables``, ``seed``), and
-    ``play_pair`` draws from its own generator seeded by ``seed`` alone, so the results are those of the
-    single-process run, bit for bit (timings apart). Splitting a pair's deals is not done: ``play_pair``
-    draws every agent's randomness from one stream over its whole batch, so a split would change the draws
-    of stochastic agents. A task runs the kernel on one thread (``NUMBA_NUM_THREADS=1``; results do not
-    depend on it) and takes one CPU.
+    The unit of work is a chunk of a pair, exactly as :func:`round_robin` splits it: deals ``k*C ..
+    (k+1)*C - 1`` with ``C = deal_chunk`` (default :data:`DEAL_CHUNK`, read in this process and passed to the
+    tasks, so a patched constant reaches them). A task builds both agents from their specs and calls
+    :func:`play_pair` on its chunk with exactly the arguments of the single-process run (mode, ruleset,
+    ``max_tables``, and the chunk's seed :func:`chunk_seed`); ``play_pair`` draws from its own generator seeded
+    by that seed alone, and the chunks' results are merged in order (:func:`merge_pair_results`), so the
+    results are those of the single-process run, bit for bit (timings apart; a pair's ``seconds`` is the sum
+    of its tasks'). With 2 agents and 1,000,000 hands that is 16 tasks (of 65,536 deals), not 1. A task runs the
+    kernel on one thread (``NUMBA_NUM_THREADS=1``; results do not depend on it) and takes one CPU; each task
+    builds its agents anew, so a costly agent to load pays that once per chunk.
 
     Ray must be initialised (``ray.init(...)``). The workers import ``agents`` and ``experiments``, so
     mus-env must be installed where they run, and a policy file given as a spec must be readable there at the
@@ -444,29 +533,43 @@ def ray_round_robins(agent_specs: Sequence[str], rounds: Sequence[tuple[DealSet,
 
     if not ray.is_initialized():
         raise ValueError("ray_round_robins needs an initialised Ray (call ray.init() first)")
+    chunk = _check_deal_chunk(deal_chunk)
+    for _, mode in rounds:
+        if mode not in ("hands", "games"):
+            raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
     labels = agent_labels(agent_specs)
     spec_of = dict(zip(labels, agent_specs, strict=True))
     pairs = list(itertools.combinations(labels, 2))
     task = ray.remote(num_cpus=1, runtime_env={"env_vars": {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}})(
-        _pair_task)
+        _chunk_task)
     cfg = ray.put(config)
-    refs: list[list[Any]] = []
+    refs: list[list[list[Any]]] = []                    # refs[round][pair][chunk]
     sizes: dict[Any, int] = {}
     for deals, mode in rounds:
-        if mode not in ("hands", "games"):
-            raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
         deals_ref = ray.put(deals)
-        row = [task.remote(spec_of[a], spec_of[b], (a, b), deals_ref, mode, cfg, max_tables, seed) for a, b in pairs]
-        sizes.update(dict.fromkeys(row, len(deals)))
+        bounds = _chunk_bounds(len(deals), chunk)
+        row = []
+        for a, b in pairs:
+            chunks = [task.remote(spec_of[a], spec_of[b], (a, b), deals_ref, start, stop, mode, cfg, max_tables,
+                                  chunk_seed(seed, k)) for k, (start, stop) in enumerate(bounds)]
+            sizes.update({r: stop - start for r, (start, stop) in zip(chunks, bounds, strict=True)})
+            row.append(chunks)
         refs.append(row)
     total = sum(len(deals) for deals, _ in rounds) * len(pairs)
-    with _Progress(total, f"{len(pairs) * len(rounds)} Ray tasks", enabled=progress) as bar:
-        pending = [r for row in refs for r in row]
+    with _Progress(total, f"{len(sizes)} Ray tasks", enabled=progress) as bar:
+        pending = list(sizes)
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             ray.get(ready)                                  # raises a task's error here
             bar.advance(sizes[ready[0]])
-    return [ray.get(row) for row in refs]
+    out = []
+    for row in refs:
+        merged = []
+        for chunks in row:
+            parts = ray.get(chunks)
+            merged.append(parts[0] if len(parts) == 1 else merge_pair_results(parts))
+        out.append(merged)
+    return out
 
 
 def agent_labels(specs: Sequence[str]) -> list[str]:
@@ -781,8 +884,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-plots", action="store_true", help="do not draw ladder.png and lances.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                   help="play each pair as a Ray task: on a local Ray instance, or with ADDRESS on that cluster "
-                        "(ray.init(address=ADDRESS)); the tables and ladder are those of a run without --ray")
+                   help=f"play each pair, in chunks of {DEAL_CHUNK:,} deals, as Ray tasks: on a local Ray instance, "
+                        "or with ADDRESS on that cluster (ray.init(address=ADDRESS)); the tables and ladder are those "
+                        "of a run without --ray")
     args = p.parse_args(argv)
     specs = [s.strip() for s in args.agents.split(",") if s.strip()]
     if len(specs) < 2:

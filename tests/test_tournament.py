@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -11,9 +12,19 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+import experiments.tournament as tournament
 from agents import Agent, RandomAgent, make_agent
 from experiments.deals import DealSet, make_deals
-from experiments.tournament import PairResult, elo_ladder, make_ladder, play_pair, stones_ladder
+from experiments.tournament import (
+    PairResult,
+    chunk_seed,
+    elo_ladder,
+    make_ladder,
+    merge_pair_results,
+    play_pair,
+    round_robin,
+    stones_ladder,
+)
 from experiments.tournament import main as tournament_main
 from mus_env import VectorMusEnv
 from mus_env.records import load_record, replay
@@ -378,3 +389,110 @@ def test_default_tournament_rates_games(tmp_path: Path, capsys: pytest.CaptureFi
     assert [p["games_deals"] for p in results["pairs"] if p["mode"] == "games"] == [1000]
     printed = capsys.readouterr().out
     assert "Ladder: Elo from duplicate games" in printed and "Rating: Elo from duplicate game wins" in printed
+
+
+# ---------------------------------------------------------------------------------------------------------
+# deal sets in chunks: round_robin plays chunk k of a pair as play_pair(deals[k*C:(k+1)*C], seed=chunk_seed(seed, k))
+def _same_result(x: PairResult, y: PairResult) -> None:
+    """x and y agree in every field but the timing, arrays in dtype and shape as well as in value."""
+    for f in dataclasses.fields(PairResult):
+        if f.name == "seconds":
+            continue
+        u, v = getattr(x, f.name), getattr(y, f.name)
+        if isinstance(u, np.ndarray):
+            assert u.dtype == v.dtype and u.shape == v.shape and np.array_equal(u, v), f.name
+        else:
+            assert u == v, f.name
+
+
+def test_deal_set_subset_is_a_slice_and_refuses_bad_bounds() -> None:
+    deals = make_deals(10, seed=4, random_scores=True)
+    part = deals.subset(3, 7)
+    assert len(part) == 4
+    for name in ("decks", "mano", "scores", "seeds"):
+        assert np.array_equal(getattr(part, name), getattr(deals, name)[3:7]), name
+    assert len(deals.subset(0, 10)) == 10
+    for start, stop in ((5, 5), (-1, 3), (0, 11), (7, 3)):
+        with pytest.raises(ValueError, match="subset needs 0 <= start < stop <= 10"):
+            deals.subset(start, stop)
+    with pytest.raises(ValueError, match="subset bounds must be ints"):
+        deals.subset(0, 2.5)  # type: ignore[arg-type]
+
+
+def test_chunk_seed_keeps_the_seed_for_the_first_chunk() -> None:
+    assert chunk_seed(5, 0) == 5 and chunk_seed(2**64 - 1, 0) == 2**64 - 1
+    later = [chunk_seed(5, k) for k in range(1, 6)]
+    assert len(set(later)) == 5 and 5 not in later and all(0 <= s < 2**64 for s in later)
+    assert later == [chunk_seed(5, k) for k in range(1, 6)] and chunk_seed(6, 1) != chunk_seed(5, 1)
+    for seed, k in ((-1, 0), (0, -1), (True, 1), (1.0, 1)):
+        with pytest.raises(ValueError, match="chunk_seed: (seed|k) must be a non-negative int"):
+            chunk_seed(seed, k)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("mode", "n", "chunk"), [("hands", 30, 7), ("games", 10, 4)])
+def test_round_robin_in_chunks_is_play_pair_on_each_chunk_merged(monkeypatch: pytest.MonkeyPatch, mode: str,
+                                                                   n: int, chunk: int) -> None:
+    """random draws from the agents' seed, so the chunks' seeds and borders show in its results: round_robin
+    with a small chunk size is play_pair on each chunk with chunk_seed, merged, and not one play_pair call."""
+    deals = make_deals(n, seed=9)
+    monkeypatch.setattr(tournament, "DEAL_CHUNK", chunk)
+    (got,) = round_robin(["random", "rule"], deals, mode=mode, max_tables=8, seed=3, progress=False)
+    bounds = [(s, min(s + chunk, n)) for s in range(0, n, chunk)]
+    assert len(bounds) >= 3 and bounds[-1][1] - bounds[-1][0] < chunk          # a short last chunk too
+    agents = (make_agent("random"), make_agent("rule"))
+    parts = [play_pair(*agents, deals.subset(s, e), mode=mode, max_tables=8, seed=chunk_seed(3, k),
+                       names=("random", "rule")) for k, (s, e) in enumerate(bounds)]
+    _same_result(got, merge_pair_results(parts))
+    # the merge lays the chunks end to end and adds up their counters
+    per_deal = got.hand_value if mode == "hands" else got.game_wins
+    assert len(per_deal) == n and got.summary()["deals" if mode == "hands" else "games_deals"] == n
+    for (s, e), part in zip(bounds, parts, strict=True):
+        assert np.array_equal(per_deal[s:e], part.hand_value if mode == "hands" else part.game_wins)
+    for who in ("random", "rule"):
+        for key, v in got.stats[who].items():
+            assert v == sum(p.stats[who][key] for p in parts) > 0, (who, key)
+    if mode == "hands":
+        assert got.summary()["grande_a"] == pytest.approx(
+            sum(p.summary()["grande_a"] * len(p.hand_diff) for p in parts) / n)
+    else:
+        assert np.array_equal(got.game_hands, np.concatenate([p.game_hands for p in parts]))
+    # a chunked run is not one play_pair call: the chunks' own seeds change random's draws
+    whole = play_pair(*agents, deals, mode=mode, max_tables=8, seed=3, names=("random", "rule"))
+    assert not np.array_equal(per_deal, whole.hand_value if mode == "hands" else whole.game_wins)
+    # an explicit deal_chunk overrides the module's constant
+    monkeypatch.setattr(tournament, "DEAL_CHUNK", 10**6)
+    (again,) = round_robin(["random", "rule"], deals, mode=mode, max_tables=8, seed=3, progress=False,
+                           deal_chunk=chunk)
+    _same_result(again, got)
+
+
+@pytest.mark.parametrize("n", [40, 64])
+def test_round_robin_up_to_one_chunk_is_one_play_pair_call(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """Up to the chunk size (64 here; the default 65,536 is too many for a unit test), round_robin's result is
+    today's single play_pair call with the tournament's seed, bit for bit."""
+    monkeypatch.setattr(tournament, "DEAL_CHUNK", 64)
+    deals = make_deals(n, seed=12)
+    (got,) = round_robin(["random", "ordago"], deals, max_tables=16, seed=7, progress=False)
+    _same_result(got, play_pair(make_agent("random"), make_agent("ordago"), deals, max_tables=16, seed=7,
+                                names=("random", "ordago")))
+
+
+def test_round_robin_progress_counts_every_deal_of_every_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    advanced: list[int] = []
+    monkeypatch.setattr(tournament._Progress, "advance", lambda self, k: advanced.append(k))
+    round_robin(["random", "rule", "ordago"], make_deals(25, seed=1), max_tables=8, progress=False, deal_chunk=10)
+    assert sum(advanced) == 3 * 25
+
+
+def test_merge_refuses_nothing_and_other_pairs() -> None:
+    deals = make_deals(6, seed=0)
+    x = play_pair(RandomAgent(), RandomAgent(), deals.subset(0, 3), names=("r1", "r2"))
+    y = play_pair(RandomAgent(), RandomAgent(), deals.subset(3, 6), names=("r1", "r3"))
+    with pytest.raises(ValueError, match="at least one PairResult"):
+        merge_pair_results([])
+    with pytest.raises(ValueError, match="parts of different pairs: r1 vs r2 and r1 vs r3"):
+        merge_pair_results([x, y])
+    assert len(merge_pair_results([x]).hand_diff) == 3
+    for bad in (0, -5, 2.0, True):
+        with pytest.raises(ValueError, match="deal_chunk must be a positive int"):
+            round_robin(["random", "rule"], deals, progress=False, deal_chunk=bad)  # type: ignore[arg-type]

@@ -1,7 +1,9 @@
-"""``mus tournament --ray``: every pair a Ray task on a local instance, with the single-process run's results.
+"""``mus tournament --ray``: every chunk of every pair a Ray task on a local instance, with the single-process
+run's results.
 
 A stochastic agent (``random``) is in the field, and ``--tables 16`` makes each pair refill its tables many
-times, so the check covers the agents' random draws as well as the deal order.
+times, so the check covers the agents' random draws as well as the deal order. With the chunk size patched to
+16 deals, each pair's deal set is several tasks (the chunk size reaches the workers as an argument).
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
 
+import experiments.tournament as tournament  # noqa: E402
 from experiments.deals import make_deals  # noqa: E402
 from experiments.tournament import main as tournament_main  # noqa: E402
-from experiments.tournament import ray_round_robins  # noqa: E402
+from experiments.tournament import ray_round_robins, round_robin  # noqa: E402
 
 TIMINGS = ("seconds", "hands_per_second")
 
@@ -62,6 +66,35 @@ def test_ray_tournament_equals_single_process_run(local_ray: None, tmp_path: Pat
     other = [*args[:args.index("--tables") + 1], "32", *args[args.index("--tables") + 2:]]
     tournament_main([*other, "--out", str(tmp_path / "other")])
     assert _pairs_without_timings(tmp_path / "other" / "pairs.csv") != table
+
+
+def test_ray_tournament_in_chunks_equals_single_process_run(local_ray: None, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """16-deal chunks: 60 hands are 4 tasks per pair (the last one of 12 deals) and 20 games 2, each chunk
+    with its own seed; the tables still equal the single-process run's, which plays the same chunks."""
+    monkeypatch.setattr(tournament, "DEAL_CHUNK", 16)
+    args = ["--agents", "random,rule", "--hands", "60", "--games", "20", "--seed", "5", "--tables", "8",
+            "--quiet", "--no-plots"]
+    tournament_main([*args, "--out", str(tmp_path / "single")])
+    tournament_main([*args, "--out", str(tmp_path / "ray"), "--ray"])
+    single, dist = tmp_path / "single", tmp_path / "ray"
+    table = _pairs_without_timings(single / "pairs.csv")
+    assert table == _pairs_without_timings(dist / "pairs.csv") and table.count("\n") == 2
+    assert (single / "ladder.csv").read_text() == (dist / "ladder.csv").read_text()
+    assert _json_without_timings(single / "results.json") == _json_without_timings(dist / "results.json")
+
+
+def test_ray_round_robins_passes_the_chunk_size_to_its_tasks(local_ray: None) -> None:
+    """The workers' own DEAL_CHUNK is the default 65,536: results that equal round_robin's with 16-deal chunks,
+    and differ from one play_pair call over all 40 deals, come from tasks that were told the chunk size."""
+    deals = make_deals(40, seed=3)
+    kw = {"max_tables": 8, "seed": 2, "progress": False}
+    (got,) = ray_round_robins(["random", "rule"], [(deals, "hands")], deal_chunk=16, **kw)[0]
+    (want,) = round_robin(["random", "rule"], deals, deal_chunk=16, **kw)
+    (whole,) = round_robin(["random", "rule"], deals, **kw)
+    assert np.array_equal(got.hand_value, want.hand_value) and np.array_equal(got.lance_stones, want.lance_stones)
+    assert got.stats == want.stats and len(got.hand_diff) == 40
+    assert not np.array_equal(got.hand_value, whole.hand_value)
 
 
 def test_ray_round_robins_refuses_a_bad_mode(local_ray: None) -> None:
