@@ -12,14 +12,24 @@ project's own, much faster trainer. What this script does:
   (default) or each team has its own (``--policy-per-team``).
 * **PPO**: RLlib's ``PPOConfig`` with small batches that fit a laptop (``--train-batch-size``,
   ``--minibatch-size``, ``--num-epochs``, ``--lr``), ``--num-env-runners`` sampling actors (0: sample in the
-  driver) with ``--envs-per-runner`` envs each.
+  driver) with ``--envs-per-runner`` envs each (RLlib's cost is per env step, whatever the number of envs
+  stepped together, so this is the main speed knob). Stone rewards are scaled by ``1 / target``
+  (``--reward-scale``): RLlib's PPO clips the value loss at 10, which raw stones would saturate.
 * **Ray**: ``--address`` goes to ``ray.init(address=...)``: none starts a small local Ray (``--num-cpus``,
-  a 200 MB object store, no dashboard); ``auto`` or ``ray://host:10001`` joins a running cluster, unchanged.
-* **Files** (``--out``, default ``runs/rllib``): ``checkpoint/`` (RLlib's, replaced after every iteration),
-  ``progress.json`` (iterations done, settings), ``metrics.csv`` and, at the end, ``policy.pt`` (shared) or
-  ``policy_team_0.pt`` / ``policy_team_1.pt``: policy files that ``agents.make_agent`` and
-  ``mus tournament`` load like the ones ``mus train`` writes. ``--resume`` continues a stopped run up to
-  ``--iterations``; ``--export CHECKPOINT --to FILE.pt`` exports a checkpoint's policy without training.
+  a 200 MB object store, no dashboard); ``auto`` (on a cluster node) or ``ray://HEAD:10001`` joins a running
+  cluster, unchanged. If Ray is already initialised in the process (tests), the script uses it.
+* **Files** (``--out``, default ``runs/rllib``; an existing run is never replaced without ``--overwrite``):
+  ``checkpoint/`` (RLlib's, replaced after every iteration), ``progress.json`` (iterations done, settings),
+  ``metrics.csv`` and, at the end, ``policy.pt`` (shared) or ``policy_team_0.pt`` / ``policy_team_1.pt``:
+  policy files that ``agents.make_agent`` and ``mus tournament`` load like the ones ``mus train`` writes.
+  ``--resume`` continues a stopped run up to ``--iterations`` (weights, optimiser and counters from the
+  checkpoint; RLlib keeps no env or sampler random state, so the resumed part is reseeded from the seed and
+  the iterations done: fresh games, not a bit-exact continuation). ``--export CHECKPOINT --to FILE.pt``
+  exports a checkpoint's policy without training.
+* **Reproducibility**: ``--seed`` seeds RLlib (networks, action sampling, each env's first reset; the env
+  seeds its later games itself) and the learner's minibatch shuffle; the sampled games repeat exactly. The
+  updates repeat bit for bit only with ``PYTHONHASHSEED`` fixed as well (RLlib assembles batches by iterating
+  sets of agent ids), e.g. ``PYTHONHASHSEED=0 python -m experiments.rllib_selfplay --num-env-runners 0 ...``.
 * **Evaluation**: after each iteration, ``--eval-deals`` duplicate hands of the (first) policy against
   ``rule`` through :func:`experiments.tournament.play_pair` (0: off).
 
@@ -30,10 +40,15 @@ Usage::
     python -m experiments.rllib_selfplay --export runs/rllib/checkpoint --to runs/rllib/policy.pt
     mus tournament --agents rule,runs/rllib/policy.pt --hands 2000 --games 0
 
-On a cluster: ``ray start --head`` on one node, ``ray start --address=HEAD:6379`` on the others (each with
-mus-env installed), then ``python -m experiments.rllib_selfplay --address auto --num-env-runners 16`` on the
-head (or ``ray job submit --address http://HEAD:8265 --working-dir . -- python -m experiments.rllib_selfplay
---address auto ...``).
+On a cluster (every node with the same Python, ray 2.60 and mus-env installed, ``pip install -e ".[rllib]"``:
+the env runners import ``mus_env`` and ``experiments`` by name)::
+
+    ray start --head --port=6379                        # on the head node
+    ray start --address=HEAD_IP:6379                    # on each worker node
+    python -m experiments.rllib_selfplay --address auto --num-env-runners 16 --out runs/rllib_cluster
+                                                        # on the head node; checkpoints are written there
+
+``ray job submit`` needs Ray's dashboard (the ``ray[default]`` extra; ``ray[rllib]`` alone lacks aiohttp).
 """
 
 from __future__ import annotations
@@ -445,6 +460,9 @@ def train(args: Any, log: Any = print) -> dict[str, Any]:
         log(f"RLlib PPO on Mus: {len(ids)} module(s) {list(ids)}, {args.num_env_runners} env runner(s), "
             f"{args.train_batch_size} steps per iteration; ray {ray.__version__}; out {out}")
         for it in range(progress["iterations"] + 1, args.iterations + 1):
+            # the learner (in this process) shuffles minibatches with numpy's global generator: seeding it per
+            # iteration makes updates repeatable; sampling is seeded through RLlib's seed
+            np.random.seed((args.seed * 1_000_003 + it) % 2**32)  # noqa: NPY002 - RLlib reads the global one
             t0 = time.perf_counter()
             result = algo.train()
             dt = time.perf_counter() - t0
