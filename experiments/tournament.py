@@ -831,9 +831,13 @@ def write_tournament_records(out: Path, specs: Sequence[str], config: MusConfig,
 
 
 def _start_ray(p: ArgumentParser, address: str) -> bool:
-    """Connect to Ray for ``--ray [ADDRESS]`` (a local instance for ""); True when this call started it.
+    """Connect to Ray for ``--ray [ADDRESS]``; True when this call started it.
 
-    An already initialised Ray (a caller's ``ray.init``) is used as it is. Errors are one-line parser errors.
+    ``""`` starts a fresh local instance (``ray.init(address="local")``): Ray's own default would join the
+    cluster named by ``RAY_ADDRESS`` or by the last ``ray start`` on this machine (``/tmp/ray/ray_current_cluster``,
+    which may name a cluster long gone, and then ``ray.init`` retries for minutes); ``--ray auto`` asks for that
+    discovery. An already initialised Ray (a caller's ``ray.init``) is used as it is. Errors are one-line parser
+    errors.
     """
     try:
         import ray
@@ -845,7 +849,7 @@ def _start_ray(p: ArgumentParser, address: str) -> bool:
         if address:
             ray.init(address=address, logging_level="WARNING")
         else:
-            ray.init(include_dashboard=False, logging_level="WARNING")
+            ray.init(address="local", include_dashboard=False, logging_level="WARNING")
     except Exception as e:  # noqa: BLE001 - any failure to connect is reported as the option's error
         p.error(f"argument --ray: cannot start or reach Ray{' at ' + repr(address) if address else ''}: {e}")
     return True
@@ -884,9 +888,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-plots", action="store_true", help="do not draw ladder.png and lances.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                   help=f"play each pair, in chunks of {DEAL_CHUNK:,} deals, as Ray tasks: on a local Ray instance, "
-                        "or with ADDRESS on that cluster (ray.init(address=ADDRESS)); the tables and ladder are those "
-                        "of a run without --ray")
+                   help=f"play each pair, in chunks of {DEAL_CHUNK:,} deals, as Ray tasks: on a new local Ray "
+                        "instance, or with ADDRESS on that cluster (ray.init(address=ADDRESS); 'auto': the one "
+                        "RAY_ADDRESS or the last 'ray start' names); the tables and ladder are those of a run without "
+                        "--ray")
     args = p.parse_args(argv)
     specs = [s.strip() for s in args.agents.split(",") if s.strip()]
     if len(specs) < 2:

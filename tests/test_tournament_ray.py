@@ -28,7 +28,8 @@ TIMINGS = ("seconds", "hands_per_second")
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    # address="local": a new instance even where RAY_ADDRESS or an earlier `ray start` names a cluster
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
     try:
         yield
     finally:
@@ -100,3 +101,18 @@ def test_ray_round_robins_passes_the_chunk_size_to_its_tasks(local_ray: None) ->
 def test_ray_round_robins_refuses_a_bad_mode(local_ray: None) -> None:
     with pytest.raises(ValueError, match="mode must be 'hands' or 'games'"):
         ray_round_robins(["random", "rule"], [(make_deals(2, seed=0), "sets")], progress=False)
+
+
+def test_bare_ray_option_starts_a_local_instance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--ray`` without ADDRESS asks for a new local instance: Ray's default would join the cluster named by
+    RAY_ADDRESS or a stale /tmp/ray/ray_current_cluster (and retry for minutes where it is gone)."""
+    from experiments.cli import ArgumentParser
+    from experiments.tournament import _start_ray
+
+    calls: list[dict] = []
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: calls.append(kw))
+    monkeypatch.setenv("RAY_ADDRESS", "192.0.2.1:6379")
+    p = ArgumentParser(prog="mus tournament")
+    assert _start_ray(p, "") and _start_ray(p, "auto")
+    assert calls[0]["address"] == "local" and calls[1]["address"] == "auto"
