@@ -15,8 +15,9 @@ project's own, much faster trainer. What this script does:
   driver) with ``--envs-per-runner`` envs each (RLlib's cost is per env step, whatever the number of envs
   stepped together, so this is the main speed knob). Stone rewards are scaled by ``1 / target``
   (``--reward-scale``): RLlib's PPO clips the value loss at 10, which raw stones would saturate.
-* **Ray**: ``--address`` goes to ``ray.init(address=...)``: none starts a small local Ray (``--num-cpus``,
-  a 200 MB object store, no dashboard); ``auto`` (on a cluster node) or ``ray://HEAD:10001`` joins a running
+* **Ray**: ``--address`` goes to ``ray.init(address=...)``: none starts a small local Ray of its own
+  (``address="local"``, ``--num-cpus``, a 200 MB object store, no dashboard; a bare ``ray.init()`` would join
+  any Ray another program runs on the machine); ``auto`` (on a cluster node) or ``ray://HEAD:10001`` joins a running
   cluster, unchanged. If Ray is already initialised in the process (tests), the script uses it.
 * **Files** (``--out``, default ``runs/rllib``; an existing run is never replaced without ``--overwrite``):
   ``checkpoint/`` (RLlib's, replaced after every iteration), ``progress.json`` (iterations done, settings),
@@ -408,16 +409,41 @@ def _evaluate(net: PolicyNet, args: Any) -> tuple[float, float, float]:
     return result.mean_diff()
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast when nothing listens at a ``HOST:PORT`` or ``ray://HOST:PORT`` address (Ray itself retries for
+    minutes); ``auto`` and other forms are left to Ray."""
+    import socket
+    hostport = address[len("ray://"):] if address.startswith("ray://") else address
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise ConnectionError(f"nothing answers at {address!r} ({e.strerror or e}): start the head first "
+                              "(ray start --head --port=6379) and give its HOST:PORT, or 'auto' on a cluster "
+                              "node") from e
+
+
 def _init_ray(args: Any) -> bool:
     """Start (no ``--address``) or join Ray unless it is running in this process; True if this call did."""
     import ray
     if ray.is_initialized():
         return False
     if args.address is None:
-        ray.init(num_cpus=args.num_cpus or args.num_env_runners + 1, object_store_memory=200 * 2**20,
+        # address="local": a Ray of our own, never one that another program on this machine started
+        ray.init(address="local", num_cpus=args.num_cpus or args.num_env_runners + 1, object_store_memory=200 * 2**20,
                  include_dashboard=False, configure_logging=True, logging_level="warning")
     else:
-        ray.init(address=args.address, logging_level="warning")
+        try:
+            ray.init(address=args.address, logging_level="warning")
+        except (ConnectionError, RuntimeError) as e:
+            cause = e.__cause__ or e
+            raise ConnectionError(
+                f"cannot connect to Ray at {args.address!r} ({type(cause).__name__}: "
+                f"{' '.join(str(cause).split())[:300]}). Is the head running (ray start --head)? Ray 2.60 clusters "
+                "started with ray start use token authentication: run this with RAY_AUTH_MODE=token and the "
+                "cluster's token in ~/.ray/auth_token (or RAY_AUTH_TOKEN)") from e
     return True
 
 
@@ -557,7 +583,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.address is not None and args.num_cpus is not None:
         parser.error("argument --num-cpus: only for a local Ray (without --address); a cluster has its own")
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
-    train(args)
+    try:
+        if args.address is not None:
+            _check_reachable(args.address)
+        train(args)
+    except ConnectionError as e:
+        parser.error(f"argument --address: {e}")
 
 
 if __name__ == "__main__":

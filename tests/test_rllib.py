@@ -227,8 +227,8 @@ def test_rl_module_masks_illegal_actions_and_matches_policy_net() -> None:
 @pytest.fixture(scope="module")
 def local_ray():
     import ray
-    ray.init(num_cpus=2, object_store_memory=100 * 2**20, include_dashboard=False, logging_level="error",
-             log_to_driver=False)
+    ray.init(address="local", num_cpus=2, object_store_memory=100 * 2**20, include_dashboard=False,
+             logging_level="error", log_to_driver=False)
     yield ray
     ray.shutdown()
 
@@ -306,6 +306,7 @@ def test_policy_per_team_exports_two_policies(local_ray, tmp_path) -> None:
     (["--address", "auto", "--num-cpus", "2"], "--num-cpus: only for a local Ray"),
     (["--resume", "--overwrite"], "not with --overwrite"),
     (["--resume"], "no run to resume"),
+    (["--address", "127.0.0.1:1"], "--address: nothing answers at '127.0.0.1:1'"),
 ])
 def test_bad_arguments_are_one_line_errors(tmp_path, capsys, argv, message) -> None:
     from experiments.rllib_selfplay import main
