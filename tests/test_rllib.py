@@ -7,6 +7,9 @@ share one local Ray (``ray.init`` once for the module) and run PPO iterations wi
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -180,6 +183,14 @@ def test_bad_config_and_actions_are_refused_with_nothing_changed() -> None:
         env.reset(seed=-1)
     assert (env.game.current_player, env.game.observe(0).tobytes(), env.pending_rewards) == before
     env.step({"seat_0": np.int64(Action.MUS)})            # numpy ints, as RLlib sends them, are accepted
+
+
+def test_mus_env_imports_ray_only_on_demand() -> None:
+    code = ("import sys\nimport mus_env, mus_env.mus_v0, mus_env.wrappers\n"
+            "bad = sorted(m for m in ('ray', 'torch') if m in sys.modules)\nprint(bad)\nsys.exit(1 if bad else 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, f"import mus_env pulled in {out.stdout.strip()} {out.stderr[-2000:]}"
 
 
 def test_policy_mappings() -> None:
