@@ -54,6 +54,7 @@ the env runners import ``mus_env`` and ``experiments`` by name)::
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
@@ -145,8 +146,9 @@ def build_parser() -> ArgumentParser:
     run.add_argument("--torch-threads", type=int_in(1, 256), default=1, help="torch threads of the learner")
     ray_ = p.add_argument_group("ray")
     ray_.add_argument("--address", default=None,
-                      help="ray.init(address=...): none starts a local Ray; 'auto' or ray://HOST:10001 joins a "
-                           "running cluster")
+                      help="ray.init(address=...): none starts a local Ray; HEAD_IP:6379, 'auto' (on a cluster "
+                           "node) or ray://HEAD_IP:10001 joins a running cluster (with RAY_AUTH_MODE=token when it "
+                           "uses token authentication, as ray start does by default in ray 2.60)")
     ray_.add_argument("--num-cpus", type=int_in(1, 4096), default=None,
                       help="CPUs of the local Ray (default: env runners + 1); not used with --address")
     ray_.add_argument("--num-env-runners", type=int_in(0, 4096), default=1,
@@ -185,7 +187,6 @@ def build_parser() -> ArgumentParser:
 
 
 def _int_list(text: str) -> tuple[int, ...]:
-    import argparse
     try:
         values = tuple(int(t) for t in text.replace(" ", "").split(",") if t)
     except ValueError:
@@ -196,7 +197,6 @@ def _int_list(text: str) -> tuple[int, ...]:
 
 
 def _unit_float(text: str) -> float:
-    import argparse
     try:
         v = float(text)
     except ValueError:
@@ -207,7 +207,6 @@ def _unit_float(text: str) -> float:
 
 
 def _nonneg_float(text: str) -> float:
-    import argparse
     try:
         v = float(text)
     except ValueError:
