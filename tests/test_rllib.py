@@ -293,6 +293,31 @@ def test_train_export_play_and_resume(local_ray, tmp_path, capsys) -> None:
     assert all(torch.equal(p2, p3) for p2, p3 in zip(agent2.net.parameters(), agent3.net.parameters(), strict=True))
 
 
+def test_rllib_own_action_masking_module_trains_on_the_env(local_ray) -> None:
+    """The observation layout is the one RLlib's example ActionMaskingTorchRLModule reads (the PettingZoo
+    wrapper's is not: KeyError 'observations')."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    config = (PPOConfig()
+              .environment(MusMultiAgentEnv, env_config={"reward": "stones", "reward_scale": 0.025},
+                           disable_env_checking=True)
+              .env_runners(num_env_runners=0, num_envs_per_env_runner=4)
+              .multi_agent(policies={SHARED_POLICY}, policy_mapping_fn=shared_policy_mapping)
+              .rl_module(rl_module_spec=RLModuleSpec(module_class=ActionMaskingTorchRLModule,
+                                                     model_config={"fcnet_hiddens": [32, 32]}))
+              .training(train_batch_size_per_learner=128, minibatch_size=64, num_epochs=1)
+              .debugging(seed=0))
+    algo = config.build_algo()
+    try:
+        result = algo.train()
+    finally:
+        algo.stop()
+    assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 128
+    assert np.isfinite(result["learners"][SHARED_POLICY]["policy_loss"])
+
+
 def test_policy_per_team_exports_two_policies(local_ray, tmp_path) -> None:
     from agents import make_agent
     from experiments.rllib_selfplay import main
