@@ -19,6 +19,10 @@ from pathlib import Path
 __all__ = ["main", "COMMANDS", "ArgumentParser", "int_in", "positive_float", "int_list", "check_writable_dir",
            "check_writable_file", "check_agent_specs", "version", "MAX_TARGET", "MAX_DEALS"]
 
+#: A package a subcommand may lack -> the extra that installs it.
+_EXTRAS = {"torch": "train", "ray": "rllib", "tianshou": "tianshou", "sb3_contrib": "dev",
+           "stable_baselines3": "dev", "tensorboard": "train"}
+
 #: Subcommand -> (module, one-line description).
 COMMANDS = {
     "train": ("experiments.ppo_selfplay", "train a policy by self-play PPO with a league (needs the train extra)"),
@@ -28,6 +32,9 @@ COMMANDS = {
     "replay": ("experiments.replay", "print a recorded game hand by hand"),
     "bench": ("experiments.bench", "decisions/s of the engines and of peer environments"),
     "deals": ("experiments.deals", "write a seeded deal set for duplicate evaluation"),
+    "sb3": ("experiments.sb3_maskable_ppo", "sb3-contrib MaskablePPO on the batched engine (mus_env.sb3.MusVecEnv)"),
+    "rllib": ("experiments.rllib_selfplay", "Ray RLlib PPO self-play, local or on a cluster (needs the rllib extra)"),
+    "tianshou": ("experiments.tianshou_example", "Tianshou masked DQN at one seat (needs the tianshou extra)"),
 }
 
 
@@ -175,7 +182,16 @@ def main(argv: list[str] | None = None) -> None:
         print(f"mus: error: unknown subcommand {name[:40]!r}; one of {', '.join(COMMANDS)} (mus -h for help)",
               file=sys.stderr)
         raise SystemExit(2)
-    module = importlib.import_module(COMMANDS[name][0])
+    try:
+        module = importlib.import_module(COMMANDS[name][0])
+    except ModuleNotFoundError as e:
+        missing = (e.name or "").split(".")[0]
+        if missing in _EXTRAS:
+            print(f"mus {name}: error: it needs {missing}, which is not installed; "
+                  f"pip install -e '.[{_EXTRAS[missing]}]' (CPU torch first: pip install torch==2.13.0)",
+                  file=sys.stderr)
+            raise SystemExit(2) from None
+        raise
     module.main(rest)
 
 

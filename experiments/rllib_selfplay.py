@@ -131,7 +131,7 @@ class MusPolicyRLModule(TorchRLModule, ValueFunctionAPI):
 # configuration
 def build_parser() -> ArgumentParser:
     """The command line (``python -m experiments.rllib_selfplay -h``)."""
-    p = ArgumentParser(prog="python -m experiments.rllib_selfplay",
+    p = ArgumentParser(prog="mus rllib",
                        description="Self-play PPO on Mus with Ray RLlib (local Ray or a cluster); exports a "
                                    "policy file that mus tournament plays.")
     run = p.add_argument_group("run")

@@ -244,7 +244,7 @@ def _versions() -> dict[str, str]:
 
 def _parser() -> argparse.ArgumentParser:
     d = TrainSettings()
-    p = ArgumentParser(prog="python -m experiments.sb3_maskable_ppo",
+    p = ArgumentParser(prog="mus sb3",
                        description="Train sb3-contrib MaskablePPO on MusVecEnv (one batched engine) against fixed "
                                    "agents; save OUT/model.zip (an agent spec) and OUT/run.json.")
     p.add_argument("--opponents", default=d.opponents,

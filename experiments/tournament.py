@@ -842,7 +842,7 @@ def _start_ray(p: ArgumentParser, address: str) -> bool:
     try:
         import ray
     except ImportError:
-        p.error("argument --ray: Ray is not installed (pip install 'mus-env[rllib]')")
+        p.error("argument --ray: Ray is not installed (pip install -e '.[rllib]')")
     if ray.is_initialized():
         return False
     try:

@@ -143,3 +143,36 @@ def test_the_license_file_is_the_one_pyproject_names() -> None:
     text = (ROOT / "LICENSE").read_text()
     assert declared == "MIT" and text.startswith("MIT License") and "mus-env contributors" in text
     assert "THE SOFTWARE IS PROVIDED \"AS IS\"" in text
+
+
+@pytest.mark.parametrize(("command", "package", "extra"),
+                         [("rllib", "ray", "rllib"), ("tianshou", "tianshou", "tianshou"),
+                          ("sb3", "sb3_contrib", "dev")])
+def test_a_subcommand_without_its_extra_names_the_install(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture, command: str,
+                                                          package: str, extra: str) -> None:
+    """A library subcommand whose library is missing says which extra installs it (one line, exit 2)."""
+    import importlib
+
+    from experiments import cli
+
+    def missing(name: str) -> None:
+        assert name == cli.COMMANDS[command][0]
+        raise ModuleNotFoundError(f"No module named '{package}'", name=f"{package}.submodule")
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    with pytest.raises(SystemExit) as e:
+        mus([command, "--help"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"mus {command}:" in err and f"'.[{extra}]'" in err and package in err
+    extras = _pyproject()[1]
+    assert extra in extras
+
+
+def test_library_subcommands_show_their_help(capsys: pytest.CaptureFixture) -> None:
+    for command in ("sb3", "rllib", "tianshou"):
+        with pytest.raises(SystemExit) as e:
+            mus([command, "--help"])
+        assert e.value.code == 0
+        assert f"usage: mus {command}" in capsys.readouterr().out
