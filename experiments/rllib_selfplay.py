@@ -329,7 +329,7 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
     from agents.policy import save_policy
     from mus_env import MusConfig
 
-    checkpoint = Path(checkpoint)
+    checkpoint = Path(checkpoint).resolve()         # RLlib's restore (pyarrow) refuses relative paths
     modules_dir = checkpoint / "learner_group" / "learner" / "rl_module"
     if not modules_dir.is_dir():
         raise ValueError(f"{checkpoint}: not an RLlib algorithm checkpoint (no learner_group/learner/rl_module "
@@ -455,7 +455,7 @@ def train(args: Any, log: Any = print) -> dict[str, Any]:
     import ray
 
     torch.set_num_threads(args.torch_threads)
-    out = Path(args.out)
+    out = Path(args.out).resolve()                  # RLlib's checkpointing (pyarrow) refuses relative paths
     out.mkdir(parents=True, exist_ok=True)
     progress: dict[str, Any] = {"iterations": 0, "env_steps": 0}
     if args.resume:
