@@ -298,6 +298,14 @@ def render_table(game: MusGame | None, seat: int | None, render_mode: str | None
 _DEAL_KEYS = ("deck", "mano", "scores")
 
 
+def deal_game(config: MusConfig, deal: dict[str, Any] | None, game_seed: int) -> MusGame:
+    """The game ``reset`` starts: ``MusGame(config, seed)``, or the rigged deal checked by ``_deal_options``."""
+    if deal is None:
+        return MusGame(config, seed=game_seed)
+    return MusGame.from_deck(deal["deck"], mano=deal.get("mano", 0), scores=deal.get("scores", (0, 0)),
+                             config=config, seed=game_seed)
+
+
 def _deal_options(options: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """The rigged deal of ``reset(options=...)``, or None (see :meth:`raw_env.reset`)."""
     if not options:
@@ -423,11 +431,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             game_seed = int(seed)
         else:
             game_seed = int(self.np_random.integers(0, 2**63 - 1))
-        if deal is None:
-            game = MusGame(self.config, seed=game_seed)
-        else:
-            game = MusGame.from_deck(deal["deck"], mano=deal.get("mano", 0), scores=deal.get("scores", (0, 0)),
-                                     config=self.config, seed=game_seed)
+        game = deal_game(self.config, deal, game_seed)
         if seed is not None:
             self._np_random, self._np_random_seed = None, int(seed)
         self.game = game

@@ -66,7 +66,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from .actions import NUM_ACTIONS
 from .config import MusConfig
 from .game import MusGame
-from .mus_v0 import REWARD_MODES, _deal_options, make_config, observation_box, team_rewards
+from .mus_v0 import REWARD_MODES, _deal_options, deal_game, make_config, observation_box, team_rewards
 
 __all__ = ["MusMultiAgentEnv", "AGENT_IDS", "ENV_KEYS", "env_creator", "register_env", "shared_policy_mapping",
            "team_policy_mapping", "parse_env_config", "SHARED_POLICY", "TEAM_POLICIES"]
@@ -175,11 +175,7 @@ class MusMultiAgentEnv(MultiAgentEnv):
             raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
         deal = _deal_options(options)
         game_seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
-        if deal is None:
-            game = MusGame(self.config, seed=game_seed)
-        else:
-            game = MusGame.from_deck(deal["deck"], mano=deal.get("mano", 0), scores=deal.get("scores", (0, 0)),
-                                     config=self.config, seed=game_seed)
+        game = deal_game(self.config, deal, game_seed)
         if seed is not None:
             self._rng, self._rng_seed = None, int(seed)
         self.game = game

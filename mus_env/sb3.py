@@ -74,7 +74,7 @@ from .config import MusConfig
 from .mus_v0 import _check_playable, _check_reward, make_config, observation_box
 from .shuffle import normalize_seed, random_seed, table_seeds
 from .vector import VectorMusEnv
-from .wrappers import _learner_seats
+from .wrappers import _chosen_agents, _learner_seats
 
 __all__ = ["MusVecEnv", "MAX_SKIPS"]
 
@@ -190,16 +190,7 @@ class MusVecEnv(VecEnv):
     def _resolve_opponents(self, opponents: Any) -> tuple[list[Any], npt.NDArray[np.int64]]:
         """The distinct batch agents, and for each seat its agent's index (or _RANDOM / _LEARNER)."""
         others = [s for s in range(4) if s not in self.learner_seats]
-        if opponents is None:
-            chosen: dict[int, Any] = {}
-        elif isinstance(opponents, Mapping):
-            bad = sorted(k for k in opponents if k not in others)
-            if bad:
-                raise ValueError(f"opponents has agents for seat(s) {bad}, but only the non-learner seats {others} "
-                                 "take agents")
-            chosen = dict(opponents)
-        else:
-            chosen = dict.fromkeys(others, opponents)
+        chosen = _chosen_agents(opponents, others)
         agents: list[Any] = []
         ids: dict[int, int] = {}
         seat_agent = np.full(4, _LEARNER, dtype=np.int64)

@@ -113,6 +113,23 @@ def _learner_seats(learner_seats: Any) -> tuple[int, ...]:
     return seats
 
 
+def _chosen_agents(opponents: Any, others: list[int]) -> dict[int, Any]:
+    """``{seat: agent}`` from ``opponents`` (None, one agent for every seat of ``others``, or a dict of them).
+
+    Raises:
+        ValueError: the dict names a seat outside ``others``.
+    """
+    if opponents is None:
+        return {}
+    if isinstance(opponents, Mapping):
+        bad = sorted(k for k in opponents if k not in others)
+        if bad:
+            raise ValueError(f"opponents has agents for seat(s) {bad}, but only the non-learner seats {others} "
+                             "take agents")
+        return dict(opponents)
+    return dict.fromkeys(others, opponents)
+
+
 class MusGymEnv(gymnasium.Env):
     """Mus for one learner (a seat, or a team sharing one policy) against fixed agents (see the module docstring).
 
@@ -173,16 +190,7 @@ class MusGymEnv(gymnasium.Env):
     def _resolve_opponents(self, opponents: Any) -> list[Policy | None]:
         """One policy per seat (None for learner seats and for the built-in uniform random agent)."""
         others = [s for s in range(4) if s not in self.learner_seats]
-        if opponents is None:
-            chosen: dict[int, Any] = {}
-        elif isinstance(opponents, Mapping):
-            bad = sorted(k for k in opponents if k not in others)
-            if bad:
-                raise ValueError(f"opponents has agents for seat(s) {bad}, but only the non-learner seats {others} "
-                                 "take agents")
-            chosen = dict(opponents)
-        else:
-            chosen = dict.fromkeys(others, opponents)
+        chosen = _chosen_agents(opponents, others)
         policies: list[Policy | None] = [None] * 4
         for s in others:
             agent = chosen.get(s)
