@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+import numpy as np
+
 from .config import MusConfig
 
 __all__ = [
@@ -105,10 +107,20 @@ def envido_amount(action: int, config: MusConfig = _DEFAULT_CONFIG) -> int:
 def action_to_string(action: int, config: MusConfig = _DEFAULT_CONFIG, *, words: bool = False) -> str:
     """Name of an action id: ``"ENVIDO_2"``, ``"DISCARD_5"``; ``words=True`` gives Mus words ("envido 2").
 
+    With signals on (``config.signals`` "truthful" or "free") the sign ids 31..46 are named too:
+    ``"SIGN_DOS_REYES"``, in words "seña: dos reyes" (:mod:`mus_env.signals`).
     ``string_to_action(action_to_string(a)) == a`` for every id (with the same config).
     """
+    from .signals import SIGN_NAMES, SIGN_WORDS, SIGNAL_BASE, num_actions
+    n = num_actions(config)
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and SIGNAL_BASE <= action < n:
+        t = int(action) - SIGNAL_BASE
+        return SIGN_WORDS[t] if words else SIGN_NAMES[t]
+    if isinstance(action, np.integer):
+        action = int(action)
     if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action must be an int 0..{NUM_ACTIONS - 1}, got {action!r}")
+        extra = "" if n > NUM_ACTIONS else " (the sign ids 31..46 exist only with MusConfig(signals='truthful' or 'free'))"
+        raise ValueError(f"action must be an int 0..{n - 1}, got {action!r}{extra}")
     a = Action(action)
     if a in ENVIDO_ACTIONS:
         k = envido_amount(a, config)
@@ -125,6 +137,12 @@ def action_to_string(action: int, config: MusConfig = _DEFAULT_CONFIG, *, words:
 def string_to_action(name: str, config: MusConfig = _DEFAULT_CONFIG) -> int:
     """Inverse of :func:`action_to_string` (names only, case-insensitive)."""
     key = name.strip().upper()
+    if key.startswith("SIGN_"):
+        from .signals import SIGN_NAMES, SIGNAL_BASE, signals_on
+        if key in SIGN_NAMES and signals_on(config):
+            return SIGNAL_BASE + SIGN_NAMES.index(key)
+        if key in SIGN_NAMES:
+            raise ValueError(f"{name!r} is a sign: signs exist only with MusConfig(signals='truthful' or 'free')")
     if key.startswith("ENVIDO_"):
         try:
             k = int(key[len("ENVIDO_"):])

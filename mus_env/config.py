@@ -73,7 +73,7 @@ class MusConfig:
         bet_sizes: the five amounts of ENVIDO actions 19..23, strictly increasing ints >= 2.
         max_mus_rounds: None, or a cap N >= 0: after N completed mus rounds every mus call is forced
             to NO_MUS (an RL safety cap, not a real rule).
-        signals: "off", "truthful" or "free" (§8). Only "off" is implemented so far.
+        signals: "off", "truthful" or "free" (§8, :mod:`mus_env.signals`).
         signal_intercept_p: chance that an opponent sees a sign, in [0, 1].
         auto_declare: whether the engine makes the forced pares/juego declarations itself.
         first_mano: "random" or a seat 0..3, the mano of the first hand.
@@ -167,19 +167,23 @@ class MusConfig:
         return cls(**d)
 
 
-def playable_config(config: MusConfig | None) -> MusConfig:
+def playable_config(config: MusConfig | None, *, signals: bool = False) -> MusConfig:
     """The config an engine plays: ``MusConfig()`` for None, else ``config`` checked.
+
+    Args:
+        signals: whether the caller supports the señas channel (RULES.md §8, :mod:`mus_env.signals`).
 
     Raises:
         ValueError: ``config`` is not a MusConfig.
-        NotImplementedError: ``config.signals`` is not "off" (the cheap-talk channel of RULES.md §8 is a
-            later feature).
+        NotImplementedError: ``config.signals`` is not "off" and the caller does not support signs.
     """
     cfg = MusConfig() if config is None else config
     if not isinstance(cfg, MusConfig):
         raise ValueError(f"config must be a MusConfig, got {type(cfg).__name__}")
-    if cfg.signals != "off":
+    if cfg.signals != "off" and not signals:
+        import inspect
+        caller = inspect.stack()[1].frame.f_globals.get("__name__", "this interface")
         raise NotImplementedError(
-            f"MusConfig(signals={cfg.signals!r}): the signals channel of RULES.md §8 is a later feature; "
-            "use signals='off'")
+            f"MusConfig(signals={cfg.signals!r}): {caller} does not play the señas channel of RULES.md §8 yet; "
+            "use signals='off' here (MusGame, VectorMusEnv and the PettingZoo env play signs)")
     return cfg

@@ -7,7 +7,7 @@ import numpy as np
 from .actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS, Action
 
 __all__ = [
-    "Phase", "Outcome", "PHASE_NAMES", "OUTCOME_NAMES", "ORDAGO_STAKE", "NUM_PHASES", "NUM_OUTCOMES",
+    "Phase", "Outcome", "PHASE_NAMES", "SIGNAL_PHASE_NAME", "OUTCOME_NAMES", "ORDAGO_STAKE", "NUM_PHASES", "NUM_OUTCOMES",
     "Legal", "LEGAL_SETS", "LEGAL_MASKS",
 ]
 
@@ -22,6 +22,7 @@ class Phase:
     BET_RESPOND = 4    # r1, or r2 after r1's NO_QUIERO
     BET_CONFIRM = 5    # r2 after r1's QUIERO (partner_override)
     GAME_OVER = 6
+    SIGNAL = 7         # a sign decision in a señas window (only with signals on; RULES.md §8)
 
 
 PHASE_NAMES = ("mus call", "discard", "declaration", "opening round", "response", "partner confirmation",
@@ -44,6 +45,11 @@ OUTCOME_NAMES = ("not played", "void", "uncontested", "en paso", "accepted", "re
 
 #: Value of ``stake`` once an órdago is live (stakes are otherwise ints >= 2).
 ORDAGO_STAKE = -1
+
+#: Name of :attr:`Phase.SIGNAL`. It is kept out of PHASE_NAMES on purpose: the observation's ``phase``
+#: one-hot has one entry per PHASE_NAMES (all zeros during a sign decision, whose window kind is in the
+#: ``sign_window`` piece), so that with signals off the observation is unchanged.
+SIGNAL_PHASE_NAME = "seña"
 
 NUM_PHASES = len(PHASE_NAMES)
 NUM_OUTCOMES = len(OUTCOME_NAMES)

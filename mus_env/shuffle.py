@@ -25,6 +25,8 @@ _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 # Streams: one per kind of random event, so that they never share keys.
 STREAM_DEAL, STREAM_RESHUFFLE, STREAM_MANO, STREAM_TABLE = 1, 2, 3, 4
+#: Sign interceptions (mus_env.signals.intercept_uniform).
+STREAM_SIGNAL = 5
 _CARDS = np.arange(40, dtype=np.uint64)
 
 
