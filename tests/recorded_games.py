@@ -1,7 +1,7 @@
 """Recorded games: a fixed set of seeded games played with seeded random legal actions, in both engines,
 reduced to one SHA-256 digest per game (every observation of all four seats, masks, rewards, scores).
 
-The digests in ``tests/data/recorded_games.json`` were written by ``python -m tests.recorded_games --write``
+The digests in ``tests/data/recorded_games.json`` were written by ``python tests/recorded_games.py --write``
 at commit 8b30f17, before the señas channel existed; ``tests/test_signals.py`` replays the games with
 ``signals="off"`` and requires the same digests (RULES.md §8: with signals off nothing may change).
 """
