@@ -4,7 +4,8 @@ Specs (command line and tournaments): ``random``, ``rule``, ``equity``, ``ordago
 shipped trained agent), the path of a policy file or training checkpoint (``*.pt``, written by
 ``mus train``), or an sb3-contrib ``MaskablePPO`` model trained on ``MusGymEnv`` (``*.zip``). The last three
 need the ``train`` extra (torch); ``TorchPolicyAgent`` and ``SB3PolicyAgent`` are imported on first use, so
-``import agents`` works without torch.
+``import agents`` works without torch. Any spec followed by ``-nosigns`` (``rule-nosigns``) is that agent
+never signing and blind to signs (:class:`agents.signs.SilentAgent`), for games with signals on.
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ from .base import Agent, OrdagoAgent, RandomAgent, uniform_legal
 from .equity import EquityAgent
 from .human import HumanAgent, QuitGame
 from .rule import RuleBasedAgent
+from .signs import SilentAgent
+
+#: Spec suffix for an agent that never signs and never sees a sign (``rule-nosigns``; RULES.md §8).
+NOSIGNS_SUFFIX = "-nosigns"
 
 __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
-           "TorchPolicyAgent", "SB3PolicyAgent", "make_agent", "AGENT_SPECS", "uniform_legal"]
+           "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX",
+           "uniform_legal"]
 
 #: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths).
 AGENT_SPECS = ("random", "rule", "equity", "ordago", "ppo", "human")
@@ -47,7 +53,8 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
     """Build an agent from a spec: ``random``, ``rule``, ``equity``, ``ordago``, ``ppo``, ``human``, a policy
     file or checkpoint (``*.pt``) or an sb3-contrib MaskablePPO model (``*.zip``).
 
-    Keyword arguments go to the agent's constructor (``greedy=True`` for the policy agents).
+    Keyword arguments go to the agent's constructor (``greedy=True`` for the policy agents). A spec ending
+    in ``-nosigns`` wraps the agent in :class:`agents.signs.SilentAgent` (no signs made or seen).
 
     Raises:
         ValueError: an unknown spec (the message lists the accepted ones), or a file that cannot be used
@@ -56,6 +63,8 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec is a string such as 'rule' or 'runs/train/policy.pt', got {spec!r}")
     name = spec.strip().lower()
+    if name.endswith(NOSIGNS_SUFFIX) and len(name) > len(NOSIGNS_SUFFIX):
+        return SilentAgent(make_agent(spec.strip()[:-len(NOSIGNS_SUFFIX)], **kwargs))
     if name == "random":
         return RandomAgent(**kwargs)
     if name == "ordago":

@@ -42,6 +42,11 @@ declaring opponent's mean holder bonus.
 (table ``ev``). Discard: the legal mask with the highest expected value after drawing (table ``disc``,
 exact over the unseen cards). Mus: cut (NO_MUS) when ``value >= best_discard_value - drift + mus_margin``,
 where ``drift`` is the average improvement a discard round brings to a hand (the opponents improve too).
+
+**Señas** (with signals on, :mod:`agents.signs`): it signs as :class:`~agents.rule.RuleBasedAgent` does
+(the most useful true sign; MUS when it would not cut), cuts the mus on a strong partner sign, and moves
+its lance-win probabilities by the seen signs' :data:`agents.signs.SIGN_BONUS` (partner up, intercepted
+opponents down): a fixed shift, not tables conditioned on the sign.
 """
 
 from __future__ import annotations
@@ -55,13 +60,14 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from mus_env.actions import DISCARD_BASE, ENVIDO_BASE, Action
+from mus_env.actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS as _NUM_ACTIONS, Action
 from mus_env.phases import Phase
 from mus_env.tables import JUEGO, PARES, PUNTO, get_tables
 
 from .base import Agent
 from .features import DECL_SI, Features, hand_weights, per_lance, read
 from .rule import first_legal
+from .signs import choose_signs, partner_cut, read_signs, sign_quality_shift
 
 __all__ = ["EquityAgent", "EquityTables", "load_tables", "win_probability_table", "CONTEXTS", "DATA_DIR"]
 
@@ -269,11 +275,21 @@ class EquityAgent(Agent):
         t = self._tables(kings)
         value, disc, drift = self._derived[kings]
         phase = f.phase[rows]
-        i = rows[phase == Phase.MUS_CALL]
-        if i.size:
+        signs = read_signs(f.obs) if masks.shape[1] > _NUM_ACTIONS else None
+
+        def cuts(i: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
             p, h = f.seat[i], f.idx[i]
             best = disc[p, h, 1:].max(axis=1)
-            cut = value[p, h] >= best - drift[p] + self.mus_margin
+            return value[p, h] >= best - drift[p] + self.mus_margin
+
+        i = rows[phase == Phase.SIGNAL]
+        if i.size and signs is not None:
+            out[i] = choose_signs(f.idx[i], f.kings8[i], signs.window[i], ~cuts(i), masks[i], signs.free[i])
+        i = rows[phase == Phase.MUS_CALL]
+        if i.size:
+            cut = cuts(i)
+            if signs is not None:
+                cut |= partner_cut(signs, i)
             out[i] = np.where(cut | (masks[i, _MUS] == 0), _NO_MUS, _MUS)
         i = rows[phase == Phase.DISCARD]
         if i.size:
@@ -283,12 +299,14 @@ class EquityAgent(Agent):
         if i.size:
             bluff = rng.random(i.size) < self.bluff_rate if self.bluff_rate > 0 else np.zeros(i.size, dtype=bool)
             target = f.target[i]
+            shift = sign_quality_shift(signs, i, f.lance[i]) if signs is not None else np.zeros(i.size)
+            m = masks[i, :_NUM_ACTIONS]
             if target.min() == target.max():               # one target per batch in practice
-                out[i] = self._bet(f, i, masks[i], t, bluff)
+                out[i] = self._bet(f, i, m, t, bluff, shift)
             else:
                 for T in np.unique(target):
                     sel = target == T
-                    out[i[sel]] = self._bet(f, i[sel], masks[i[sel]], t, bluff[sel])
+                    out[i[sel]] = self._bet(f, i[sel], m[sel], t, bluff[sel], shift[sel])
 
     # ------------------------------------------------------------------------------------------------
     def _context(self, f: Features, i: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -311,7 +329,7 @@ class EquityAgent(Agent):
         return arr[r, j] * (1.0 - w) + arr[r, j + 1] * w
 
     def _bet(self, f: Features, i: npt.NDArray[np.int64], masks: npt.NDArray[np.int8], t: EquityTables,
-             bluff: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+             bluff: npt.NDArray[np.bool_], shift: npt.NDArray[np.float64] | None = None) -> npt.NDArray[np.int64]:
         n = i.size
         lance = f.lance[i]
         ctx = self._context(f, i)
@@ -398,6 +416,10 @@ class EquityAgent(Agent):
         eps = np.where(opening, 0.0, np.where(ordago_live, self.opp_ordago_bluff, self.opp_bluff))
         p_range = np.clip(win_x[:, 0] / a_prev, 0.0, 1.0)                             # P(win | their range)
         p_w = np.clip((1 - eps) * p_range + eps * p_any, 0.0, 1.0)
+        if shift is not None:                       # señas seen (agents.signs): move the lance-win chances
+            p_range = np.clip(p_range + shift, 0.0, 1.0)
+            p_w = np.clip(p_w + shift, 0.0, 1.0)
+            win_x = np.clip(win_x + shift[:, None] * acc_x, 0.0, acc_x)
 
         # a share ``opp_call`` of our bets is accepted whatever the opponents hold (then we win with p_range)
         gamma = self.opp_call

@@ -29,7 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mus_env.cards import NUM_CARDS, RANK_CHARS, rank_table, value_table
-from mus_env.observation import LANCE_OFFSETS, OFFSETS, ROUNDS_SCALE, STAKE_SCALE, TARGET_SCALE
+from mus_env.observation import LANCE_OFFSETS, OBS_DIM, OFFSETS, ROUNDS_SCALE, STAKE_SCALE, TARGET_SCALE
+from mus_env.phases import Phase
+from mus_env.signals import SIGNAL_OFFSETS
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, get_tables, multiset_index
 
 __all__ = [
@@ -122,7 +124,8 @@ class Features:
         below, equal: ``(B, 5)`` per lance id, the fraction of the lance's population strictly weaker /
             equal (:func:`percentile_table`; -1 outside the population).
         seat: ``(B,)`` own relative seat: 0 mano .. 3 postre.
-        phase, lance, slot, responder: ``(B,)`` decision kind, lance id (-1), lance slot 0..3 (-1),
+        phase, lance, slot, responder: ``(B,)`` decision kind (``Phase``; ``Phase.SIGNAL`` for a sign
+            decision with signals on), lance id (-1), lance slot 0..3 (-1),
             0 opening / 1 first responder / 2 second responder (-1).
         stake, ordago, fallback: ``(B,)`` of the lance being bet: numeric live stake (0 before a bet),
             bool órdago live, stones the bettor gets if refused.
@@ -130,7 +133,8 @@ class Features:
         pares_decl, juego_decl: ``(B, 4)`` per seat q: DECL_SI, DECL_NO, DECL_UNKNOWN.
         own, other: ``(B,)`` game scores in stones; target ``(B,)`` stones to win.
         mus_rounds: ``(B,)`` completed discard rounds this hand.
-        obs: ``(B, OBS_DIM)`` the observations themselves.
+        obs: ``(B, OBS_DIM)`` the observations themselves (longer with signals on: :mod:`agents.signs`
+            reads the signal block).
     """
 
     kings8: npt.NDArray[np.bool_]
@@ -274,6 +278,8 @@ def read(obs: npt.ArrayLike) -> Features:
     c_small, w_small, st_small = _SMALL
     small = np.rint(np.add.reduceat(x[:, c_small] * w_small, st_small, axis=1)).astype(np.int64) - 1
     mano_q, phase, lance, responder = small[:, 0], small[:, 1], small[:, 2], small[:, 3]
+    if x.shape[1] >= _SIGN_WINDOW.stop:                          # signals on: a sign decision has no phase one-hot
+        phase = np.where(x[:, _SIGN_WINDOW].max(axis=1) > 0.5, Phase.SIGNAL, phase)
     seat = (-mano_q) % 4
     slot = np.where(lance >= 0, np.minimum(lance, 3), -1)
     ok = slot >= 0
@@ -296,6 +302,7 @@ def read(obs: npt.ArrayLike) -> Features:
 
 
 _O_KINGS8 = OFFSETS["kings8"].start
+_SIGN_WINDOW = slice(OBS_DIM + SIGNAL_OFFSETS["sign_window"].start, OBS_DIM + SIGNAL_OFFSETS["sign_window"].stop)
 _O_HAND = OFFSETS["hand_numbers"]
 _C_DECL = np.r_[OFFSETS["pares_decl"], OFFSETS["juego_decl"]]
 _O_DECL = (slice(OFFSETS["pares_decl"].start, OFFSETS["juego_decl"].stop)

@@ -37,6 +37,7 @@ from torch import nn
 
 from mus_env.actions import NUM_ACTIONS
 from mus_env.observation import OBS_DIM
+from mus_env.signals import NUM_SIGNS, SIGNAL_DIM
 
 from .base import Agent
 
@@ -234,9 +235,11 @@ def build_net(blob: dict[str, Any], source: str | Path = "<policy>") -> PolicyNe
     except (KeyError, TypeError, RuntimeError, ValueError) as e:
         raise PolicyFileError(f"{source}: the weights do not fit the architecture {arch!r}: "
                               f"{str(e).splitlines()[0]}") from e
-    if arch["obs_dim"] != OBS_DIM or arch["num_actions"] != NUM_ACTIONS:
+    sizes = ((OBS_DIM, NUM_ACTIONS), (OBS_DIM + SIGNAL_DIM, NUM_ACTIONS + NUM_SIGNS))
+    if (arch["obs_dim"], arch["num_actions"]) not in sizes:
         raise PolicyFileError(f"{source}: made for observations of {arch['obs_dim']} and {arch['num_actions']} "
-                              f"actions; this mus-env has {OBS_DIM} and {NUM_ACTIONS}")
+                              f"actions; this mus-env has {OBS_DIM} and {NUM_ACTIONS} (with signals on "
+                              f"{OBS_DIM + SIGNAL_DIM} and {NUM_ACTIONS + NUM_SIGNS})")
     net.eval()
     return net
 
@@ -302,6 +305,10 @@ class TorchPolicyAgent(Agent):
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
         if len(obs) == 0:
             return np.zeros(0, dtype=np.int64)
+        if np.shape(obs)[1] > self.net.arch["obs_dim"] == OBS_DIM:
+            # a policy trained without signs in a game with them: it never signs and sees no sign
+            from .signs import SilentAgent
+            return SilentAgent(_Unwrapped(self), obs_dim=OBS_DIM).act_batch(obs, masks, rng)
         p = self.probabilities(obs, masks)
         if self.greedy:
             return np.where(np.asarray(masks) > 0, p, -1.0).argmax(axis=1).astype(np.int64)
@@ -309,3 +316,17 @@ class TorchPolicyAgent(Agent):
 
     def __repr__(self) -> str:
         return f"TorchPolicyAgent(hidden={self.net.arch['hidden']}, greedy={self.greedy}, name={self.name!r})"
+
+
+class _Unwrapped(Agent):
+    """A TorchPolicyAgent's own act_batch, for :class:`agents.signs.SilentAgent` to call."""
+
+    def __init__(self, agent: TorchPolicyAgent) -> None:
+        self.agent = agent
+
+    def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
+                  rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        p = self.agent.probabilities(obs, masks)
+        if self.agent.greedy:
+            return np.where(np.asarray(masks) > 0, p, -1.0).argmax(axis=1).astype(np.int64)
+        return sample_masked(p, rng)

@@ -53,6 +53,10 @@ rises by ``call_per_stone`` per stone of stake above 2 (0.015 in grande / chica,
   ``desperate_call``.
 * When a refusal would hand the opponents the game (``other + fallback >= T``) it accepts; when one
   stone wins it the game (``own + 1 >= T``) it opens every lance it may (any refusal wins).
+
+**Señas** (with signals on, :mod:`agents.signs`): it signs the most useful sign true for its hand; a strong
+sign of the partner in the mus window makes it cut the mus; in betting the partner's grande-window sign
+raises ``q`` and each intercepted opponent sign lowers it (:data:`agents.signs.SIGN_BONUS`).
 """
 
 from __future__ import annotations
@@ -62,12 +66,13 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from mus_env.actions import DISCARD_BASE, ENVIDO_BASE, Action
+from mus_env.actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS as _NUM_ACTIONS, Action
 from mus_env.phases import Phase
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES
 
 from .base import Agent
 from .features import DECL_SI, Features, per_lance, read, strength_of
+from .signs import choose_signs, partner_cut, read_signs, sign_quality_shift
 
 __all__ = ["RuleBasedAgent", "first_legal", "keep_scores", "discard_from_scores"]
 
@@ -173,9 +178,16 @@ class RuleBasedAgent(Agent):
         f = read(obs)
         out = first_legal(masks)
         phase = f.phase
+        signs = read_signs(f.obs) if masks.shape[1] > _NUM_ACTIONS else None
+        i = np.flatnonzero(phase == Phase.SIGNAL)
+        if i.size and signs is not None:
+            out[i] = choose_signs(f.idx[i], f.kings8[i], signs.window[i], ~self.cuts_mus(f, i), masks[i],
+                                  signs.free[i])
         i = np.flatnonzero(phase == Phase.MUS_CALL)
         if i.size:
             cut = self.cuts_mus(f, i)
+            if signs is not None:
+                cut |= partner_cut(signs, i)
             out[i] = np.where(cut | (masks[i, _MUS] == 0), _NO_MUS, _MUS)
         i = np.flatnonzero(phase == Phase.DISCARD)
         if i.size:
@@ -185,6 +197,8 @@ class RuleBasedAgent(Agent):
         i = np.flatnonzero((phase >= Phase.BET_OPEN) & (phase <= Phase.BET_CONFIRM))
         if i.size:
             q = self.quality(f, i)
+            if signs is not None:
+                q = q + sign_quality_shift(signs, i, f.lance[i])
             bluff = np.zeros(i.size, dtype=bool)
             if self.bluff_rate > 0:
                 bluff = rng.random(i.size) < self.bluff_rate
