@@ -30,7 +30,13 @@ import numpy.typing as npt
 from mus_env.actions import NUM_ACTIONS
 from mus_env.observation import OBS_DIM
 from mus_env.signals import (
-    NUM_SIGNS, SIGNAL_BASE, SIGNAL_DIM, SIGNAL_OFFSETS, WINDOW_GRANDE, WINDOW_MUS, Sign, hand_sign_bits,
+    NUM_SIGNS,
+    SIGNAL_BASE,
+    SIGNAL_DIM,
+    SIGNAL_OFFSETS,
+    WINDOW_MUS,
+    Sign,
+    hand_sign_bits,
 )
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO
 
@@ -140,7 +146,8 @@ def choose_signs(idx: npt.NDArray[np.int64], kings8: npt.NDArray[np.bool_], wind
     return (SIGNAL_BASE + pick).astype(np.int64)
 
 
-def sign_quality_shift(view: SignView, rows: npt.NDArray[np.int64], lance: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+def sign_quality_shift(view: SignView, rows: npt.NDArray[np.int64],
+                       lance: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     """``(n,)`` shift of q for rows ``rows`` betting lance ids ``lance``: the partner's grande-window sign
     adds its :data:`SIGN_BONUS`, each intercepted opponent's sign subtracts its own."""
     g = view.grande[rows]

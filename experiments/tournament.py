@@ -879,6 +879,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--target", type=int_in(1, MAX_TARGET, "Mus plays to 40 or 30"), default=40,
                    help="stones that win a game")
     p.add_argument("--random-scores", action="store_true", help="hand deals start from random scores, not 0-0")
+    p.add_argument("--signals", choices=("off", "truthful", "free"), default="off",
+                   help="the señas channel (RULES.md §8): off, truthful (only true signs are legal) or free; "
+                        "add -nosigns to a spec for that agent without signs (rule-nosigns)")
+    p.add_argument("--intercept", type=float, default=0.0, metavar="P",
+                   help="with --signals: chance that an opponent sees a sign (signal_intercept_p, 0..1)")
     p.add_argument("--tables", type=int_in(2, 2**20), default=2048,
                    help="tables stepped at once (two per deal in flight)")
     p.add_argument("--out", default="runs/tournament", help="output directory (CSV, JSON, PNG)")
@@ -900,7 +905,11 @@ def main(argv: list[str] | None = None) -> None:
         p.error("nothing to play: give --hands N and/or --games N (N >= 1)")
     check_agent_specs(p, "--agents", specs)             # fail early on a bad spec
     check_writable_dir(p, "--out", args.out)
-    cfg = MusConfig(kings=args.kings, target=args.target)
+    if not 0.0 <= args.intercept <= 1.0:
+        p.error(f"argument --intercept: a probability in [0, 1], got {args.intercept}")
+    if args.intercept and args.signals == "off":
+        p.error("argument --intercept: needs --signals truthful or free (there are no signs to intercept)")
+    cfg = MusConfig(kings=args.kings, target=args.target, signals=args.signals, signal_intercept_p=args.intercept)
     hand_results: list[PairResult] = []
     game_results: list[PairResult] = []
     started_ray = _start_ray(p, args.ray) if args.ray is not None else False

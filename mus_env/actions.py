@@ -119,7 +119,8 @@ def action_to_string(action: int, config: MusConfig = _DEFAULT_CONFIG, *, words:
     if isinstance(action, np.integer):
         action = int(action)
     if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
-        extra = "" if n > NUM_ACTIONS else " (the sign ids 31..46 exist only with MusConfig(signals='truthful' or 'free'))"
+        extra = ("" if n > NUM_ACTIONS
+                 else " (the sign ids 31..46 exist only with MusConfig(signals='truthful' or 'free'))")
         raise ValueError(f"action must be an int 0..{n - 1}, got {action!r}{extra}")
     a = Action(action)
     if a in ENVIDO_ACTIONS:

@@ -11,11 +11,13 @@ item                specification
 creation            ``mus_v0.env(config=MusConfig(...), reward="game", render_mode="ansi")``, or any MusConfig
                     field as a keyword: ``mus_v0.env(kings=4, target=30)``
 agents              ``player_0 .. player_3`` (absolute seats; the mano rotates every hand)
-action space        ``Discrete(NUM_ACTIONS)``: the 31 ids of RULES.md §9.1 (:mod:`mus_env.actions`)
+action space        ``Discrete(NUM_ACTIONS)``: the 31 ids of RULES.md §9.1 (:mod:`mus_env.actions`); with
+                    ``signals="truthful"`` or ``"free"`` 47 (the 16 sign tokens 31..46, :mod:`mus_env.signals`)
 observation         ``{"observation": Box(0, high, (OBS_DIM,), float32), "action_mask": Box(0, 1,
                     (NUM_ACTIONS,), int8)}``; the vector is the seat's private view (:mod:`mus_env.observation`),
                     ``high`` is per element (:func:`observation_box`; ``inf`` for stakes and stones, which
                     have no upper limit, RULES.md §5.1). The mask is all zeros for a seat that is not acting.
+                    With signals on the vector has the signal block appended (``signals.obs_dim(config)``).
 state               ``state()``: ``(STATE_DIM,)`` float32 full-information vector (all four hands), with
                     ``state_space``, for centralised critics only
 rewards             ``reward="game"`` (default): +1 to both players of the winning team and -1 to the other two
@@ -69,11 +71,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import observation as _observation
-from .actions import ENVIDO_ACTIONS, NUM_ACTIONS, action_to_string
+from . import signals as _signals
+from .actions import ENVIDO_ACTIONS, action_to_string
 from .cards import NUM_CARDS, hand_to_string
 from .config import MusConfig
 from .game import HandRecord, MusGame
-from .observation import OBS_DIM, OFFSETS, ROUNDS_SCALE, STATE_DIM, TARGET_SCALE
+from .observation import OBS_DIM, OFFSETS, ROUNDS_SCALE, TARGET_SCALE
 from .phases import OUTCOME_NAMES, Outcome
 from .tables import LANCE_NAMES
 
@@ -90,8 +93,6 @@ AGENTS = tuple(f"player_{s}" for s in range(4))
 ENV_ID = "mus_env/mus_v0"
 _NORMALIZED_ID = "mus_env/mus-v0"
 
-_ZERO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
-_ZERO_MASK.setflags(write=False)
 
 # Upper bound of each observation piece, by name (every piece is >= 0): 1 for one-hot and fraction pieces, 4 for
 # rank counts, config-derived ones, and no bound (inf) for stakes, raises and stones, which have no upper limit
@@ -101,6 +102,7 @@ _ONE_PIECES = frozenset((
     "hand_numbers", "hand_suits", "pares_class", "points", "kings8", "mano", "acting", "phase", "lance",
     "responder", "punto", "pares_decl", "juego_decl", "discards", "prev_shown",
 ))
+_SIGNAL_PIECE_NAMES = frozenset(n for n, _, _ in _signals.SIGNAL_PIECES)   # one-hots, flags and a probability
 _FOUR_PIECES = frozenset(("rank_counts", "prev_rank_counts"))         # four cards of one rank at most
 _UNBOUNDED_PIECES = frozenset(("mus_rounds", "hand_stones", "scores", "prev_stones"))
 # Betting record of each lance slot, named "lance_<name>" (all slots in one piece) or "<slot>_<name>".
@@ -119,7 +121,7 @@ def _lance_piece(name: str) -> str | None:
 
 def _piece_high(name: str, cfg: MusConfig) -> float | None:
     """Upper bound of observation piece ``name`` under ``cfg``; ``None`` when it has none."""
-    if name in _ONE_PIECES:
+    if name in _ONE_PIECES or name in _SIGNAL_PIECE_NAMES:
         return 1.0
     if name in _FOUR_PIECES:
         return 4.0
@@ -138,7 +140,8 @@ def _piece_high(name: str, cfg: MusConfig) -> float | None:
 
 def _known_piece(name: str) -> bool:
     """Whether ``_piece_high`` bounds ``name`` on purpose (for the test that new pieces get a bound)."""
-    return (name in _ONE_PIECES | _FOUR_PIECES | _UNBOUNDED_PIECES or name in ("target", "games_won", "vacas_won")
+    return (name in _ONE_PIECES | _FOUR_PIECES | _UNBOUNDED_PIECES | _SIGNAL_PIECE_NAMES
+            or name in ("target", "games_won", "vacas_won")
             or _lance_piece(name) is not None)
 
 
@@ -148,19 +151,24 @@ def observation_box(config: MusConfig) -> spaces.Box:
     ``high`` is per element: 1 for one-hot and fraction pieces, 4 for rank counts, the scaled target,
     games/vacas to win, and ``inf`` for stakes, raises, stones and scores (no upper limit in the rules).
     """
-    high = np.full(OBS_DIM, np.inf, dtype=np.float32)
+    n = _signals.obs_dim(config)
+    high = np.full(n, np.inf, dtype=np.float32)
     for name, _size, _meaning in _observation.PIECES:
         h = _piece_high(name, config)
         if h is not None:
             high[OFFSETS[name]] = h
-    return spaces.Box(low=np.zeros(OBS_DIM, dtype=np.float32), high=high, dtype=np.float32)
+    if _signals.signals_on(config):
+        for name, _size, _meaning in _signals.SIGNAL_PIECES:
+            sl = _signals.SIGNAL_OFFSETS[name]
+            high[OBS_DIM + sl.start:OBS_DIM + sl.stop] = _piece_high(name, config)
+    return spaces.Box(low=np.zeros(n, dtype=np.float32), high=high, dtype=np.float32)
 
 
 def state_box(config: MusConfig) -> spaces.Box:
     """The ``Box`` of ``state()``: seat 0's observation bounds, then four one-hot hands over 40 card ids."""
     obs = observation_box(config)
     high = np.concatenate([obs.high, np.ones(4 * NUM_CARDS, dtype=np.float32)])
-    return spaces.Box(low=np.zeros(STATE_DIM, dtype=np.float32), high=high, dtype=np.float32)
+    return spaces.Box(low=np.zeros(len(high), dtype=np.float32), high=high, dtype=np.float32)
 
 
 def hand_stone_difference(record: HandRecord, target: int) -> int:
@@ -348,7 +356,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
 
     Raises:
         ValueError: a bad ``reward``, ``render_mode``, config type, field name or field value.
-        NotImplementedError: a config the engine does not play yet (signals).
 
     Attributes:
         game: the :class:`MusGame` being played (None before the first ``reset``).
@@ -371,18 +378,20 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self.agents: list[str] = []
         self._seat_of = {a: s for s, a in enumerate(AGENTS)}
         obs_box = observation_box(self.config)
+        n_actions = _signals.num_actions(self.config)
         self.observation_spaces = {
             a: spaces.Dict({
                 "observation": spaces.Box(obs_box.low, obs_box.high, dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+                "action_mask": spaces.Box(0, 1, (n_actions,), dtype=np.int8),
             }) for a in AGENTS}
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(n_actions) for a in AGENTS}
+        self._zero_mask = np.zeros(n_actions, dtype=np.int8)
         self.state_space = state_box(self.config)
         self.game: MusGame | None = None
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
         self._version = 0                      # bumped by every reset and step: keys the observation cache
-        self._obs_buf = [np.zeros(OBS_DIM, dtype=np.float32) for _ in range(4)]   # per seat, private
+        self._obs_buf = [np.zeros(len(obs_box.low), dtype=np.float32) for _ in range(4)]   # per seat, private
         self._obs_version = [-1, -1, -1, -1]
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
@@ -504,7 +513,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         if self._obs_version[seat] != self._version:
             _observation.encode(game, seat, buf)
             self._obs_version[seat] = self._version
-        mask = game.legal_action_mask() if game.current_player == seat else _ZERO_MASK.copy()
+        mask = game.legal_action_mask() if game.current_player == seat else self._zero_mask.copy()
         return {"observation": buf.copy(), "action_mask": mask}
 
     def state(self) -> npt.NDArray[np.float32]:

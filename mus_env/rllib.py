@@ -64,7 +64,7 @@ from gymnasium.utils import seeding
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from .actions import NUM_ACTIONS
-from .config import MusConfig
+from .config import MusConfig, playable_config
 from .game import MusGame
 from .mus_v0 import REWARD_MODES, _deal_options, deal_game, make_config, observation_box, team_rewards
 
@@ -108,6 +108,7 @@ def parse_env_config(env_config: Mapping[str, Any] | None) -> tuple[MusConfig, s
         raise ValueError(f"env_config['max_decisions'] must be None or an int >= 1, got {max_decisions!r}")
     config = env_config.pop("config", None)
     cfg = make_config(config, env_config)
+    playable_config(cfg)                     # signals: not yet (the spaces are 31 actions wide)
     MusGame(cfg, seed=0)                     # a config the engine refuses fails here, not at the first reset
     return cfg, reward, float(scale), max_decisions
 

@@ -70,7 +70,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from . import kernel
 from .actions import NUM_ACTIONS, action_to_string
-from .config import MusConfig
+from .config import MusConfig, playable_config
 from .mus_v0 import _check_playable, _check_reward, make_config, observation_box
 from .shuffle import normalize_seed, random_seed, table_seeds
 from .vector import VectorMusEnv
@@ -151,6 +151,7 @@ class MusVecEnv(VecEnv):
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
             raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
         cfg = make_config(config, config_kwargs)
+        playable_config(cfg)                     # signals: not yet (its buffers are 31 actions wide)
         _check_playable(cfg)
         self.reward_mode = _check_reward(reward)
         self.learner_seats = _learner_seats(learner_seats)

@@ -18,7 +18,8 @@ other seats         ``opponents``: None (uniform random legal actions), one agen
 observation         ``Box(0, high, (OBS_DIM,), float32)``: the acting learner seat's private view (the same vector
                     and bounds as ``mus_v0``); ``info["action_mask"]`` is the ``(NUM_ACTIONS,)`` int8 mask and
                     ``info["seat"]`` the learner seat it belongs to
-action space        ``Discrete(NUM_ACTIONS)`` (RULES.md §9.1)
+action space        ``Discrete(NUM_ACTIONS)`` (RULES.md §9.1); 47 with signals on (the sign tokens,
+                    :mod:`mus_env.signals`)
 reward              per learner decision: what the learner's team earned since its previous decision (for the
                     first one: since the deal), in the ``reward`` mode of ``mus_v0`` (``"game"``: +1/-1 at the
                     end; ``"stones"``: own minus other team's stones of every hand finished meanwhile), so the
@@ -54,7 +55,6 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from .actions import NUM_ACTIONS
 from .config import MusConfig
 from .game import IllegalActionError, MusGame
 from .mus_v0 import (
@@ -66,6 +66,7 @@ from .mus_v0 import (
     render_table,
     team_rewards,
 )
+from .signals import num_actions
 
 __all__ = ["MusGymEnv", "ENV_ID", "ILLEGAL_ACTION_MODES", "REWARD_MODES", "uniform_random_policy", "Policy"]
 
@@ -176,7 +177,7 @@ class MusGymEnv(gymnasium.Env):
         self.illegal_reward = float(illegal_reward)
         self._policies = self._resolve_opponents(opponents)
         self.observation_space = observation_box(self.config)
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.action_space = spaces.Discrete(num_actions(self.config))
         self.game: MusGame | None = None
         self._learner_set = frozenset(self.learner_seats)
         self._team = self.learner_seats[0] % 2
@@ -315,7 +316,7 @@ class MusGymEnv(gymnasium.Env):
     def _mask(self) -> npt.NDArray[np.int8]:
         game = self.game
         if self._done or game is None or game.current_player not in self._learner_set:
-            return np.zeros(NUM_ACTIONS, dtype=np.int8)
+            return np.zeros(self.action_space.n, dtype=np.int8)
         return game.legal_action_mask()
 
     def action_masks(self) -> npt.NDArray[np.bool_]:

@@ -60,7 +60,7 @@ def vector_digest(config: MusConfig, seed: int) -> str:
         u = rng.random(len(mask))
         counts = mask.sum(1)
         pick = np.minimum((u * counts).astype(np.int64), counts - 1)
-        actions = np.array([np.flatnonzero(m)[k] for m, k in zip(mask, pick)])
+        actions = np.array([np.flatnonzero(m)[k] for m, k in zip(mask, pick, strict=True)])
         obs, mask, rewards, done, info = venv.step(actions)
         h.update(rewards.tobytes())
         h.update(np.asarray(done).tobytes())

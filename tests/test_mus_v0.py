@@ -633,8 +633,8 @@ def test_bad_constructor_arguments():
         mus_v0.raw_env(config=40)
     with pytest.raises(ValueError, match="render_mode"):
         mus_v0.raw_env(render_mode="rgb_array")
-    with pytest.raises(NotImplementedError, match="signals"):
-        mus_v0.raw_env(signals="free")
+    with pytest.raises(ValueError, match="MusConfig.signals"):
+        mus_v0.raw_env(signals="sometimes")
     e = mus_v0.raw_env(config={"kings": 4}, target=30)
     assert (e.config.kings, e.config.target) == (4, 30)
 

@@ -14,19 +14,34 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+import recorded_games
 
 from mus_env import MusConfig
 from mus_env.actions import NUM_ACTIONS, action_to_string, string_to_action
-from mus_env.cards import NUM_CARDS, card_number, card_suit, parse_cards
+from mus_env.cards import NUM_CARDS, card_number, parse_cards
 from mus_env.config import playable_config
 from mus_env.observation import OBS_DIM
 from mus_env.signals import (
-    ALL_SIGNS, NUM_SIGNS, SIGN_NAMES, SIGNAL_BASE, SIGNAL_DIM, SIGNAL_OFFSETS, SIGNAL_PIECES, WINDOW_GRANDE,
-    WINDOW_MUS, Sign, intercept_uniform, intercepted, legal_signs, num_actions, obs_dim, sees_sign,
-    sign_of_action, state_dim, true_signs,
+    ALL_SIGNS,
+    NUM_SIGNS,
+    SIGN_NAMES,
+    SIGNAL_BASE,
+    SIGNAL_DIM,
+    SIGNAL_OFFSETS,
+    SIGNAL_PIECES,
+    WINDOW_GRANDE,
+    WINDOW_MUS,
+    Sign,
+    intercept_uniform,
+    intercepted,
+    legal_signs,
+    num_actions,
+    obs_dim,
+    sees_sign,
+    sign_of_action,
+    state_dim,
+    true_signs,
 )
-
-import recorded_games
 
 # ---------------------------------------------------------------------------------------------------
 # An independent reading of a hand, from card numbers (1-7, 10 sota, 11 caballo, 12 rey) and suits.
