@@ -13,6 +13,12 @@ actions give the same game in this engine and in :class:`~mus_env.vector.VectorM
 Seats are absolute 0..3 (team 0 = seats 0 and 2, team 1 = seats 1 and 3). Inside a hand the rules speak
 of relative seats ``p = (seat - mano) % 4``: S0 mano, S1, S2, S3 postre; the code below does the same.
 
+With ``MusConfig(signals="truthful")`` or ``"free"`` the señas channel of RULES.md §8 is played
+(:mod:`mus_env.signals`): a sign window opens before every mus-call round (at the deal and after each
+discard round) and once before grande (after the mus is cut); in a window S0..S3 each make one sign
+decision (phase :attr:`Phase.SIGNAL`, action ids ``SIGNAL_BASE + token``, 31..46). Signs score nothing;
+who saw which sign is :meth:`MusGame.signs_seen`. With the default ``signals="off"`` nothing of this exists.
+
 Example:
     >>> from mus_env import MusGame, MusConfig
     >>> g = MusGame(MusConfig(first_mano=0), seed=1)
@@ -40,8 +46,28 @@ from .actions import (
 )
 from .cards import NUM_CARDS, hand_to_string, slot_order_key
 from .config import MAX_BET, MusConfig, playable_config
-from .phases import LEGAL_MASKS, LEGAL_SETS, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES, Legal, Outcome, Phase
+from .phases import (
+    LEGAL_MASKS,
+    LEGAL_SETS,
+    ORDAGO_STAKE,
+    OUTCOME_NAMES,
+    PHASE_NAMES,
+    SIGNAL_PHASE_NAME,
+    Legal,
+    Outcome,
+    Phase,
+)
 from .shuffle import deal_decks, first_mano, normalize_seed, random_seed, reshuffle_order
+from .signals import (
+    NUM_SIGNS,
+    SIGN_NAMES,
+    SIGNAL_BASE,
+    WINDOW_GRANDE,
+    WINDOW_MUS,
+    WINDOW_NAMES,
+    legal_signs,
+    sees_sign,
+)
 from .tables import CHICA, GRANDE, JUEGO, LANCE_NAMES, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables, is_real31
 
 __all__ = [
@@ -66,6 +92,52 @@ _NO_MUS_A = int(Action.NO_MUS)
 _PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = (int(Action.PASO), int(Action.QUIERO), int(Action.NO_QUIERO),
                                                int(Action.ORDAGO))
 _PARES_SI, _PARES_NO, _JUEGO_SI, _JUEGO_NO = 27, 28, 29, 30
+_NUM_ACTIONS_SIGNALS = NUM_ACTIONS + NUM_SIGNS
+
+
+class _SignalMasks(dict):
+    """Legal masks of length 47 (signals on), one per legal tuple, made on first use."""
+
+    def __missing__(self, legal: tuple[int, ...]) -> npt.NDArray[np.int8]:
+        mask = np.zeros(_NUM_ACTIONS_SIGNALS, dtype=np.int8)
+        mask[list(legal)] = 1
+        mask.setflags(write=False)
+        self[legal] = mask
+        return mask
+
+
+_SIGNAL_MASKS = _SignalMasks()
+
+
+@cache
+def _sign_legal(bits: int) -> tuple[tuple[int, ...], frozenset[int]]:
+    """Legal action ids (sorted) and their set for a bitmask of legal tokens (``signals.legal_signs``)."""
+    legal = tuple(SIGNAL_BASE + t for t in range(NUM_SIGNS) if bits >> t & 1)
+    return legal, frozenset(legal)
+
+
+def _sign_counters(events: list[ActionEvent]) -> list[int]:
+    """For each action of a hand, the window counter ``w`` of its sign window if it is a sign decision, else
+    -1: signs before the first mus-call round have w = 0, after k discard rounds w = k, after the cut
+    (NO_MUS) the grande window's w = rounds + 1."""
+    out = []
+    rounds = discards = 0
+    w = 0
+    for e in events:
+        a = e.action
+        if a >= SIGNAL_BASE:
+            out.append(w)
+            continue
+        out.append(-1)
+        if DISCARD_BASE <= a < DISCARD_BASE + 16:
+            discards += 1
+            if discards == 4:
+                rounds += 1
+                discards = 0
+                w = rounds
+        elif a == _NO_MUS_A:
+            w = rounds + 1
+    return out
 
 
 @lru_cache(maxsize=2)
@@ -116,7 +188,8 @@ class HandRecord:
         scores_before: (team 0, team 1) when the hand started.
         scores_after: (team 0, team 1) when it ended (the game's final score if it ended the game).
         initial_hands, final_hands: 4 tuples of card ids by absolute seat, in hand-slot order.
-        actions: every action with its seat, in order (automatic declarations flagged ``auto``).
+        actions: every action with its seat, in order (automatic declarations flagged ``auto``); with
+            signals on the sign decisions too, every token (hidden information, as the hands are).
         mus_rounds: completed discard rounds.
         discards: per mus round, the number of cards discarded by each absolute seat.
         stones: every addition to the score, in scoring order (refusals first, then the showdown).
@@ -200,12 +273,12 @@ class MusGame:
         seed: drives every deal and reshuffle (and the first mano when ``first_mano="random"``);
             None draws a fresh one (kept in :attr:`seed`).
 
-    Raises:
-        NotImplementedError: ``config.signals`` is not "off" (the cheap-talk channel of §8 is a later feature).
+    With signals on (``config.signals`` "truthful" or "free") the game has sign decisions (RULES.md §8,
+    :mod:`mus_env.signals`), 47 action ids and longer observations (``signals.obs_dim(config)``).
     """
 
     def __init__(self, config: MusConfig | None = None, seed: int | None = None) -> None:
-        cfg = playable_config(config)
+        cfg = playable_config(config, signals=True)
         self._init_common(cfg, random_seed() if seed is None else normalize_seed(seed))
         mano = int(first_mano(self.seed)) if cfg.first_mano == "random" else int(cfg.first_mano)
         self._start_hand(deal_decks(self.seed, 0).tolist(), mano)
@@ -227,7 +300,7 @@ class MusGame:
             ValueError: the deck is not a permutation of 0..39, the mano is not a seat, or a score is
                 negative, not an int, or already at the target.
         """
-        cfg = playable_config(config)
+        cfg = playable_config(config, signals=True)
         try:
             arr = np.asarray(deck)
             if arr.dtype.kind not in "iu" or arr.ndim != 1:
@@ -283,6 +356,18 @@ class MusGame:
         self.hand_log: list[HandRecord] = []
         self.game_results: list[GameResult] = []
         self._last_hand_stones: tuple[int, int] = (0, 0)
+        # señas (RULES.md §8): the windows and tokens stay empty with signals off
+        self._signals = cfg.signals != "off"
+        self._num_actions = _NUM_ACTIONS_SIGNALS if self._signals else NUM_ACTIONS
+        self._mask_table = _SIGNAL_MASKS if self._signals else _MASKS
+        self._sign_window = -1            # kind of the pending window (WINDOW_MUS / WINDOW_GRANDE), -1 none
+        self._sign_w = -1                 # its window counter w (signals.intercept_uniform)
+        # per absolute signer: token of the latest mus window / of the grande window (-1 none yet), and the
+        # bitmask of the absolute observers that see it (signals.sees_sign)
+        self._signs_mus = [-1, -1, -1, -1]
+        self._seen_mus = [0, 0, 0, 0]
+        self._signs_grande = [-1, -1, -1, -1]
+        self._seen_grande = [0, 0, 0, 0]
 
     def _start_hand(self, deck: list[int], mano: int) -> None:
         """Deal ``deck`` with ``mano`` and open the mus phase (RULES.md §2.5, §3.1)."""
@@ -312,7 +397,12 @@ class MusGame:
         self._declared_pares: list[int] = [-1, -1, -1, -1]  # by relative seat: 1 yes, 0 no, -1 not yet
         self._declared_juego: list[int] = [-1, -1, -1, -1]
         self._shown = False
-        self._set_mus_call(0)
+        if self._signals:
+            self._signs_grande = [-1, -1, -1, -1]
+            self._seen_grande = [0, 0, 0, 0]
+            self._open_window(WINDOW_MUS)
+        else:
+            self._set_mus_call(0)
 
     # ------------------------------------------------------------------------------------------------
     # public read-only state
@@ -328,19 +418,60 @@ class MusGame:
 
     @property
     def phase_name(self) -> str:
-        """Readable phase, e.g. ``"grande: response"``."""
+        """Readable phase, e.g. ``"grande: response"``; ``"seña (mus window)"`` or ``"seña (grande window)"``
+        during a sign decision."""
         if self._phase in (Phase.BET_OPEN, Phase.BET_RESPOND, Phase.BET_CONFIRM):
             return f"{LANCE_NAMES[self._lances[self._slot].lance]}: {PHASE_NAMES[self._phase]}"
         if self._phase == Phase.DECLARE:
             return f"{'pares' if self._slot == PARES else 'juego'}: declaration"
+        if self._phase == Phase.SIGNAL:
+            return f"{SIGNAL_PHASE_NAME} ({WINDOW_NAMES[self._sign_window]} window)"
         return PHASE_NAMES[self._phase]
 
     @property
     def lance(self) -> int:
-        """Lance being bet (GRANDE, CHICA, PARES, JUEGO or PUNTO), or -1 in the mus phase / game over."""
-        if self._phase in (Phase.MUS_CALL, Phase.DISCARD, Phase.GAME_OVER):
+        """Lance being bet (GRANDE, CHICA, PARES, JUEGO or PUNTO), or -1 in the mus phase, during a sign
+        decision (the grande window comes before grande is opened) and once the game is over."""
+        if self._phase in (Phase.MUS_CALL, Phase.DISCARD, Phase.GAME_OVER, Phase.SIGNAL):
             return -1
         return self._lances[self._slot].lance
+
+    @property
+    def num_actions(self) -> int:
+        """Length of the action space: 31, or 47 with signals on (``signals.num_actions(config)``)."""
+        return self._num_actions
+
+    @property
+    def sign_window(self) -> int | None:
+        """Kind of the pending sign window (``signals.WINDOW_MUS`` or ``WINDOW_GRANDE``) while a sign decision
+        is to be made, else None (always None with signals off)."""
+        return self._sign_window if self._sign_window >= 0 else None
+
+    @property
+    def sign_window_counter(self) -> int | None:
+        """Window counter ``w`` of the pending sign window (``signals.intercept_uniform``): the discard rounds
+        completed when a mus window opened, that number + 1 for the grande window; None when none is pending."""
+        return self._sign_w if self._sign_window >= 0 else None
+
+    def signs_seen(self, seat: int) -> dict[str, dict[int, int]]:
+        """The sign tokens absolute ``seat`` has seen in the current hand (its own, its partner's, and those of
+        opponents it intercepted), as ``{"mus": {signer: token}, "grande": {signer: token}}`` with absolute
+        signer seats: ``"mus"`` is the latest mus window, ``"grande"`` the grande window (empty until signed).
+
+        A seat is never told whether its own sign was seen, so the result does not depend on it. Once the
+        game is over the last hand's signs stay. Empty dicts with signals off.
+        """
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
+            raise ValueError(f"seat must be an absolute seat 0, 1, 2 or 3, got {seat!r}")
+        bit = 1 << int(seat)
+        return {"mus": {s: t for s, t in enumerate(self._signs_mus) if t >= 0 and self._seen_mus[s] & bit},
+                "grande": {s: t for s, t in enumerate(self._signs_grande) if t >= 0 and self._seen_grande[s] & bit}}
+
+    def signs_made(self) -> dict[str, dict[int, int]]:
+        """Every sign of the current hand, seen or not, as :meth:`signs_seen` (hidden information: for tests,
+        debugging and full-information tools; never give it to a player)."""
+        return {"mus": {s: t for s, t in enumerate(self._signs_mus) if t >= 0},
+                "grande": {s: t for s, t in enumerate(self._signs_grande) if t >= 0}}
 
     @property
     def is_over(self) -> bool:
@@ -424,8 +555,26 @@ class MusGame:
 
     @property
     def hand_actions(self) -> tuple[ActionEvent, ...]:
-        """Actions of the current hand so far (public), automatic declarations included."""
+        """Actions of the current hand so far, automatic declarations included. They are public, except
+        that with signals on the sign decisions are in it too, every token: a player's view is
+        :meth:`hand_actions_seen`."""
         return tuple(self._events)
+
+    def hand_actions_seen(self, seat: int) -> tuple[ActionEvent, ...]:
+        """:attr:`hand_actions` as absolute ``seat`` knows them: without the sign decisions of opponents
+        whose sign it did not intercept (``signals.sees_sign``). The same as :attr:`hand_actions` with
+        signals off."""
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
+            raise ValueError(f"seat must be an absolute seat 0, 1, 2 or 3, got {seat!r}")
+        if not self._signals:
+            return tuple(self._events)
+        seat = int(seat)
+        p = self.config.signal_intercept_p
+        out = []
+        for e, w in zip(self._events, _sign_counters(self._events), strict=True):
+            if w < 0 or sees_sign(self.seed, self._hand_number, w, e.seat, seat, p):
+                out.append(e)
+        return tuple(out)
 
     @property
     def declarations(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -455,13 +604,15 @@ class MusGame:
                 "responder": 0 if self._phase == Phase.BET_OPEN else self._resp_i + 1}
 
     def observe(self, seat: int) -> npt.NDArray[np.float32]:
-        """``(OBS_DIM,)`` float32: the private view of absolute ``seat`` (see :mod:`mus_env.observation`)."""
+        """``(OBS_DIM,)`` float32: the private view of absolute ``seat`` (see :mod:`mus_env.observation`);
+        ``(signals.obs_dim(config),)`` with signals on."""
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
             raise ValueError(f"seat must be an absolute seat 0, 1, 2 or 3, got {seat!r}")
         return observation.encode(self, int(seat))
 
     def state(self) -> npt.NDArray[np.float32]:
-        """``(STATE_DIM,)`` float32 full-information vector (all four hands), for centralised critics."""
+        """``(STATE_DIM,)`` float32 full-information vector (all four hands), for centralised critics;
+        ``(signals.state_dim(config),)`` with signals on."""
         return observation.encode_state(self)
 
     # ------------------------------------------------------------------------------------------------
@@ -471,11 +622,15 @@ class MusGame:
         return list(self._legal)
 
     def legal_action_mask(self) -> npt.NDArray[np.int8]:
-        """``(NUM_ACTIONS,)`` int8, 1 where the action is legal."""
-        return _MASKS[self._legal].copy()
+        """``(NUM_ACTIONS,)`` int8, 1 where the action is legal; ``(47,)`` with signals on
+        (``signals.num_actions(config)``)."""
+        return self._mask_table[self._legal].copy()
 
     def step(self, action: int) -> None:
         """Apply ``action`` for :attr:`current_player`.
+
+        With signals on, a sign decision (phase :attr:`Phase.SIGNAL`) takes only sign ids
+        ``SIGNAL_BASE + token`` among :meth:`legal_actions`, and sign ids are illegal anywhere else.
 
         Raises:
             IllegalActionError: the action is not an int, out of range, or not legal now (including any
@@ -506,7 +661,7 @@ class MusGame:
         if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
             return int(action)
         raise IllegalActionError(
-            f"action must be an int action id 0..{NUM_ACTIONS - 1}, got {action!r} ({type(action).__name__}); "
+            f"action must be an int action id 0..{self._num_actions - 1}, got {action!r} ({type(action).__name__}); "
             f"seat {self._cur}, phase {self.phase_name}; legal actions: {self._legal_string()}")
 
     def _legal_string(self) -> str:
@@ -518,8 +673,8 @@ class MusGame:
                 f"the game is over (team {self._winner} won, scores {self.scores}); no action is legal. "
                 "Start a new MusGame (or reset the environment).")
         if what is None:
-            what = (f"{action} ({action_to_string(action, self.config)})" if 0 <= action < NUM_ACTIONS
-                    else f"{action} (out of range 0..{NUM_ACTIONS - 1})")
+            what = (f"{action} ({action_to_string(action, self.config)})" if 0 <= action < self._num_actions
+                    else f"{action} (out of range 0..{self._num_actions - 1})")
         return IllegalActionError(
             f"action {what} is not legal for seat {self._cur} in phase {self.phase_name}; "
             f"legal actions: {self._legal_string()}")
@@ -539,11 +694,54 @@ class MusGame:
         self._set_decision(Phase.MUS_CALL, rel, legal)
 
     # ------------------------------------------------------------------------------------------------
+    # señas (RULES.md §8, mus_env.signals)
+    def _open_window(self, kind: int) -> None:
+        """Open a sign window of ``kind`` (WINDOW_MUS or WINDOW_GRANDE): S0..S3 will each sign once."""
+        self._sign_window = kind
+        if kind == WINDOW_MUS:
+            self._sign_w = self._mus_round
+            self._signs_mus = [-1, -1, -1, -1]
+            self._seen_mus = [0, 0, 0, 0]
+        else:
+            self._sign_w = self._mus_round + 1
+        self._set_sign_decision(0)
+
+    def _set_sign_decision(self, rel: int) -> None:
+        seat = (self._mano + rel) % 4
+        self._phase = Phase.SIGNAL
+        self._rel = rel
+        self._cur = seat
+        self._legal, self._legal_set = _sign_legal(legal_signs(self._hands[seat], self.config, self._sign_window))
+
+    def _on_sign(self, action: int, _amount: int) -> None:
+        seat = self._cur
+        self._events.append(ActionEvent(seat, action))
+        kind = self._sign_window
+        tokens, seen = ((self._signs_mus, self._seen_mus) if kind == WINDOW_MUS
+                        else (self._signs_grande, self._seen_grande))
+        tokens[seat] = action - SIGNAL_BASE
+        p = self.config.signal_intercept_p
+        seen[seat] = sum(1 << o for o in range(4)
+                         if sees_sign(self.seed, self._hand_number, self._sign_w, seat, o, p))
+        if self._rel < 3:
+            self._set_sign_decision(self._rel + 1)
+            return
+        self._sign_window = -1
+        self._sign_w = -1
+        if kind == WINDOW_MUS:
+            self._set_mus_call(0)
+        else:
+            self._begin_lances()
+
+    # ------------------------------------------------------------------------------------------------
     # mus phase (RULES.md §3)
     def _on_mus_call(self, action: int, _amount: int) -> None:
         self._events.append(ActionEvent(self._cur, action))
         if action == _NO_MUS_A:
-            self._begin_lances()
+            if self._signals:
+                self._open_window(WINDOW_GRANDE)
+            else:
+                self._begin_lances()
         elif self._rel < 3:
             self._set_mus_call(self._rel + 1)
         else:
@@ -566,7 +764,10 @@ class MusGame:
         m = self._mano
         self._discard_counts.append(tuple(len(self._round_discards[(s - m) % 4]) for s in range(4)))
         self._mus_round += 1
-        self._set_mus_call(0)
+        if self._signals:
+            self._open_window(WINDOW_MUS)
+        else:
+            self._set_mus_call(0)
 
     def _serve_replacements(self) -> None:
         """The postre serves S0..S3 their replacement cards, reshuffling the pile when needed (§3.3, §3.4)."""
@@ -904,6 +1105,11 @@ class MusGame:
         g._declared_juego = list(self._declared_juego)
         if hasattr(self, "_str"):
             g._str = [list(s) for s in self._str]
+        if self._signals:
+            g._signs_mus = list(self._signs_mus)
+            g._seen_mus = list(self._seen_mus)
+            g._signs_grande = list(self._signs_grande)
+            g._seen_grande = list(self._seen_grande)
         return g
 
     def __repr__(self) -> str:
@@ -916,6 +1122,11 @@ class MusGame:
         for s in range(4):
             lines.append(f"  seat {s} (team {s % 2}{', mano' if s == self._mano else ''}): "
                          f"{hand_to_string(self._hands[s])}")
+        if self._signals:
+            made = self.signs_made()
+            lines.append("  signs: " + "; ".join(
+                f"{kind}: " + (", ".join(f"seat {s} {SIGN_NAMES[t]}" for s, t in made[kind].items()) or "none")
+                for kind in ("mus", "grande")))
         lines.append(f"  legal: {self._legal_string()}")
         return "\n".join(lines)
 
@@ -926,4 +1137,5 @@ class MusGame:
         Phase.BET_OPEN: _on_open,
         Phase.BET_RESPOND: _on_respond,
         Phase.BET_CONFIRM: _on_confirm,
+        Phase.SIGNAL: _on_sign,
     }

@@ -15,6 +15,13 @@ the target by :data:`TARGET_SCALE`, mus rounds by :data:`ROUNDS_SCALE`; counts a
 
 The full-information ``state`` (for centralised critics) is seat 0's observation followed by the four
 hands by absolute seat, one-hot over card ids (:data:`STATE_DIM`).
+
+With signals on (``MusConfig(signals="truthful")`` or ``"free"``, RULES.md §8) the vector is
+``signals.obs_dim(config)`` long: the :data:`PIECES` above, encoded as without signals except that during a
+sign decision ``phase``, ``lance`` and ``responder`` are all zeros, then the signal block
+:data:`mus_env.signals.SIGNAL_PIECES` (offsets :data:`SIGNAL_OFFSETS`, absolute): the pending window, the
+tokens this seat has seen in the latest mus window and in the grande window, and the channel's settings.
+An opponent's token is written only when this seat intercepted it (``signals.sees_sign``).
 """
 
 from __future__ import annotations
@@ -30,14 +37,16 @@ import numpy.typing as npt
 
 from .actions import ENVIDO_BASE, Action
 from .cards import NUM_CARDS, SUITS, slot_positions
-from .phases import NUM_OUTCOMES, NUM_PHASES, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES
+from .phases import NUM_OUTCOMES, NUM_PHASES, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES, Phase
+from .signals import NUM_SIGNS, SIGNAL_DIM, SIGNAL_PIECES
+from .signals import SIGNAL_OFFSETS as _SIGNAL_REL_OFFSETS
 from .tables import LANCE_NAMES, get_tables, multiset_index
 
 __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
     "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode",
     "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM", "HAND_DIM", "hand_key", "hand_keys",
-    "full_hand_keys", "hand_table",
+    "full_hand_keys", "hand_table", "SIGNAL_OFFSETS", "obs_size", "state_size", "obs_bounds",
 ]
 
 STAKE_SCALE = 10.0
@@ -142,6 +151,42 @@ OBS_LOW.setflags(write=False)
 OBS_HIGH.setflags(write=False)
 del _o, _name, _size, _hi
 
+#: Absolute offsets of the signal pieces (``signals.SIGNAL_PIECES``) in a signals-on observation.
+SIGNAL_OFFSETS: dict[str, slice] = {name: slice(OBS_DIM + sl.start, OBS_DIM + sl.stop)
+                                    for name, sl in _SIGNAL_REL_OFFSETS.items()}
+_S_WINDOW = SIGNAL_OFFSETS["sign_window"].start
+_S_MUS = SIGNAL_OFFSETS["signs_mus"].start
+_S_GRANDE = SIGNAL_OFFSETS["signs_grande"].start
+_S_CONFIG = SIGNAL_OFFSETS["sign_config"].start
+_PHASE_SIGNAL = Phase.SIGNAL
+
+
+def _signals_on(config: Any) -> bool:
+    return config.signals != "off"
+
+
+def obs_size(config: Any) -> int:
+    """Length of an observation under ``config``: :data:`OBS_DIM`, + ``signals.SIGNAL_DIM`` with signals on
+    (the same as ``signals.obs_dim``)."""
+    return OBS_DIM + SIGNAL_DIM if _signals_on(config) else OBS_DIM
+
+
+def state_size(config: Any) -> int:
+    """Length of the full-information state under ``config`` (``signals.state_dim``)."""
+    return obs_size(config) + 4 * NUM_CARDS
+
+
+def obs_bounds(config: Any) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """``(low, high)`` bounds of every entry of an observation under ``config`` (for observation spaces):
+    :data:`OBS_LOW` / :data:`OBS_HIGH`, then 0..1 for every entry of the signal block with signals on."""
+    if not _signals_on(config):
+        return OBS_LOW, OBS_HIGH
+    low = np.concatenate([OBS_LOW, np.zeros(SIGNAL_DIM, dtype=np.float32)])
+    high = np.concatenate([OBS_HIGH, np.ones(SIGNAL_DIM, dtype=np.float32)])
+    low.setflags(write=False)
+    high.setflags(write=False)
+    return low, high
+
 _O = {name: sl.start for name, sl in OFFSETS.items()}
 #: Offset of each lance piece of slot i: ``LANCE_OFFSETS[i]["stake"]``.
 LANCE_OFFSETS = [{name: _O[f"lance_{name}"] + i * size for name, size, _ in _LANCE_PIECES} for i in range(4)]
@@ -155,16 +200,23 @@ def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> 
     Args:
         game: the game (read through its attributes; nothing hidden from ``seat`` is used).
         seat: observing absolute seat 0..3.
-        out: optional ``(OBS_DIM,)`` float32 array to fill (it is zeroed first).
+        out: optional float32 array of :func:`obs_size` entries to fill (it is zeroed first).
 
     Returns:
-        ``(OBS_DIM,)`` float32.
+        ``(OBS_DIM,)`` float32; ``(OBS_DIM + signals.SIGNAL_DIM,)`` with signals on.
+
+    Raises:
+        ValueError: ``out`` has the wrong length for the game's config.
     """
-    if out is None:
-        out = np.zeros(OBS_DIM, dtype=np.float32)
-    else:
-        out.fill(0.0)
     cfg = game.config
+    signals = cfg.signals != "off"
+    if out is None:
+        out = np.zeros(OBS_DIM + SIGNAL_DIM if signals else OBS_DIM, dtype=np.float32)
+    else:
+        if signals and out.shape != (OBS_DIM + SIGNAL_DIM,):
+            raise ValueError(f"encode: with signals on the observation has {OBS_DIM + SIGNAL_DIM} entries "
+                             f"(signals.obs_dim(config)); out has shape {out.shape}")
+        out.fill(0.0)
     kings = cfg.kings
     target = cfg.target
     me = seat % 2
@@ -177,7 +229,8 @@ def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> 
     if kings == 8:
         ones.append(_O["kings8"])
     phase = game._phase
-    ones.append(_O["phase"] + phase)
+    if phase != _PHASE_SIGNAL:                             # a sign decision has no phase one-hot (phases.py)
+        ones.append(_O["phase"] + phase)
     if game._cur >= 0:
         ones.append(_O["acting"] + (game._cur - seat) % 4)
     if 2 <= phase <= 5:                                    # declaration or betting
@@ -265,10 +318,31 @@ def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> 
                     cnt[k] = cnt.get(k, 0) + 1
             vi.extend(cnt)
             vv.extend(cnt.values())
+    if signals:
+        _encode_signals(game, seat, ones, vi, vv)
     vi += ones                                             # one scatter: list -> array conversions dominate
     vv += [1.0] * len(ones)
     out[vi] = vv
     return out
+
+
+def _encode_signals(game: Any, seat: int, ones: list[int], vi: list[int], vv: list[float]) -> None:
+    """Add the signal block of ``seat``'s view (signals.SIGNAL_PIECES) to the scatter lists of :func:`encode`."""
+    cfg = game.config
+    if game._sign_window >= 0:
+        ones.append(_S_WINDOW + game._sign_window)
+    bit = 1 << seat
+    for base, tokens, seen in ((_S_MUS, game._signs_mus, game._seen_mus),
+                               (_S_GRANDE, game._signs_grande, game._seen_grande)):
+        for s in range(4):
+            t = tokens[s]
+            if t >= 0 and seen[s] & bit:
+                ones.append(base + NUM_SIGNS * ((s - seat) % 4) + t)
+    if cfg.signals == "free":
+        ones.append(_S_CONFIG)
+    if cfg.signal_intercept_p:
+        vi.append(_S_CONFIG + 1)
+        vv.append(cfg.signal_intercept_p)
 
 
 # The own-hand pieces (hand_numbers .. points, contiguous from 0) as one table row per set of cards.
@@ -349,14 +423,16 @@ def hand_table(kings: int) -> npt.NDArray[np.float32]:
 
 def encode_state(game: Any, out: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float32]:
     """Full-information vector ``(STATE_DIM,)``: seat 0's observation, then each absolute seat's hand
-    one-hot over the 40 card ids (for centralised critics; never give it to a policy)."""
+    one-hot over the 40 card ids (for centralised critics; never give it to a policy). With signals on it is
+    ``signals.state_dim(config)`` long (seat 0's observation has the signal block)."""
+    n = OBS_DIM + SIGNAL_DIM if game.config.signals != "off" else OBS_DIM
     if out is None:
-        out = np.zeros(STATE_DIM, dtype=np.float32)
-    encode(game, 0, out[:OBS_DIM])
-    out[OBS_DIM:] = 0.0
+        out = np.zeros(n + 4 * NUM_CARDS, dtype=np.float32)
+    encode(game, 0, out[:n])
+    out[n:] = 0.0
     for s in range(4):
         for c in game._hands[s]:
-            out[OBS_DIM + NUM_CARDS * s + c] = 1.0
+            out[n + NUM_CARDS * s + c] = 1.0
     return out
 
 
@@ -369,6 +445,12 @@ def _onehot(v: npt.NDArray[np.float32]) -> int:
 def decode(obs: npt.ArrayLike) -> dict[str, Any]:
     """Named, readable pieces of an observation vector (seats as q: 0 self, 1 right opp, 2 partner, 3 left opp).
 
+    A vector of ``OBS_DIM + signals.SIGNAL_DIM`` entries (signals on) also gives ``sign_window``
+    (``signals.WINDOW_MUS``, ``WINDOW_GRANDE``, or -1 when no sign decision is pending), ``signs_mus`` and
+    ``signs_grande`` (per q the token seen, an int 0..15, or None: not signed yet, or not seen) and
+    ``sign_config`` (``{"free": bool, "intercept_p": float}``); during a sign decision ``phase`` is
+    ``Phase.SIGNAL`` (7), read from ``sign_window`` (the ``phase`` one-hot itself is all zeros then).
+
     Returns:
         A dict with ``hand`` (card ids in slot order), ``rank_counts``, ``pares_class``, ``points``,
         ``kings``, ``mano`` (q), ``acting`` (q or -1), ``phase`` (Phase id), ``lance`` (lance id or -1),
@@ -380,8 +462,9 @@ def decode(obs: npt.ArrayLike) -> dict[str, Any]:
         ``vacas_won`` (own, other), ``prev_shown``, ``prev_rank_counts`` (per q), ``prev_stones``.
     """
     x = np.asarray(obs, dtype=np.float32)
-    if x.shape != (OBS_DIM,):
-        raise ValueError(f"decode expects one observation of shape ({OBS_DIM},), got {x.shape}")
+    if x.shape not in ((OBS_DIM,), (OBS_DIM + SIGNAL_DIM,)):
+        raise ValueError(f"decode expects one observation of shape ({OBS_DIM},), or ({OBS_DIM + SIGNAL_DIM},) "
+                         f"with signals on, got {x.shape}")
 
     def piece(name: str) -> npt.NDArray[np.float32]:
         return x[OFFSETS[name]]
@@ -418,7 +501,7 @@ def decode(obs: npt.ArrayLike) -> dict[str, Any]:
         v = piece(name).reshape(4, 2)
         return [True if v[q, 0] > 0.5 else False if v[q, 1] > 0.5 else None for q in range(4)]
 
-    return {
+    out = {
         "hand": hand,
         "hand_string": " ".join(
             "A234567SCR"[c % 10] + SUITS[c // 10] for c in hand),
@@ -446,11 +529,42 @@ def decode(obs: npt.ArrayLike) -> dict[str, Any]:
         "prev_rank_counts": [[int(v) for v in row] for row in piece("prev_rank_counts").reshape(4, 10)],
         "prev_stones": pair("prev_stones", target),
     }
+    if len(x) > OBS_DIM:
+        out.update(_decode_signals(x))
+        if out["sign_window"] >= 0:
+            out["phase"] = _PHASE_SIGNAL
+    return out
 
 
-def observation_table() -> str:
-    """Markdown table of the pieces (name, offset, size, meaning), as shown in the README."""
+def _decode_signals(x: npt.NDArray[np.float32]) -> dict[str, Any]:
+    """The signal pieces of a signals-on observation (see :func:`decode`)."""
+    def tokens(name: str) -> list[int | None]:
+        v = x[SIGNAL_OFFSETS[name]].reshape(4, NUM_SIGNS)
+        return [t if t >= 0 else None for t in (_onehot(v[q]) for q in range(4))]
+
+    conf = x[SIGNAL_OFFSETS["sign_config"]]
+    return {
+        "sign_window": _onehot(x[SIGNAL_OFFSETS["sign_window"]]),
+        "signs_mus": tokens("signs_mus"),
+        "signs_grande": tokens("signs_grande"),
+        "sign_config": {"free": bool(conf[0] > 0.5), "intercept_p": float(conf[1])},
+    }
+
+
+def observation_table(signals: bool = False) -> str:
+    """Markdown table of the pieces (name, offset, size, meaning), as shown in the README.
+
+    Args:
+        signals: False (default): the :data:`PIECES` of every observation. True: the signal block that
+            follows them with signals on (``signals.SIGNAL_PIECES``, absolute offsets from :data:`OBS_DIM`),
+            and the total length with signals on.
+    """
     rows = ["| piece | offset | size | meaning |", "|---|---|---|---|"]
+    if signals:
+        for name, size, meaning in SIGNAL_PIECES:
+            rows.append(f"| `{name}` | {SIGNAL_OFFSETS[name].start} | {size} | {meaning} |")
+        rows.append(f"| **total with signals** | | **{OBS_DIM + SIGNAL_DIM}** | |")
+        return "\n".join(rows)
     for name, size, meaning in PIECES:
         rows.append(f"| `{name}` | {OFFSETS[name].start} | {size} | {meaning} |")
     rows.append(f"| **total** | | **{OBS_DIM}** | |")
