@@ -19,7 +19,10 @@ Format (``"format": "mus-env-record"``, ``"version": 1``)::
 
 The inputs are ``config``, ``seed``, ``deck``, ``mano``, ``scores`` and the non-automatic actions; every
 other field except ``players`` and ``meta`` (free-form labels that the game never reads) is a result
-that replay checks. Files are at most :data:`MAX_RECORD_BYTES` long and are written atomically.
+that replay checks. With signals on (``config.signals`` "truthful" or "free", RULES.md §8) the sign
+decisions are actions like any other (ids 31..46, in the hand's ``actions`` where they were made); who saw
+which sign is a function of the seed (``signals.sees_sign``), so replay rebuilds it too. Files are at most
+:data:`MAX_RECORD_BYTES` long and are written atomically.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from .actions import ENVIDO_ACTIONS, ENVIDO_BASE, NUM_ACTIONS, action_to_string
 from .cards import NUM_CARDS, hand_to_string
 from .config import MusConfig, playable_config
 from .game import ActionEvent, HandRecord, MusGame
+from .phases import Phase
+from .signals import is_sign_action, num_actions
 
 __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "MAX_RECORD_BYTES", "game_record", "save_record", "load_record",
            "replay", "rebuild_record", "format_record", "check_shape", "write_atomic", "write_text_atomic",
@@ -226,13 +231,13 @@ def _dict(v: Any, where: str, fields: tuple[str, ...] | None = None) -> dict[str
     return v
 
 
-def _actions(v: Any, where: str) -> list[tuple[int, int, int, bool]]:
+def _actions(v: Any, where: str, n_actions: int = NUM_ACTIONS) -> list[tuple[int, int, int, bool]]:
     out = []
     for j, a in enumerate(_list(v, where)):
         w = f"{where}[{j}]"
         _list(a, w, 4)
         seat = _int(a[0], f"{w} (seat)", 0, 3)
-        action = _int(a[1], f"{w} (action)", 0, NUM_ACTIONS - 1)
+        action = _int(a[1], f"{w} (action)", 0, n_actions - 1)
         amount = _int(a[2], f"{w} (amount)", 0, MAX_AMOUNT)
         if type(a[3]) is not bool:
             raise RecordError(f"{w} (auto) must be true or false, got {_short(a[3])}")
@@ -243,7 +248,7 @@ def _actions(v: Any, where: str) -> list[tuple[int, int, int, bool]]:
 def _config(record: dict[str, Any]) -> MusConfig:
     d = _dict(record["config"], "config")
     try:
-        return playable_config(MusConfig.from_dict(d))
+        return playable_config(MusConfig.from_dict(d), signals=True)
     except (ValueError, TypeError, NotImplementedError) as e:
         raise RecordError(f"config: {e}") from None
 
@@ -274,10 +279,11 @@ def check_shape(record: Any) -> None:
         if k not in ("0", "1", "2", "3") or type(name) is not str:
             raise RecordError(f"players must map seats \"0\"..\"3\" to names, got {_short(k)}: {_short(name)}")
     _dict(record["meta"], "meta")
+    n_actions = num_actions(cfg)
     for i, h in enumerate(_list(record["hands"], "hands")):
         _dict(h, f"hands[{i}]", HAND_FIELDS)
-        _actions(h["actions"], f"hands[{i}].actions")
-    _actions(record["pending_actions"], "pending_actions")
+        _actions(h["actions"], f"hands[{i}].actions", n_actions)
+    _actions(record["pending_actions"], "pending_actions", n_actions)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -304,6 +310,11 @@ def _apply(game: MusGame, seat: int, action: int, amount: int, where: str) -> No
     if game.current_player != seat:
         raise RecordError(f"{where}: the record says seat {seat} acts but seat {game.current_player} is to act "
                           f"(hand {game.hand_number}, phase {game.phase_name})")
+    if game.phase == Phase.SIGNAL and not is_sign_action(action):
+        raise RecordError(f"{where}: the record has action {action} ({action_to_string(action, game.config)}) "
+                          f"where seat {seat} makes a sign decision ({game.phase_name}): config.signals is "
+                          f"{game.config.signals!r}, yet the record's actions have no sign here (a record made "
+                          "with signals='off'?)")
     try:
         if action in ENVIDO_ACTIONS and amount and amount != game.config.bet_sizes[action - ENVIDO_BASE]:
             game.step_envido(amount)
@@ -331,6 +342,7 @@ def replay(record: dict[str, Any], check: bool = True) -> MusGame:
     """
     check_shape(record)
     cfg = _config(record)
+    n_actions = num_actions(cfg)
     try:
         game = MusGame.from_deck(record["deck"], record["mano"], tuple(record["scores"]), cfg, record["seed"])
     except ValueError as e:                       # check_shape has vetted each input; kept as a safety net
@@ -346,7 +358,7 @@ def replay(record: dict[str, Any], check: bool = True) -> MusGame:
                      "initial_hands": [list(x) for x in game.hands]}
             for k, v in start.items():
                 _compare(v, h[k], f"{where}.{k}")
-        for j, (seat, action, amount, auto) in enumerate(_actions(h["actions"], f"{where}.actions")):
+        for j, (seat, action, amount, auto) in enumerate(_actions(h["actions"], f"{where}.actions", n_actions)):
             if auto:
                 continue                          # the engine makes these; compared with the rebuilt ones below
             if len(game.hand_log) > i:
@@ -358,7 +370,7 @@ def replay(record: dict[str, Any], check: bool = True) -> MusGame:
             got = _hand_dict(game.hand_log[i])
             for k in ("actions", *HAND_FIELDS):
                 _compare(got[k], h[k], f"{where}.{k}")
-    pending = _actions(record["pending_actions"], "pending_actions")
+    pending = _actions(record["pending_actions"], "pending_actions", n_actions)
     if pending and game.is_over:
         raise RecordError("pending_actions: the game is over, yet the record has actions after it")
     for j, (seat, action, amount, auto) in enumerate(pending):
