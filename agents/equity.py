@@ -60,7 +60,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from mus_env.actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS as _NUM_ACTIONS, Action
+from mus_env.actions import DISCARD_BASE, ENVIDO_BASE, Action
+from mus_env.actions import NUM_ACTIONS as _NUM_ACTIONS
 from mus_env.phases import Phase
 from mus_env.tables import JUEGO, PARES, PUNTO, get_tables
 

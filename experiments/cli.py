@@ -1,4 +1,4 @@
-"""The ``mus`` command: ``mus train``, ``mus exploit AGENT``, ``mus tournament``, ``mus play``,
+"""The ``mus`` command: ``mus train``, ``mus exploit AGENT``, ``mus tournament``, ``mus signals``, ``mus play``,
 ``mus replay FILE``, ``mus bench``, ``mus deals``.
 
 Each subcommand is also a runnable module (``python -m experiments.tournament`` ...); ``mus SUBCOMMAND -h``
@@ -28,6 +28,7 @@ COMMANDS = {
     "train": ("experiments.ppo_selfplay", "train a policy by self-play PPO with a league (needs the train extra)"),
     "exploit": ("experiments.exploit", "best response to a frozen agent (a lower bound on its exploitability)"),
     "tournament": ("experiments.tournament", "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
+    "signals": ("experiments.signals_value", "value of the señas channel: an agent with truthful signs vs without"),
     "play": ("experiments.play", "play against three bots in the terminal"),
     "replay": ("experiments.replay", "print a recorded game hand by hand"),
     "bench": ("experiments.bench", "decisions/s of the engines and of peer environments"),
