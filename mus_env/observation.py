@@ -19,7 +19,7 @@ hands by absolute seat, one-hot over card ids (:data:`STATE_DIM`).
 With signals on (``MusConfig(signals="truthful")`` or ``"free"``, RULES.md §8) the vector is
 ``signals.obs_dim(config)`` long: the :data:`PIECES` above, encoded as without signals except that during a
 sign decision ``phase``, ``lance`` and ``responder`` are all zeros, then the signal block
-:data:`mus_env.signals.SIGNAL_PIECES` (offsets :data:`SIGNAL_OFFSETS`, absolute): the pending window, the
+:data:`mus_env.signals.SIGNAL_PIECES` (their offsets in the vector: :data:`SIGNAL_OBS_OFFSETS`): the pending window, the
 tokens this seat has seen in the latest mus window and in the grande window, and the channel's settings.
 An opponent's token is written only when this seat intercepted it (``signals.sees_sign``).
 """
@@ -46,7 +46,7 @@ __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
     "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode",
     "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM", "HAND_DIM", "hand_key", "hand_keys",
-    "full_hand_keys", "hand_table", "SIGNAL_OFFSETS", "obs_size", "state_size", "obs_bounds",
+    "full_hand_keys", "hand_table", "SIGNAL_OBS_OFFSETS", "obs_size", "state_size", "obs_bounds",
 ]
 
 STAKE_SCALE = 10.0
@@ -151,13 +151,14 @@ OBS_LOW.setflags(write=False)
 OBS_HIGH.setflags(write=False)
 del _o, _name, _size, _hi
 
-#: Absolute offsets of the signal pieces (``signals.SIGNAL_PIECES``) in a signals-on observation.
-SIGNAL_OFFSETS: dict[str, slice] = {name: slice(OBS_DIM + sl.start, OBS_DIM + sl.stop)
-                                    for name, sl in _SIGNAL_REL_OFFSETS.items()}
-_S_WINDOW = SIGNAL_OFFSETS["sign_window"].start
-_S_MUS = SIGNAL_OFFSETS["signs_mus"].start
-_S_GRANDE = SIGNAL_OFFSETS["signs_grande"].start
-_S_CONFIG = SIGNAL_OFFSETS["sign_config"].start
+#: Offsets of the signal pieces (``signals.SIGNAL_PIECES``) in a signals-on observation vector: those of
+#: ``signals.SIGNAL_OFFSETS`` (relative to the signal block) + OBS_DIM.
+SIGNAL_OBS_OFFSETS: dict[str, slice] = {name: slice(OBS_DIM + sl.start, OBS_DIM + sl.stop)
+                                        for name, sl in _SIGNAL_REL_OFFSETS.items()}
+_S_WINDOW = SIGNAL_OBS_OFFSETS["sign_window"].start
+_S_MUS = SIGNAL_OBS_OFFSETS["signs_mus"].start
+_S_GRANDE = SIGNAL_OBS_OFFSETS["signs_grande"].start
+_S_CONFIG = SIGNAL_OBS_OFFSETS["sign_config"].start
 _PHASE_SIGNAL = Phase.SIGNAL
 
 
@@ -539,12 +540,12 @@ def decode(obs: npt.ArrayLike) -> dict[str, Any]:
 def _decode_signals(x: npt.NDArray[np.float32]) -> dict[str, Any]:
     """The signal pieces of a signals-on observation (see :func:`decode`)."""
     def tokens(name: str) -> list[int | None]:
-        v = x[SIGNAL_OFFSETS[name]].reshape(4, NUM_SIGNS)
+        v = x[SIGNAL_OBS_OFFSETS[name]].reshape(4, NUM_SIGNS)
         return [t if t >= 0 else None for t in (_onehot(v[q]) for q in range(4))]
 
-    conf = x[SIGNAL_OFFSETS["sign_config"]]
+    conf = x[SIGNAL_OBS_OFFSETS["sign_config"]]
     return {
-        "sign_window": _onehot(x[SIGNAL_OFFSETS["sign_window"]]),
+        "sign_window": _onehot(x[SIGNAL_OBS_OFFSETS["sign_window"]]),
         "signs_mus": tokens("signs_mus"),
         "signs_grande": tokens("signs_grande"),
         "sign_config": {"free": bool(conf[0] > 0.5), "intercept_p": float(conf[1])},
@@ -562,7 +563,7 @@ def observation_table(signals: bool = False) -> str:
     rows = ["| piece | offset | size | meaning |", "|---|---|---|---|"]
     if signals:
         for name, size, meaning in SIGNAL_PIECES:
-            rows.append(f"| `{name}` | {SIGNAL_OFFSETS[name].start} | {size} | {meaning} |")
+            rows.append(f"| `{name}` | {SIGNAL_OBS_OFFSETS[name].start} | {size} | {meaning} |")
         rows.append(f"| **total with signals** | | **{OBS_DIM + SIGNAL_DIM}** | |")
         return "\n".join(rows)
     for name, size, meaning in PIECES:

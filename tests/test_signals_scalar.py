@@ -13,7 +13,7 @@ import pytest
 
 from mus_env import MusConfig, MusGame
 from mus_env.game import ActionEvent, IllegalActionError, Phase
-from mus_env.observation import OBS_DIM, OFFSETS, SIGNAL_OFFSETS, decode, encode, encode_state, observation_table
+from mus_env.observation import OBS_DIM, OFFSETS, SIGNAL_OBS_OFFSETS, decode, encode, encode_state, observation_table
 from mus_env.records import RecordError, format_record, game_record, load_record, replay, save_record
 from mus_env.signals import (
     ALL_SIGNS,
@@ -299,7 +299,7 @@ def test_illegal_messages_name_signs() -> None:
 
 
 def _block(obs: np.ndarray, name: str) -> np.ndarray:
-    return obs[SIGNAL_OFFSETS[name]].reshape(4, NUM_SIGNS)
+    return obs[SIGNAL_OBS_OFFSETS[name]].reshape(4, NUM_SIGNS)
 
 
 def _check_seen(g: MusGame) -> int:
@@ -427,11 +427,11 @@ def _mask_opponent_slots(obs: np.ndarray) -> np.ndarray:
     """A view without what depends on p: the opponents' slots (q = 1, 3) of the sign blocks and p itself."""
     x = obs.copy()
     for name in ("signs_mus", "signs_grande"):
-        b = x[SIGNAL_OFFSETS[name]].reshape(4, NUM_SIGNS)
+        b = x[SIGNAL_OBS_OFFSETS[name]].reshape(4, NUM_SIGNS)
         b[1] = 0.0
         b[3] = 0.0
-        x[SIGNAL_OFFSETS[name]] = b.ravel()
-    x[SIGNAL_OFFSETS["sign_config"].start + 1] = 0.0
+        x[SIGNAL_OBS_OFFSETS[name]] = b.ravel()
+    x[SIGNAL_OBS_OFFSETS["sign_config"].start + 1] = 0.0
     return x
 
 
@@ -493,8 +493,8 @@ def test_signal_block_layout_and_decode() -> None:
     # a sign decision: no phase, lance or responder; the window one-hot; the config
     for name in ("phase", "lance", "responder"):
         assert not obs[OFFSETS[name]].any(), name
-    assert list(obs[SIGNAL_OFFSETS["sign_window"]]) == [1.0, 0.0]
-    assert list(obs[SIGNAL_OFFSETS["sign_config"]]) == [1.0, 0.25]
+    assert list(obs[SIGNAL_OBS_OFFSETS["sign_window"]]) == [1.0, 0.0]
+    assert list(obs[SIGNAL_OBS_OFFSETS["sign_config"]]) == [1.0, 0.25]
     assert obs[OFFSETS["acting"]][0] == 1.0                      # seat 3 itself (q = 0) signs first
     d = decode(obs)
     assert d["phase"] == Phase.SIGNAL and d["sign_window"] == WINDOW_MUS and d["lance"] == -1
@@ -508,7 +508,7 @@ def test_signal_block_layout_and_decode() -> None:
         g.step(SIGNAL_BASE)
     d = decode(g.observe(3))
     assert d["phase"] == Phase.MUS_CALL and d["sign_window"] == -1
-    assert not g.observe(0)[SIGNAL_OFFSETS["sign_window"]].any()
+    assert not g.observe(0)[SIGNAL_OBS_OFFSETS["sign_window"]].any()
     # truthful: config piece 0; an OBS_DIM-long vector decodes as before, without signal keys
     t = MusGame(TRUTHFUL, seed=7).observe(0)
     assert decode(t)["sign_config"] == {"free": False, "intercept_p": 0.0}
@@ -641,7 +641,7 @@ def test_observation_table_with_signals() -> None:
     default = observation_table()
     assert "sign_window" not in default and f"**{OBS_DIM}**" in default
     table = observation_table(signals=True)
-    for name, sl in SIGNAL_OFFSETS.items():
+    for name, sl in SIGNAL_OBS_OFFSETS.items():
         assert f"| `{name}` | {sl.start} | {sl.stop - sl.start} |" in table
     assert "**477**" in table
 
