@@ -284,12 +284,14 @@ def test_make_agent_rejects_a_spec_that_is_not_a_string() -> None:
             make_agent(spec)
 
 
-def test_truthful_signals_not_implemented() -> None:
+def test_interfaces_without_signs_refuse_signals_configs() -> None:
+    """The engines play señas; the batched SB3 VecEnv does not yet, and says so instead of misbehaving."""
     cfg = MusConfig(signals="truthful")
-    with pytest.raises(NotImplementedError, match="signals"):
-        MusGame(cfg, seed=0)
-    with pytest.raises(NotImplementedError, match="signals"):
-        MusGame.from_deck(DECK, config=cfg)
+    assert MusGame(cfg, seed=0).num_actions == 47
+    assert MusGame.from_deck(DECK, config=cfg).legal_action_mask().shape == (47,)
+    sb3 = pytest.importorskip("mus_env.sb3")
+    with pytest.raises(NotImplementedError, match="señas"):
+        sb3.MusVecEnv(4, config=cfg)
 
 
 # ----------------------------------------------------------------------------------------------------------

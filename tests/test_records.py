@@ -326,7 +326,7 @@ def test_reading_is_capped() -> None:
 
 @pytest.mark.parametrize(("path", "value", "names"), [
     (("config",), [], "config must be an object"),
-    (("config", "signals"), "truthful", "config"),               # NotImplementedError in the engine
+    (("config", "signals"), "truthful", "config"),               # the actions lack the sign decisions
     (("config", "kings"), "8", "config"),
     (("config", "bogus"), 1, "config"),
     (("seed",), -1, "seed"),

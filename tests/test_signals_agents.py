@@ -1,0 +1,139 @@
+"""The baseline agents with señas (agents.signs): truthful signing, reading the partner, the silent twin."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import RuleBasedAgent, SilentAgent, make_agent
+from agents.signs import SIGN_BONUS, choose_signs, read_signs, sign_quality_shift
+from mus_env import MusConfig, MusGame
+from mus_env.observation import OBS_DIM
+from mus_env.phases import Phase
+from mus_env.signals import (
+    NUM_SIGNS, SIGNAL_BASE, SIGNAL_OFFSETS, WINDOW_GRANDE, WINDOW_MUS, Sign, legal_signs, true_signs,
+)
+from mus_env.tables import PARES
+
+_G = OBS_DIM + SIGNAL_OFFSETS["signs_grande"].start
+
+
+def _play(cfg: MusConfig, specs: list[str], games: int, seed: int = 0):
+    """Yield (game, seat, observation, mask, action) for every decision of ``games`` games."""
+    agents = [make_agent(s) for s in specs]
+    rng = np.random.default_rng(seed)
+    for k in range(games):
+        g = MusGame(cfg, seed=seed * 1000 + k)
+        while not g.is_over:
+            s = g.current_player
+            obs, mask = g.observe(s), g.legal_action_mask()
+            a = agents[s].act(obs, mask, rng)
+            yield g, s, obs, mask, a
+            g.step(a)
+
+
+@pytest.mark.parametrize("spec", ["rule", "equity"])
+def test_agents_sign_only_what_is_true_even_when_free(spec: str) -> None:
+    cfg = MusConfig(signals="free", signal_intercept_p=0.5, real31="sota")
+    signed = set()
+    for g, s, obs, mask, a in _play(cfg, [spec, "random", spec, "random"], 12):
+        if g.phase == Phase.SIGNAL and s % 2 == 0:
+            window = WINDOW_MUS if read_signs(obs).window[0] == WINDOW_MUS else WINDOW_GRANDE
+            true = true_signs(g.hands[s], cfg, window)
+            assert true >> (a - SIGNAL_BASE) & 1, (spec, g.hands[s], a)
+            signed.add(a - SIGNAL_BASE)
+    assert len(signed) >= 6              # they really sign (not always NONE or CIEGO)
+
+
+def test_truthful_agents_play_legal_signs_and_use_many() -> None:
+    cfg = MusConfig(signals="truthful", kings=4)
+    made = set()
+    for g, s, obs, mask, a in _play(cfg, ["rule", "equity", "rule", "equity"], 8, seed=3):
+        assert mask[a] == 1
+        if g.phase == Phase.SIGNAL:
+            window = read_signs(obs).window[0]
+            assert legal_signs(g.hands[s], cfg, window) >> (a - SIGNAL_BASE) & 1
+            made.add(a - SIGNAL_BASE)
+    assert Sign.NONE not in made and len(made) >= 6
+
+
+def test_silent_agent_never_signs_and_decides_as_blind_inner() -> None:
+    cfg = MusConfig(signals="truthful", signal_intercept_p=1.0)
+    inner = RuleBasedAgent()
+    silent = SilentAgent(inner)
+    assert make_agent("rule-nosigns").name == "rule-nosigns"
+    rng = np.random.default_rng(0)
+    compared = 0
+    for g, s, obs, mask, a in _play(cfg, ["rule", "rule", "rule", "rule"], 6):
+        b = silent.act(obs, mask, rng)
+        if g.phase == Phase.SIGNAL:
+            assert b == SIGNAL_BASE + Sign.NONE
+        else:
+            blind = obs.copy()
+            blind[OBS_DIM:OBS_DIM + SIGNAL_OFFSETS["sign_config"].start] = 0.0
+            assert b == inner.act(blind, mask, rng)
+            compared += 1
+    assert compared > 100
+
+
+def test_reading_the_partner_and_intercepted_opponents() -> None:
+    """A partner's DUPLES raises pares quality, an intercepted opponent's DUPLES lowers it, and the rule
+    agent bets pares more with the first than with nothing, less with the second."""
+    cfg = MusConfig(signals="truthful")
+    rows = []
+    for g, s, obs, mask, a in _play(cfg, ["rule-nosigns"] * 4, 300, seed=7):
+        if g.phase == Phase.BET_OPEN and g.lance == PARES:
+            rows.append((obs.copy(), mask.copy()))
+    assert len(rows) > 50
+    obs = np.stack([o for o, _ in rows])
+    masks = np.stack([m for _, m in rows])
+    clear = obs.copy()
+    clear[:, _G:_G + 4 * NUM_SIGNS] = 0.0
+    partner, opponent = clear.copy(), clear.copy()
+    partner[:, _G + 2 * NUM_SIGNS + Sign.DUPLES] = 1.0
+    opponent[:, _G + 1 * NUM_SIGNS + Sign.DUPLES] = 1.0
+    lance = np.full(len(obs), PARES)
+    idx = np.arange(len(obs))
+    assert np.allclose(sign_quality_shift(read_signs(partner), idx, lance), SIGN_BONUS[Sign.DUPLES, PARES])
+    assert np.allclose(sign_quality_shift(read_signs(opponent), idx, lance), -SIGN_BONUS[Sign.DUPLES, PARES])
+    agent = RuleBasedAgent()
+    rng = np.random.default_rng(0)
+    bets = {k: (agent.act_batch(x, masks, rng) != 18).sum() for k, x in
+            (("clear", clear), ("partner", partner), ("opponent", opponent))}
+    assert bets["partner"] > bets["clear"] > bets["opponent"], bets
+
+
+def test_choose_signs_prefers_rare_holdings_and_mus_when_drawing() -> None:
+    from mus_env.cards import parse_cards
+    from mus_env.tables import get_tables
+
+    cfg = MusConfig(signals="truthful")
+    hands = ["Ro Rc Re Ab", "4o 5o 6o So", "Ro 3c Ao 2c"]
+    idx = np.array([int(get_tables(8).hand_index(parse_cards(h))) for h in hands])
+    masks = np.zeros((3, SIGNAL_BASE + NUM_SIGNS), dtype=np.int8)
+    for r, h in enumerate(hands):
+        bits = legal_signs(parse_cards(h), cfg, WINDOW_MUS)
+        masks[r, SIGNAL_BASE:] = [(bits >> t) & 1 for t in range(NUM_SIGNS)]
+    k8 = np.ones(3, bool)
+    free = np.zeros(3, bool)
+    grande = choose_signs(idx, k8, np.full(3, WINDOW_GRANDE), np.zeros(3, bool), masks, free) - SIGNAL_BASE
+    assert list(grande) == [Sign.SOLOMILLO, Sign.CIEGO, Sign.DUPLES]
+    mus = choose_signs(idx, k8, np.full(3, WINDOW_MUS), np.ones(3, bool), masks, free) - SIGNAL_BASE
+    assert list(mus) == [Sign.SOLOMILLO, Sign.MUS, Sign.DUPLES]       # strong hands still show their sign
+
+
+def test_policy_trained_without_signs_plays_a_signals_game() -> None:
+    torch = pytest.importorskip("torch")
+    from agents.policy import PolicyNet, TorchPolicyAgent
+
+    torch.manual_seed(0)
+    agent = TorchPolicyAgent(PolicyNet(hidden=(16,)))
+    cfg = MusConfig(signals="free")
+    n = 0
+    for g, s, obs, mask, a in _play(cfg, ["random"] * 4, 2):
+        b = agent.act(obs, mask, np.random.default_rng(n))
+        assert mask[b] == 1
+        if g.phase == Phase.SIGNAL:
+            assert b == SIGNAL_BASE + Sign.NONE
+        n += 1
+    assert n > 20
