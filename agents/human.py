@@ -22,11 +22,12 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from mus_env.actions import DISCARD_BASE, ENVIDO_ACTIONS, Action, action_to_string, discard_mask
+from mus_env.actions import DISCARD_BASE, ENVIDO_ACTIONS, action_to_string, discard_mask
 from mus_env.cards import RANK_CHARS, card_to_string
 from mus_env.config import MusConfig
 from mus_env.observation import decode
 from mus_env.phases import PHASE_NAMES, Phase
+from mus_env.signals import SIGN_WORDS, WINDOW_NAMES
 from mus_env.tables import LANCE_NAMES
 
 from .base import Agent
@@ -97,6 +98,8 @@ class HumanAgent(Agent):
         slots = "  ".join(f"[{s}] {card_to_string(c)}" for s, c in enumerate(hand))
         phase = d["phase"]
         where = PHASE_NAMES[phase] if 0 <= phase < len(PHASE_NAMES) else "?"
+        if phase == Phase.SIGNAL:
+            where = f"seña, {WINDOW_NAMES[d['sign_window']]} window"
         if d["lance"] >= 0:
             where += f", {LANCE_NAMES[d['lance']]}"
             lance = d["lances"][min(d["lance"], 3)]
@@ -106,6 +109,9 @@ class HumanAgent(Agent):
                 where += f", stake {lance['stake']}"
         own, other = d["scores"]
         self.output_fn(f"Your cards: {slots}   ({where}; score {own}-{other} of {d['target']})")
+        seen = self.signs_text(d)
+        if seen:
+            self.output_fn(seen)
         if phase == Phase.DISCARD:
             self.output_fn("Discard: type the slots of the cards to throw, e.g. '0 2' (numbers here are slots "
                            "[0]-[3], not action ids), or the cards, e.g. 'Ro 4c', or 'all'. You may throw:")
@@ -116,6 +122,20 @@ class HumanAgent(Agent):
                 self.output_fn(f"  {slots:<8} {cards}")
         else:
             self.output_fn("Choose (number or words): " + "   ".join(f"{a}: {self._words(a)}" for a in legal))
+
+    @staticmethod
+    def signs_text(d: dict) -> str:
+        """The signs seen this hand (partner always, rivals when intercepted), from a decoded observation."""
+        if "signs_mus" not in d:
+            return ""
+        who = ("you", "right rival", "partner", "left rival")
+        parts = []
+        for window in ("mus", "grande"):
+            seen = [f"{who[q]} {SIGN_WORDS[t].removeprefix('seña: ')}" for q, t in enumerate(d[f"signs_{window}"])
+                    if t is not None]
+            if seen:
+                parts.append(f"{window} window: " + ", ".join(seen))
+        return ("Signs seen: " + "; ".join(parts)) if parts else ""
 
     def parse(self, text: str, legal: list[int], d: dict) -> tuple[int | None, str]:
         """Action id of a typed line, or ``(None, explanation)`` (raises :class:`QuitGame` on ``q``)."""
@@ -147,7 +167,8 @@ class HumanAgent(Agent):
             if slots is not None:
                 return self._discard(slots, legal)
         for a in legal:
-            if t in (_norm(self._words(a)), _norm(Action(a).name), _norm(action_to_string(a, self.config))):
+            words = _norm(self._words(a))
+            if t in (words, _norm(action_to_string(a, self.config)), words.removeprefix("seña: ")):
                 return a, ""
         if t == "envido":
             env = [a for a in legal if a in ENVIDO_ACTIONS]

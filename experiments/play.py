@@ -27,6 +27,7 @@ from mus_env.cards import card_to_string, hand_to_string
 from mus_env.game import ActionEvent
 from mus_env.mus_v0 import table_text
 from mus_env.records import game_record, save_record
+from mus_env.signals import is_sign_action, sees_sign
 from mus_env.tables import LANCE_NAMES
 
 __all__ = ["play_game", "main"]
@@ -51,11 +52,14 @@ def card_legend(cfg: MusConfig) -> str:
 
 
 def _move_lines(events: list[ActionEvent], actor: int, lance: str, thrown: tuple[int, ...], seat: int,
-                names: list[str], cfg: MusConfig) -> list[str]:
+                names: list[str], cfg: MusConfig, sign_seen: bool = True) -> list[str]:
     """The lines for the events of one step: the actor's move (with its lance, and for your own discard the
-    cards you threw) and the declarations that the engine made after it."""
+    cards you threw) and the declarations that the engine made after it. A rival's sign you did not
+    intercept (``sign_seen`` False) is not shown at all."""
     out = []
     for ev in events:
+        if is_sign_action(ev.action) and not sign_seen:
+            continue
         what = _words(ev.action, ev.amount, cfg)
         if not ev.auto and ev.seat == actor:
             if lance:
@@ -80,7 +84,7 @@ def play_game(bots: list[str], seat: int = 0, config: MusConfig | None = None, s
         raise ValueError(f"--seat must be 0, 1, 2 or 3, got {seat}")
     cfg = config or MusConfig()
     game = MusGame(cfg, seed=seed)
-    human = human or make_agent("human")
+    human = human or make_agent("human", config=cfg)
     others = [s for s in range(4) if s != seat]
     players: dict[int, Agent] = {seat: human}
     names = ["", "", "", ""]
@@ -105,12 +109,15 @@ def play_game(bots: list[str], seat: int = 0, config: MusConfig | None = None, s
             hand_before = game.hand_number
             lance = LANCE_NAMES[game.lance] if game.lance >= 0 else ""
             thrown = tuple(game.hands[cur])
+            window = game.sign_window_counter
+            seen = window is None or sees_sign(game.seed, game.hand_number, window, cur, seat,
+                                                cfg.signal_intercept_p)
             action = players[cur].act(game.observe(cur), game.legal_action_mask(), rng)
             game.step(int(action))
             # the hand may have ended inside step: its actions are in the last record then
             acts = game.hand_log[-1].actions if game.hand_number != hand_before or game.is_over \
                 else game.hand_actions
-            for line in _move_lines(list(acts[before:]), cur, lance, thrown, seat, names, cfg):
+            for line in _move_lines(list(acts[before:]), cur, lance, thrown, seat, names, cfg, seen):
                 output_fn(line)
             while shown_hands < len(game.hand_log):
                 _print_hand(game.hand_log[shown_hands], names, output_fn)
@@ -172,6 +179,11 @@ def main(argv: list[str] | None = None) -> None:
                    help="stones that win a game")
     p.add_argument("--kings", type=int, default=8, choices=(8, 4),
                    help="8 kings (every 3 is a rey, every 2 an as) or 4 kings")
+    p.add_argument("--signals", choices=("off", "truthful", "free"), default="off",
+                   help="the señas channel (RULES.md §8): you may sign and you see your partner's signs, and a "
+                        "rival's sign when you intercept it")
+    p.add_argument("--intercept", type=float, default=0.0, metavar="P",
+                   help="with --signals: chance that a rival sees a sign (yours too)")
     p.add_argument("--record", default=None,
                    help="where to write the JSON record (default: runs/play/game-<time>.json; 'none' for no record)")
     args = p.parse_args(argv)
@@ -179,6 +191,10 @@ def main(argv: list[str] | None = None) -> None:
     if len(bots) != 3:
         p.error(f"argument --bots: needs three agent specs, got {bots}")
     check_agent_specs(p, "--bots", bots)
+    if not 0.0 <= args.intercept <= 1.0:
+        p.error(f"argument --intercept: a probability in [0, 1], got {args.intercept}")
+    if args.intercept and args.signals == "off":
+        p.error("argument --intercept: needs --signals truthful or free")
     record = args.record
     if record is None:
         record = Path("runs/play") / f"game-{datetime.now().strftime('%Y%m%d-%H%M%S')}.json"
@@ -187,7 +203,9 @@ def main(argv: list[str] | None = None) -> None:
     if record is not None:
         check_writable_file(p, "--record", record)
     try:
-        play_game(bots, args.seat, MusConfig(kings=args.kings, target=args.target), args.seed, record)
+        cfg = MusConfig(kings=args.kings, target=args.target, signals=args.signals,
+                        signal_intercept_p=args.intercept)
+        play_game(bots, args.seat, cfg, args.seed, record)
     except OSError as e:                      # the record could not be written after all (disk full, ...)
         print(f"mus play: could not write the record {str(record)!r}: {e.strerror or e}", file=sys.stderr)
         raise SystemExit(1) from None

@@ -254,6 +254,13 @@ def table_text(game: MusGame, seat: int | None = None, names: tuple[str, ...] = 
         lines.append(f"phase  {game.phase_name}; {names[game.current_player]} to act")
     if seat is not None and not game.is_over:
         lines.append(f"cards of {names[seat]}: {hand_to_string(game.hands[seat])}")
+        if _signals.signals_on(cfg):
+            seen = game.signs_seen(seat)
+            for window in ("mus", "grande"):
+                if seen[window]:
+                    lines.append(f"signs seen by {names[seat]} ({window} window): " + ", ".join(
+                        f"{names[s]} {_signals.SIGN_WORDS[t].removeprefix('seña: ')}"
+                        for s, t in sorted(seen[window].items())))
     if not game.is_over:
         calls = [f"{names[ev.seat]} {action_to_string(ev.action, cfg, words=True)}"
                  for ev in game.hand_actions if ev.action in (0, 1)]

@@ -137,3 +137,27 @@ def test_policy_trained_without_signs_plays_a_signals_game() -> None:
             assert b == SIGNAL_BASE + Sign.NONE
         n += 1
     assert n > 20
+
+
+def test_mus_play_shows_partner_signs_and_hides_unseen_rival_signs() -> None:
+    """A human at seat 0 with rule bots: at p=0 no rival sign is ever printed, the partner's are; at p=1
+    rival signs are printed too. The human answers every sign prompt 'sin seña' and otherwise cuts / passes."""
+    from agents.human import HumanAgent
+    from experiments.play import play_game
+
+    for p, rival_signs in ((0.0, False), (1.0, True)):
+        cfg = MusConfig(signals="truthful", signal_intercept_p=p)
+        lines: list[str] = []
+
+        def answer(prompt: str, lines: list[str] = lines) -> str:
+            last = next(line for line in reversed(lines) if line.startswith("Choose") or line.startswith("Discard"))
+            for word in ("sin seña", "no hay mus", "paso", "no quiero"):
+                if word in last:
+                    return word
+            return "0" if last.startswith("Discard") else last.split(":")[1].split()[0]
+
+        human = HumanAgent(input_fn=answer, output_fn=lines.append, config=cfg)
+        play_game(["rule", "rule", "rule"], 0, cfg, seed=11, human=human, output_fn=lines.append)
+        moves = [line for line in lines if line.startswith("  ") and "seña" in line]
+        assert any(line.startswith("  partner-2") for line in moves)
+        assert any(line.startswith("  rival-") for line in moves) == rival_signs, moves[:10]
