@@ -1,6 +1,8 @@
 """Regenerate the generated sections of README.md.
 
-* ``observation-table``: from ``mus_env.observation.observation_table()`` (always);
+* ``observation-table``, ``sign-table``, ``signal-observation-table``: from ``observation_table()``,
+  ``mus_env.signals.sign_table()`` and ``observation_table(signals=True)`` (always);
+* ``signals-value``: from a ``mus signals`` run (``--signals runs/signals/signals_value.json``);
 * ``ladder``: from a tournament's ``results.json`` (``--ladder runs/ladder/results.json``);
 * ``bench``: from ``mus bench --json`` output (``--bench bench.json``);
 * ``exploit``: from ``mus exploit`` results (``--exploit runs/exploit/*/exploit.json``), with the bar chart
@@ -17,6 +19,7 @@ import re
 from pathlib import Path
 
 from mus_env.observation import observation_table
+from mus_env.signals import sign_table
 
 __all__ = ["replace_section", "ladder_markdown", "bench_markdown", "exploit_markdown", "main"]
 
@@ -116,9 +119,19 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--bench", help="JSON output of mus bench --json")
     p.add_argument("--bench-command", default="mus bench --json")
     p.add_argument("--exploit", nargs="+", help="exploit.json files of mus exploit runs, in table order")
+    p.add_argument("--signals", help="signals_value.json of a mus signals run")
     args = p.parse_args(argv)
     text = README.read_text(encoding="utf-8")
     text = replace_section(text, "observation-table", observation_table())
+    text = replace_section(text, "sign-table", sign_table())
+    text = replace_section(text, "signal-observation-table", observation_table(signals=True))
+    if args.signals:
+        from experiments.signals_value import markdown_table
+
+        data = json.loads(Path(args.signals).read_text())
+        body = (markdown_table(data["rows"]) + f"\n\n`{data['meta']['command']}` (seed {data['meta']['seed']}, "
+                f"{data['meta']['kings']} kings, target {data['meta']['target']}).")
+        text = replace_section(text, "signals-value", body)
     if args.ladder:
         text = replace_section(text, "ladder", ladder_markdown(json.loads(Path(args.ladder).read_text()),
                                                               args.ladder_command))

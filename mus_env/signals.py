@@ -74,7 +74,7 @@ __all__ = [
     "Sign", "NUM_SIGNS", "SIGNAL_BASE", "SIGN_NAMES", "SIGN_WORDS", "SIGN_GESTURES", "WINDOW_MUS",
     "WINDOW_GRANDE", "WINDOW_NAMES", "SIGNAL_PIECES", "SIGNAL_DIM", "SIGNAL_OFFSETS", "ALL_SIGNS",
     "signals_on", "num_actions", "obs_dim", "state_dim", "sign_of_action", "is_sign_action", "hand_sign_bits",
-    "true_signs", "legal_signs", "intercepted", "intercept_uniform", "sees_sign",
+    "true_signs", "legal_signs", "intercepted", "intercept_uniform", "sees_sign", "SIGN_MEANINGS", "sign_table",
 ]
 
 
@@ -115,6 +115,13 @@ SIGN_GESTURES = ("no sign", "bites the centre of the lower lip", "bites the lowe
                  "raises the eyebrows", "tilts the head", "pushes the closed lips forward", "winks",
                  "shrugs both shoulders", "shrugs one shoulder", "closes both eyes", "touches an ear lobe",
                  "blows a kiss", "mouths the word mus")
+
+#: When each token is true (the truthful mask), in words.
+SIGN_MEANINGS = ("always", "exactly two kings, or four (the sign made twice)", "exactly three kings",
+                 "exactly two aces, or four (the sign made twice)", "exactly three aces", "medias",
+                 "duples", "a single par", "juego other than 31 (32..40)", "31 points", "30 points (punto)",
+                 "29 points", "none of the hand signs 1-11, 13, 14", "a 31 real under config.real31 (never when off)",
+                 "R-R-R-A (three kings and an ace)", "the wish to discard: in mus windows only")
 
 #: Kinds of sign window.
 WINDOW_MUS, WINDOW_GRANDE = 0, 1
@@ -248,3 +255,11 @@ def sees_sign(seed: int, hand_number: int, window: int, signer: int, observer: i
     if (observer - signer) % 2 == 0:
         return True
     return intercepted(seed, hand_number, window, signer, observer, p)
+
+
+def sign_table() -> str:
+    """The tokens as a Markdown table (action id, name, gesture, when it is true); the README shows it."""
+    lines = ["| id | action | gesture | legal with `truthful` when the hand has |", "|---|---|---|---|"]
+    for t in Sign:
+        lines.append(f"| {SIGNAL_BASE + t} | {SIGN_NAMES[t]} | {SIGN_GESTURES[t]} | {SIGN_MEANINGS[t]} |")
+    return "\n".join(lines)
