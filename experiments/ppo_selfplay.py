@@ -8,7 +8,17 @@ Algorithm
 ---------
 * **One policy for all four seats.** The observation is relative to the acting seat (own hand, partner,
   opponents, position to the mano), so one :class:`~agents.policy.PolicyNet` plays every seat. It has a
-  shared MLP trunk, a policy head over the 31 actions and a value head.
+  shared MLP trunk, a policy head over the 31 actions (47 with señas) and a value head.
+* **Señas** (optional, ``signals="truthful"`` or ``"free"``, RULES.md §8): the games are played with the
+  partners' signalling channel, and everything is sized by the config (:func:`mus_env.signals.obs_dim`,
+  :func:`~mus_env.signals.num_actions`): the network reads the 477-entry observation (the 345 of the game plus
+  the signs seen) and its policy head also chooses the sign token (actions 31..46) at each sign decision, so
+  the learner learns what to sign and how to read its partner's (and intercepted) signs. Sign decisions give
+  no reward of their own; they are trained through the hands they lead to. The warm start clones EquityAgent's
+  signs too (it signs truthfully, also where ``free`` would let it lie), the baselines of the league and of the
+  evaluation sign as they do in ``mus tournament --signals``, and the evaluation plays the same signals
+  game. ``signal_intercept_p`` is the chance that an opponent sees a sign. The exported policy records the
+  config; a checkpoint cannot be resumed with other signals (the network's sizes differ).
 * **Masked categorical.** Illegal actions get the logit :data:`~agents.policy.MASKED_LOGIT` before the
   softmax, so their probability is exactly 0: they are never sampled, and they add nothing to the
   log-probability, the entropy or the gradient (``masked_log_probs``).
@@ -94,7 +104,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mus_env import MusConfig, VectorMusEnv
+from mus_env import signals as sig
 from mus_env.actions import NUM_ACTIONS, Action
+from mus_env.config import SIGNALS_CHOICES
 from mus_env.observation import OBS_DIM, OFFSETS
 from mus_env.tables import LANCE_NAMES
 
@@ -129,6 +141,11 @@ class Args:
     """stones to win a game"""
     max_mus_rounds: int = 6
     """cap on discard rounds per hand while training (endless mus guard; evaluation plays uncapped)"""
+    signals: str = "off"
+    """señas (RULES.md §8): off, truthful (only signs true for the hand) or free (any sign, cheap talk); with
+    signals on the policy reads 477 observation entries and chooses among 47 actions (signs 31..46)"""
+    signal_intercept_p: float = 0.0
+    """chance in [0, 1] that an opponent sees a sign (needs signals truthful or free)"""
     # rollout
     num_tables: int = 2048
     """tables stepped at once"""
@@ -242,12 +259,23 @@ class Args:
             raise ValueError("Args.learner_decides: the decisions the learner does not make are played by the "
                              "opposing agent's own policy, so the league_mix must hold frozen agents only "
                              f"(no self or snapshot), got {self.league_mix!r}")
-        MusConfig(kings=self.kings, target=self.target, max_mus_rounds=self.max_mus_rounds)
+        if self.signals not in SIGNALS_CHOICES:
+            raise ValueError(f"Args.signals must be one of {', '.join(SIGNALS_CHOICES)} (señas, RULES.md §8), "
+                             f"got {self.signals!r}")
+        p = self.signal_intercept_p
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"Args.signal_intercept_p must be a number in [0, 1], got {p!r}")
+        if p and self.signals == "off":
+            raise ValueError(f"Args.signal_intercept_p={p!r} has no effect with signals off: give --signals "
+                             "truthful or free, or leave --signal-intercept-p at 0")
+        self.game_config()
 
     def game_config(self, training: bool = True) -> MusConfig:
-        """The ruleset: training caps the mus rounds, evaluation plays the real game."""
+        """The ruleset: training caps the mus rounds, evaluation plays the real game (both with the same
+        señas settings)."""
         return MusConfig(kings=self.kings, target=self.target,
-                         max_mus_rounds=self.max_mus_rounds if training else None)
+                         max_mus_rounds=self.max_mus_rounds if training else None,
+                         signals=self.signals, signal_intercept_p=float(self.signal_intercept_p))
 
 
 def threads_for(args: Args) -> int:
@@ -309,6 +337,41 @@ def is_fixed_spec(name: str) -> bool:
     """A frozen agent the league and the evaluation can seat: a baseline, the shipped ``ppo``, or a policy file
     (``*.pt`` from ``mus train``, ``*.zip`` from sb3-contrib), as ``agents.make_agent`` reads them."""
     return name in BASELINES or name == "ppo" or name.endswith((".pt", ".zip"))
+
+
+def policy_obs_dim(agent: Any) -> int | None:
+    """The observation length a frozen policy agent reads (its network's input), None for the baselines (they
+    read any observation)."""
+    net = getattr(agent, "net", None)
+    if net is not None and isinstance(getattr(net, "arch", None), dict):
+        return int(net.arch["obs_dim"])
+    shape = getattr(getattr(getattr(agent, "model", None), "observation_space", None), "shape", None)
+    return int(shape[0]) if shape else None
+
+
+def frozen_agent(spec: str, config: MusConfig) -> Any:
+    """``agents.make_agent(spec)`` ready to play games of ``config`` (league opponents and evaluation).
+
+    A policy trained without señas plays a signals game silently (it never signs and sees no sign:
+    :class:`agents.signs.SilentAgent`; ``TorchPolicyAgent`` does this itself). A policy trained with señas
+    cannot play a game without them.
+
+    Raises:
+        ValueError: ``spec`` is a policy whose observation does not fit ``config``; the message says which
+            ``--signals`` it needs.
+    """
+    from agents import make_agent
+    from agents.signs import SilentAgent
+
+    agent = make_agent(spec)
+    reads, game = policy_obs_dim(agent), sig.obs_dim(config)
+    if reads is None or reads == game:
+        return agent
+    if reads == OBS_DIM:
+        return agent if hasattr(agent, "net") else SilentAgent(agent, obs_dim=OBS_DIM)
+    raise ValueError(f"opponent {spec!r} reads observations of {reads} entries (a policy trained with señas) but "
+                     f"this run plays signals={config.signals!r} ({game} entries): train with --signals truthful "
+                     "or free, or choose another opponent")
 
 
 def learner_free(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], decides: str) -> npt.NDArray[np.bool_]:
@@ -522,15 +585,14 @@ class League:
     are the learner's.
     """
 
-    def __init__(self, mix: dict[str, float], pool_size: int, num_tables: int) -> None:
-        from agents import make_agent
-
+    def __init__(self, mix: dict[str, float], pool_size: int, num_tables: int,
+                 config: MusConfig | None = None) -> None:
         self.mix = mix
         self.pool_size = pool_size
         # the baselines in a fixed order, then any other frozen agents (policy files) in the mix's order
         self.baselines = [name for name in BASELINES if name in mix] + \
             [name for name in mix if name not in ("self", "snapshot", *BASELINES)]
-        self.agents = {name: make_agent(name) for name in self.baselines}
+        self.agents = {name: frozen_agent(name, config or MusConfig()) for name in self.baselines}
         self.pool: list[dict[str, Any]] = []           # snapshot state dicts, oldest first
         self.pool_ids: list[int] = []                  # the update each snapshot was taken at
         self.kind = np.zeros(num_tables, dtype=np.int64)
@@ -723,10 +785,15 @@ class Trainer:
         torch.manual_seed(args.seed)
         self.cfg = args.game_config(training=True)
         self.env = VectorMusEnv(args.num_tables, self.cfg, seed=args.seed, reward="stones")
-        self.net = PolicyNet(hidden=args.hidden, value_dim=HANDS_DIM if args.central_critic else 0)
+        # sized by the config: 345 observations and 31 actions, or 477 and 47 with señas
+        self.obs_dim, self.num_actions = sig.obs_dim(self.cfg), sig.num_actions(self.cfg)
+        self.net = PolicyNet(self.obs_dim, self.num_actions, hidden=args.hidden,
+                             value_dim=HANDS_DIM if args.central_critic else 0)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
-        self.league = League(parse_mix(args.league_mix), args.pool_size, args.num_tables)
-        self.buffer = TurnBuffer(args.num_tables, args.rollout_steps)
+        self.league = League(parse_mix(args.league_mix), args.pool_size, args.num_tables, self.cfg)
+        for spec in _split(args.eval_opponents):
+            frozen_agent(spec, self.cfg)                 # a policy that cannot play this game: fail now, not later
+        self.buffer = TurnBuffer(args.num_tables, args.rollout_steps, self.obs_dim, self.num_actions)
         self.snapshots: SnapshotBank | None = None      # the pool, stacked for batched play
         self.batch = args.num_tables * args.rollout_steps
         self.num_updates = max(1, args.total_decisions // self.batch)
@@ -930,7 +997,8 @@ class Trainer:
 
     # -- warm start ----------------------------------------------------------------------------------
     def behaviour_cloning(self) -> dict[str, float]:
-        """Fit the policy head to EquityAgent's decisions (EquityAgent on all four seats of fresh tables)."""
+        """Fit the policy head to EquityAgent's decisions (EquityAgent on all four seats of fresh tables; with
+        señas its sign decisions too)."""
         import torch
 
         from agents import EquityAgent
@@ -941,8 +1009,8 @@ class Trainer:
         env = VectorMusEnv(a.num_tables, self.cfg, seed=a.seed + 0xBC, reward="stones")
         obs, mask = env.reset()
         steps = max(1, a.bc_decisions // a.num_tables)
-        X = np.zeros((steps * a.num_tables, OBS_DIM), dtype=np.float32)
-        M = np.zeros((steps * a.num_tables, NUM_ACTIONS), dtype=np.int8)
+        X = np.zeros((steps * a.num_tables, self.obs_dim), dtype=np.float32)
+        M = np.zeros((steps * a.num_tables, self.num_actions), dtype=np.int8)
         Y = np.zeros(steps * a.num_tables, dtype=np.int64)
         bar = _bar(steps, "cloning equity: playing", self.args.progress)
         for t in range(steps):
@@ -980,7 +1048,6 @@ class Trainer:
     # -- evaluation --------------------------------------------------------------------------------
     def evaluate(self) -> dict[str, Any]:
         """Duplicate matches of the current policy against the evaluation baselines, on fixed deals."""
-        from agents import make_agent
         from agents.policy import TorchPolicyAgent
         from experiments.deals import make_deals
         from experiments.tournament import play_pair
@@ -995,7 +1062,7 @@ class Trainer:
         self.net.eval()
         tables = min(2048, 2 * max(a.eval_hands, a.eval_games))
         for spec in _split(a.eval_opponents):
-            opp = make_agent(spec)
+            opp = frozen_agent(spec, cfg)
             me = learner if a.learner_decides == "all" else RestrictedAgent(learner, opp, a.learner_decides)
             h = play_pair(me, opp, self._eval_deals["hands"], mode="hands", config=cfg, max_tables=tables,
                           seed=a.eval_seed, names=("learner", spec))
@@ -1055,10 +1122,22 @@ class Trainer:
             saved = blob["args"]
             mine = _args_dict(self.args)
             known = _args_dict(Args())            # fields added since the checkpoint was written: their default
+            was = {k: saved.get(k, known[k]) for k in ("signals", "signal_intercept_p")}
+            if was != {k: mine[k] for k in was}:
+                arch = blob["arch"]
+                raise CheckpointError(
+                    f"{path}: trained with signals={was['signals']!r}, "
+                    f"signal_intercept_p={was['signal_intercept_p']!r} "
+                    f"(a policy of {arch.get('obs_dim')} observations and {arch.get('num_actions')} actions), "
+                    f"now signals={mine['signals']!r}, signal_intercept_p={mine['signal_intercept_p']!r}: resume "
+                    f"with --signals {was['signals']} --signal-intercept-p {was['signal_intercept_p']:g}, or start "
+                    "a new run in another --out")
             diff = [k for k in mine if k not in _RESUMABLE_CHANGES and saved.get(k, known[k]) != mine[k]]
             if diff:
                 raise CheckpointError(f"{path}: made with other settings: " + ", ".join(
                     f"{k}={saved.get(k)!r} (now {mine[k]!r})" for k in diff) + "; resume with the same settings")
+            if {k: blob["arch"].get(k) for k in self.net.arch} != self.net.arch:
+                raise CheckpointError(f"{path}: its network {blob['arch']} is not this run's {self.net.arch}")
             self.net.load_state_dict(blob["model"])
             self.opt.load_state_dict(blob["optimizer"])
             self.league.pool = [dict(p) for p in blob["pool"]]
@@ -1337,16 +1416,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     p.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
     defaults = Args()
+    docs = _field_docs()
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         value = getattr(defaults, f.name)
         shown = " ".join(map(str, value)) if isinstance(value, tuple) else value
-        doc = f"{_field_docs().get(f.name, '')} [{shown}"
+        doc = f"{docs.get(f.name, '')} [{shown}"
         if f.name in PRESETS["ship"]:
             doc += f"; ship: {PRESETS['ship'][f.name]}"
         doc = (doc + "]").replace("%", "%%")
         if isinstance(value, bool):
             p.add_argument(flag, type=_bool, default=None, metavar="BOOL", help=doc)
+        elif f.name == "signals":
+            p.add_argument(flag, default=None, choices=SIGNALS_CHOICES, help=doc)
         elif isinstance(value, tuple):
             p.add_argument(flag, type=int, nargs="+", default=None, help=doc)
         else:

@@ -190,6 +190,10 @@ def test_tiny_run_writes_everything_and_resume_equals_uninterrupted(tmp_path) ->
     assert _rows(out / "eval.csv") == _rows(tmp_path / "cut" / "eval.csv")
     for k, v in full.net.state_dict().items():
         assert torch.equal(v, resumed.net.state_dict()[k]), k
+    # with signals off (the default) the run is the game without señas: a 345-input, 31-action policy
+    blob = load_policy_file(out / "policy.pt")
+    assert (blob["arch"]["obs_dim"], blob["arch"]["num_actions"]) == (OBS_DIM, NUM_ACTIONS) == (345, 31)
+    assert blob["config"] == MusConfig(max_mus_rounds=None).to_dict() and blob["config"]["signals"] == "off"
     # the exported policy plays through make_agent, batched and single, legal moves only
     agent = make_agent(str(out / "policy.pt"))
     _plays_legal(agent)
@@ -462,3 +466,132 @@ def test_snapshot_bank_equals_each_snapshot_net() -> None:
             expected = TorchPolicyAgent(net).probabilities(obs[rows], mask[rows])
             np.testing.assert_allclose(probs[rows], expected, rtol=1e-5, atol=1e-6)
     assert (probs[mask == 0] == 0).all()
+
+
+# ----------------------------------------------------------------------------------------------------
+# training with señas (signals truthful / free)
+def test_signals_default_is_off_and_the_config_unchanged() -> None:
+    args = ps.Args()
+    assert (args.signals, args.signal_intercept_p) == ("off", 0.0)
+    assert args.game_config() == MusConfig(max_mus_rounds=6)            # exactly the config before señas
+    assert args.game_config(training=False) == MusConfig()
+    on = ps.make_args("tiny", signals="truthful", signal_intercept_p=0.3)
+    for training in (True, False):
+        cfg = on.game_config(training=training)
+        assert (cfg.signals, cfg.signal_intercept_p) == ("truthful", 0.3)
+
+
+def test_bad_signal_args_are_clear_errors(capsys) -> None:
+    with pytest.raises(ValueError, match="Args.signals must be one of off, truthful, free"):
+        ps.make_args("tiny", signals="loud")
+    with pytest.raises(ValueError, match=r"signal_intercept_p must be a number in \[0, 1\]"):
+        ps.make_args("tiny", signals="free", signal_intercept_p=1.5)
+    with pytest.raises(ValueError, match="no effect with signals off"):
+        ps.make_args("tiny", signal_intercept_p=0.2)
+    for argv in (["--signals", "loud"], ["--signal-intercept-p", "0.5"]):
+        with pytest.raises(SystemExit) as e:
+            ps.main(["--preset", "tiny", *argv])
+        assert e.value.code == 2
+        assert "signal" in capsys.readouterr().err
+
+
+def _plays_signals_game(agent, signals: str) -> int:
+    """``agent`` at all four seats of a MusGame with señas: legal moves only; returns the signs it made."""
+    cfg = MusConfig(signals=signals, max_mus_rounds=4)
+    rng = np.random.default_rng(0)
+    signs = 0
+    for seed in (5, 6):
+        g = MusGame(cfg, seed=seed)
+        for _ in range(400):
+            if g.is_over:
+                break
+            mask = g.legal_action_mask()
+            assert mask.shape == (47,)
+            a = agent.act(g.observe(g.current_player), mask, rng)
+            assert a in g.legal_actions()
+            signs += a >= NUM_ACTIONS
+            g.step(a)
+    venv = VectorMusEnv(32, cfg, seed=3)
+    obs, mask = venv.reset()
+    for _ in range(40):
+        a = agent.act_batch(obs, mask, rng)
+        assert (mask[np.arange(32), a] == 1).all()
+        obs, mask, *_ = venv.step(a)
+    return signs
+
+
+def test_signals_run_writes_a_477_47_policy_that_signs_and_resumes_only_with_its_signals(tmp_path, capsys) -> None:
+    out = tmp_path / "free"
+    base = ["--preset", "tiny", "--out", str(out), "--progress", "false", "--total-decisions", str(32 * 8 * 2)]
+    ps.main([*base, "--signals", "free", "--signal-intercept-p", "0.25"])
+    for name in ("policy.pt", "best_policy.pt", "checkpoint.pt"):
+        blob = load_policy_file(out / name)
+        assert (blob["arch"]["obs_dim"], blob["arch"]["num_actions"]) == (477, 47), name
+        assert (blob["config"]["signals"], blob["config"]["signal_intercept_p"]) == ("free", 0.25), name
+    rows = list(csv.DictReader(open(out / "eval.csv")))
+    assert rows and all(np.isfinite(float(r["rule_stones"])) for r in rows)   # evaluated in the signals game
+    agent = make_agent(str(out / "policy.pt"))
+    assert _plays_signals_game(agent, "free") > 0
+    assert _plays_signals_game(make_agent(str(out / "policy.pt"), greedy=True), "truthful") > 0
+    capsys.readouterr()
+    # resuming with other señas settings fails and says which ones the run needs
+    for other in (["--signals", "off"], ["--signals", "free"],
+                  ["--signals", "truthful", "--signal-intercept-p", "0.25"]):
+        with pytest.raises(SystemExit) as e:
+            ps.main([*base, "--resume", *other])
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert "trained with signals='free', signal_intercept_p=0.25" in err and "477 observations" in err, err
+        assert "resume with --signals free --signal-intercept-p 0.25" in err, err
+    with pytest.raises(ps.CheckpointError, match="now signals='off'"):
+        ps.Trainer(ps.make_args("tiny", out=str(out), progress=False, total_decisions=32 * 8 * 2), resume=True)
+    # with the same settings it resumes (a larger budget: one more update)
+    ps.main([*base[:-1], str(32 * 8 * 3), "--resume", "--signals", "free", "--signal-intercept-p", "0.25"])
+    assert len(list(csv.DictReader(open(out / "metrics.csv")))) == 3
+    # a policy trained with señas cannot sit in a run without them; one trained without plays a signals run
+    with pytest.raises(ValueError, match="trained with señas"):
+        ps.Trainer(ps.make_args("tiny", out=str(tmp_path / "off"), progress=False,
+                                league_mix=f"{out / 'policy.pt'}:1"))
+    opp = ps.frozen_agent("ppo", MusConfig(signals="free"))
+    obs, mask = VectorMusEnv(4, MusConfig(signals="free"), seed=1).reset()
+    assert (mask[np.arange(4), opp.act_batch(obs, mask, np.random.default_rng(0))] == 1).all()
+
+
+def test_sign_info_rule_signs_carry_information_random_ones_do_not(tmp_path, capsys) -> None:
+    from experiments import sign_info
+
+    cfg = MusConfig(signals="free", max_mus_rounds=6)
+    path = tmp_path / "rule.json"
+    sign_info.main(["rule", "--games", "60", "--seed", "0", "--shuffles", "5", "--out", str(path)])
+    assert "MI plug-in" in capsys.readouterr().out
+    rule = json.loads(path.read_text())
+    rnd = sign_info.sign_mutual_information("random", cfg, games=1000, seed=1, shuffles=10)
+    for w in ("mus", "grande"):
+        r, x = rule["windows"][w], rnd["windows"][w]
+        assert r["n"] > 500 and x["n"] > 2000, (w, r["n"], x["n"])
+        # a truthful signer: its token is (nearly) a function of the hand class and of its wish to discard
+        assert r["mi_miller_madow"] > x["mi_miller_madow"] + 1.0, (w, r, x)
+        assert r["shuffled_plugin"] < 0.25 < r["mi_plugin"] - 1.0
+        # a random signer: nothing beyond the noise floor, and about 0 once the bias is corrected
+        assert abs(x["mi_plugin"] - x["shuffled_plugin"]) < 4 * x["shuffled_plugin_sd"] + 0.01, (w, x)
+        assert abs(x["mi_miller_madow"]) < 0.04 < x["mi_plugin"], (w, x)
+    assert rule["windows"]["grande"]["mi_miller_madow"] > 2.5
+    silent = sign_info.sign_mutual_information("rule-nosigns", cfg, games=20, seed=0, shuffles=2)
+    assert silent["windows"]["grande"]["token_counts"] == {"NONE": silent["windows"]["grande"]["n"]}
+    assert silent["windows"]["grande"]["mi_plugin"] == 0.0
+    with pytest.raises(ValueError, match="needs a game with señas"):
+        sign_info.sign_mutual_information("rule", MusConfig(), games=2, seed=0)
+
+
+def test_mutual_information_estimates_known_values() -> None:
+    from experiments.sign_info import mutual_information
+
+    x = np.repeat(np.arange(4), 50)
+    same = mutual_information(x, x)
+    assert same["mi_plugin"] == pytest.approx(2.0) and same["h_x"] == pytest.approx(2.0)
+    assert same["mi_miller_madow"] == pytest.approx(2.0 + 3 / (2 * 200 * np.log(2)))
+    grid = mutual_information(np.repeat(np.arange(4), 8), np.tile(np.arange(8), 4))     # exactly independent
+    assert grid["mi_plugin"] == pytest.approx(0.0, abs=1e-12)
+    assert grid["mi_miller_madow"] == pytest.approx((3 + 7 - 31) / (2 * 32 * np.log(2)))
+    half = mutual_information([0, 0, 1, 1], [0, 1, 0, 0])            # H(x)=1, H(y)=0.811, H(x,y)=1.5
+    assert half["mi_plugin"] == pytest.approx(1.0 + 0.8112781 - 1.5, abs=1e-6)
