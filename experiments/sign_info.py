@@ -134,7 +134,7 @@ def _cat(parts: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
 def _entropy_bits(counts: npt.NDArray[np.int64]) -> float:
     c = counts[counts > 0].astype(np.float64)
     p = c / c.sum()
-    return max(float(-(p * np.log2(p)).sum()), 0.0)          # never -0.0
+    return max(0.0, float(-(p * np.log2(p)).sum()))          # 0.0, never -0.0, for a single bin
 
 
 def mutual_information(x: npt.ArrayLike, y: npt.ArrayLike) -> dict[str, float]:
