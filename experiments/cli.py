@@ -1,5 +1,5 @@
-"""The ``mus`` command: ``mus train``, ``mus exploit AGENT``, ``mus tournament``, ``mus signals``, ``mus play``,
-``mus replay FILE``, ``mus bench``, ``mus deals``.
+"""The ``mus`` command: ``mus train``, ``mus exploit AGENT``, ``mus tournament``, ``mus signals``,
+``mus sign-info``, ``mus play``, ``mus replay FILE``, ``mus bench``, ``mus deals``.
 
 Each subcommand is also a runnable module (``python -m experiments.tournament`` ...); ``mus SUBCOMMAND -h``
 shows its options. The subcommands parse their arguments with :class:`ArgumentParser`: a bad argument is one
@@ -29,6 +29,7 @@ COMMANDS = {
     "exploit": ("experiments.exploit", "best response to a frozen agent (a lower bound on its exploitability)"),
     "tournament": ("experiments.tournament", "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
     "signals": ("experiments.signals_value", "value of the señas channel: an agent with truthful signs vs without"),
+    "sign-info": ("experiments.sign_info", "mutual information between a player's hand class and its signs"),
     "play": ("experiments.play", "play against three bots in the terminal"),
     "replay": ("experiments.replay", "print a recorded game hand by hand"),
     "bench": ("experiments.bench", "decisions/s of the engines and of peer environments"),

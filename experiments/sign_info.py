@@ -229,7 +229,7 @@ def format_table(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     from .cli import ArgumentParser, check_agent_specs, check_writable_file, int_in
 
-    p = ArgumentParser(prog="python -m experiments.sign_info",
+    p = ArgumentParser(prog="mus sign-info",
                        description="Mutual information between a player's hand class and the señas token it "
                                    "makes (plug-in, Miller-Madow, shuffled baseline), per window kind.")
     p.add_argument("agent", metavar="POLICY_OR_SPEC", help="agent spec (rule, equity, random, ...) or a policy file")

@@ -54,9 +54,11 @@ from agents import Agent, make_agent
 from experiments.cli import MAX_DEALS, MAX_TARGET, ArgumentParser, check_agent_specs, check_writable_dir, int_in
 from experiments.deals import DealSet, make_deals
 from mus_env import Action, MusConfig, VectorMusEnv
+from mus_env.actions import NUM_ACTIONS
 from mus_env.observation import SLOT_NAMES
 from mus_env.phases import Phase
 from mus_env.records import write_atomic, write_text_atomic
+from mus_env.signals import NUM_SIGNS
 
 __all__ = ["PairResult", "Ladder", "DEAL_CHUNK", "play_pair", "chunk_seed", "merge_pair_results", "round_robin",
            "ray_round_robins", "elo_ladder", "stones_ladder", "make_ladder", "main"]
@@ -66,7 +68,7 @@ DEAL_CHUNK = 65_536
 played by one :func:`play_pair` call with agents' seed ``chunk_seed(seed, k)`` (one Ray task with ``--ray``). A
 constant, as the results of stochastic agents depend on it; both functions take ``deal_chunk=`` to override it."""
 
-_ENVIDO = np.zeros(31, dtype=bool)
+_ENVIDO = np.zeros(NUM_ACTIONS + NUM_SIGNS, dtype=bool)          # sign ids 31..46 too (signals on)
 _ENVIDO[int(Action.ENVIDO_2):int(Action.ENVIDO_10) + 1] = True
 
 
