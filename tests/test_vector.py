@@ -22,9 +22,10 @@ import numpy as np
 import pytest
 
 from mus_env import MusConfig, MusGame
-from mus_env.actions import DISCARD_BASE, ENVIDO_ACTIONS, NUM_ACTIONS, Action
-from mus_env.observation import OBS_DIM, OFFSETS, PIECES, STATE_DIM
+from mus_env.actions import DISCARD_BASE, ENVIDO_ACTIONS, Action
+from mus_env.observation import OBS_DIM, OFFSETS, PIECES
 from mus_env.phases import ORDAGO_STAKE, Phase
+from mus_env.signals import SIGNAL_OFFSETS, SIGNAL_PIECES, num_actions, obs_dim, state_dim
 from mus_env.tables import get_tables
 from mus_env.vector import PARALLEL_MIN_TABLES, VectorMusEnv
 
@@ -107,6 +108,9 @@ def _choose(policy: str, g: MusGame, mask: np.ndarray, mus_bias: float, rng: np.
 
 
 def _piece_of(k: int) -> str:
+    if k >= OBS_DIM:                                   # the señas block (signals on)
+        return next(name for name, _, _ in SIGNAL_PIECES
+                    if SIGNAL_OFFSETS[name].start <= k - OBS_DIM < SIGNAL_OFFSETS[name].stop)
     return next(name for name, _, _ in PIECES if OFFSETS[name].start <= k < OFFSETS[name].stop)
 
 
@@ -121,7 +125,8 @@ def _assert_same_obs(expected: np.ndarray, got: np.ndarray, g: MusGame, what: st
         return
     assert expected.shape == got.shape and expected.dtype == got.dtype, (what, got.shape, got.dtype)
     bad = np.flatnonzero(expected.view(np.uint32) != got.view(np.uint32))
-    where = [(int(k), _piece_of(k) if k < OBS_DIM else f"hand of seat {(k - OBS_DIM) // 40}",
+    n = obs_dim(g.config)
+    where = [(int(k), _piece_of(k) if k < n else f"hand of seat {(k - n) // 40}",
               float(expected[k]), float(got[k])) for k in bad[:8]]
     raise AssertionError(f"{what} differs in {where}\n{g.describe()}")
 
@@ -237,23 +242,23 @@ def run_differential(cfg: MusConfig, mus_bias: float, B: int, seed: int, reward:
             actions[b] = _choose(policies[b][cur], g, m, mus_bias, rng)
         if check_views:
             state = venv.state()
-            assert state.shape == (B, STATE_DIM) and state.dtype == np.float32, (state.shape, state.dtype)
+            assert state.shape == (B, state_dim(cfg)) and state.dtype == np.float32, (state.shape, state.dtype)
             for b, g in enumerate(games):
                 s = g.state()
                 _assert_same_obs(s, state[b], g, f"table {b}: state()")
-                seen[b].setdefault(0, s[:OBS_DIM])
+                seen[b].setdefault(0, s[:obs_dim(cfg)])
             tables = rng.permutation(B)[:rng.integers(1, B + 1)]
             seats = rng.integers(0, 4, tables.size)
             rows, row_masks = venv.observe(tables, seats)
-            assert rows.shape == (tables.size, OBS_DIM) and rows.dtype == np.float32, (rows.shape, rows.dtype)
-            assert row_masks.shape == (tables.size, NUM_ACTIONS) and row_masks.dtype == np.int8
+            assert rows.shape == (tables.size, obs_dim(cfg)) and rows.dtype == np.float32, (rows.shape, rows.dtype)
+            assert row_masks.shape == (tables.size, num_actions(cfg)) and row_masks.dtype == np.int8
             for k, (b, s) in enumerate(zip(tables.tolist(), seats.tolist(), strict=True)):
                 g = games[b]
                 o = seen[b].get(s)
                 if o is None:
                     o = g.observe(s)
                 _assert_same_obs(o, rows[k], g, f"table {b}: observe(seat {s})")
-                exp_mask = mask[b] if s == g.current_player else np.zeros(NUM_ACTIONS, np.int8)
+                exp_mask = mask[b] if s == g.current_player else np.zeros(num_actions(cfg), np.int8)
                 assert np.array_equal(row_masks[k], exp_mask), (b, s, g.describe(), np.flatnonzero(row_masks[k]))
         obs, mask, rewards, done, info = venv.step(actions)
         expected = np.zeros((B, 4), dtype=np.float32)
@@ -349,6 +354,16 @@ def _check_cover(d: Diff, cover: dict[str, int], scale: float = 1.0) -> None:
 # default on a machine with several cores), so that path is held equal to MusGame too.
 CI_TABLES = 64
 
+#: Señas on (RULES.md §8): both modes, interceptions off and at 0.3, both variants.
+SIGNAL_CONFIGS = {
+    "truthful_p0": Diff(MusConfig(signals="truthful"), 0.5, 707, 260),
+    "truthful_p03_kings4": Diff(MusConfig(signals="truthful", signal_intercept_p=0.3, kings=4, target=30,
+                                          real31="sota"), 0.6, 808, 260),
+    "free_p0_kings4": Diff(MusConfig(signals="free", kings=4), 0.5, 909, 260),
+    "free_p03_cap": Diff(MusConfig(signals="free", signal_intercept_p=0.3, max_mus_rounds=2,
+                                   auto_declare=False), 0.9, 1010, 260),
+}
+
 
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_differential(name: str) -> None:
@@ -357,6 +372,23 @@ def test_differential(name: str) -> None:
     d = CONFIGS[name]
     cover = run_differential(d.config, d.mus_bias, B=CI_TABLES, seed=d.seed, reward="game", n_steps=d.ci_steps)
     _check_cover(d, cover)
+
+
+@pytest.mark.parametrize("name", list(SIGNAL_CONFIGS))
+def test_differential_signals(name: str) -> None:
+    """With señas on the engines still agree at every step: sign masks, the signal block of every view
+    (interceptions included), and the games around the windows."""
+    d = SIGNAL_CONFIGS[name]
+    cover = run_differential(d.config, d.mus_bias, B=CI_TABLES, seed=d.seed, reward="stones", n_steps=d.ci_steps)
+    assert cover["hands"] >= 40 and cover["showdowns"] >= 20, cover
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(SIGNAL_CONFIGS))
+def test_differential_signals_long(name: str) -> None:
+    d = SIGNAL_CONFIGS[name]
+    cover = run_differential(d.config, d.mus_bias, B=256, seed=d.seed + 1, reward="game", n_games=5_000)
+    assert cover["hands"] >= 5_000, cover
 
 
 @pytest.mark.parametrize("name", ["default", "zero_discard_all_speak_real31_no_punto"])
