@@ -18,6 +18,17 @@ the same seed deal and reshuffle the same cards (``tests/test_vector.py`` holds 
 The observation of a seat is written straight into the output row by :func:`encode`, a transcription
 of :func:`mus_env.observation.encode`; nothing is cached per seat.
 
+Señas (RULES.md §8, :mod:`mus_env.signals`), only with ``MusConfig(signals="truthful" or "free")``: a sign
+window (:func:`open_window`) opens when a hand starts, after each discard round's replacements (before the
+next mus call) and when the mus is cut (before grande). In it relative seats 0..3 make one
+``Phase.SIGNAL`` decision each (:func:`on_sign`; the Legal set is ``Legal.NONE`` and the legal tokens,
+:func:`pending_sign_bits`, are computed from the signer's hand and the window's kind), then the game goes
+on as without the window. The tokens of the latest mus window and of the grande window are kept per
+absolute seat (``sig_mus``, ``sig_grande``); the window counter of :func:`mus_env.signals.intercept_uniform`
+is not stored: the latest mus window's is ``mus_round`` and the grande window's ``mus_round + 1``
+(``mus_round`` changes only when a discard round ends, which opens a new mus window). With signals off no
+window opens, the sign fields stay at -1, and every observation, mask and game is as before.
+
 Everything here is compiled on first use and cached on disk (``cache=True``: ``__pycache__`` beside this
 file, or ``NUMBA_CACHE_DIR``), so only the first import after an install pays the compile.
 """
@@ -30,15 +41,16 @@ from numba import njit, prange
 
 from .actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS, Action
 from .cards import NUM_CARDS, card_number, slot_positions, value_table
-from .config import MusConfig
+from .config import SIGNALS_CHOICES, MusConfig
 from .observation import DISCARD_ROUNDS, OBS_DIM, OFFSETS, ROUNDS_SCALE, STAKE_SCALE, TARGET_SCALE, speech_of
 from .phases import LEGAL_MASKS, LEGAL_SETS, NUM_OUTCOMES, ORDAGO_STAKE, Legal, Outcome, Phase
-from .shuffle import STREAM_DEAL, STREAM_MANO, STREAM_RESHUFFLE, STREAM_TABLE
+from .shuffle import STREAM_DEAL, STREAM_MANO, STREAM_RESHUFFLE, STREAM_SIGNAL, STREAM_TABLE
+from .signals import ALL_SIGNS, NUM_SIGNS, SIGNAL_BASE, SIGNAL_OFFSETS, WINDOW_GRANDE, WINDOW_MUS, Sign, hand_sign_bits
 from .tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables
 
 __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
            "make_rules", "step_tables", "step_rows", "reset_tables", "new_episodes", "observe_tables",
-           "state_rows", "sample_legal"]
+           "state_rows", "sample_legal", "legal_masks", "intercept_uniform", "legal_sign_bits"]
 
 # ---------------------------------------------------------------------------------------------------
 # The state of one table: one row of a structured array. (name, dtype, shape, meaning)
@@ -50,8 +62,8 @@ STATE_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
     ("mano", "i1", (), "absolute seat of the mano"),
     ("hands", "i1", (4, 4), "[seat, slot] card id in hand-slot order; -1 empty (sorted last)"),
     ("stock", "i1", (NUM_CARDS,), "the stock; the next card is stock[stock_pos]; valid below stock_len"),
-    ("stock_pos", "i2", (), "next card of the stock"),
-    ("stock_len", "i2", (), "cards in the stock"),
+    ("stock_pos", "i1", (), "next card of the stock"),
+    ("stock_len", "i1", (), "cards in the stock"),
     ("pile", "u1", (NUM_CARDS,), "[card] 1: the card is in the discard pile"),
     ("round_disc", "i1", (4, 4), "[rel, slot] card discarded from that slot this mus round; -1 none"),
     ("disc_count", "i1", (4,), "[rel] cards discarded this mus round"),
@@ -81,6 +93,14 @@ STATE_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
     ("scores", "i4", (2,), "[team] stones in the current game"),
     ("hand_stones", "i4", (2,), "[team] stones won in the current hand"),
     ("lance_stones", "i4", (4, 2), "[slot, team] stones of the current hand per lance slot"),
+    # señas (signals on only; with signals off they stay -1). The legal tokens of a sign decision are not
+    # stored: they are legal_sign_bits of the signer's hand and the window's kind.
+    ("sig_mus", "i1", (4,), "[seat] token signed in the latest mus window of this hand; -1 none (cleared when a "
+                            "hand starts and when a mus window opens; its window counter is mus_round)"),
+    ("sig_grande", "i1", (4,), "[seat] token signed in the grande window of this hand; -1 none (cleared when a "
+                               "hand starts; its window counter is mus_round + 1)"),
+    ("sig_window", "i1", (), "kind of the window of the pending sign decision (signals.WINDOW_MUS or "
+                             "WINDOW_GRANDE); -1 when no sign decision is pending"),
     ("games_won", "i2", (2,), "[team] games won in the current vaca"),
     ("vacas_won", "i2", (2,), "[team] vacas won in the match"),
     ("showdown", "b1", (), "the current hand's cards have been shown (count or accepted órdago)"),
@@ -89,6 +109,9 @@ STATE_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
     ("prev_stones", "i4", (2,), "[team] stones won in the previous hand"),
 )
 STATE_DTYPE = np.dtype([(name, dt, shape) for name, dt, shape, _ in STATE_FIELDS], align=True)
+# A row is 512 bytes, 8 cache lines (the order and the int8 stock counters keep it so: 528-byte rows, not
+# aligned to cache lines, made every step about 4 % slower).
+assert STATE_DTYPE.itemsize == 512, STATE_DTYPE.itemsize
 
 # What a step reports per table (the info dict of VectorMusEnv.step).
 OUT_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
@@ -105,7 +128,7 @@ OUT_DTYPE = np.dtype([(name, dt, shape) for name, dt, shape, _ in OUT_FIELDS], a
 # ---------------------------------------------------------------------------------------------------
 # Constants (module-level ints are compile-time constants for numba).
 MUS_CALL, DISCARD, DECLARE, BET_OPEN = Phase.MUS_CALL, Phase.DISCARD, Phase.DECLARE, Phase.BET_OPEN
-BET_RESPOND, BET_CONFIRM, GAME_OVER = Phase.BET_RESPOND, Phase.BET_CONFIRM, Phase.GAME_OVER
+BET_RESPOND, BET_CONFIRM, GAME_OVER, SIGNAL = Phase.BET_RESPOND, Phase.BET_CONFIRM, Phase.GAME_OVER, Phase.SIGNAL
 L_MUS_CALL, L_FORCED_NO_MUS, L_OPEN = Legal.MUS_CALL, Legal.FORCED_NO_MUS, Legal.OPEN
 L_RESPOND, L_RESPOND_ORDAGO, L_CONFIRM = Legal.RESPOND, Legal.RESPOND_ORDAGO, Legal.CONFIRM
 L_PARES_SI, L_PARES_NO, L_JUEGO_SI, L_JUEGO_NO = Legal.PARES_SI, Legal.PARES_NO, Legal.JUEGO_SI, Legal.JUEGO_NO
@@ -118,7 +141,11 @@ ALL_SEATS = 15                                          # eligibility bits of th
 
 # Config switches, by index into the rules' cfg field (int64).
 (C_TARGET, C_KINGS, C_PUNTO, C_HOLDERS_ONLY, C_OVERRIDE, C_AUTO_DECLARE, C_EXCLUDE_OWN, C_MAX_MUS,
- C_DISCARD_LEGAL, C_JUEGOS, C_VACAS, C_FIRST_MANO, C_STONES_REWARD, C_REAL31, C_KEEP_OVER) = range(15)
+ C_DISCARD_LEGAL, C_JUEGOS, C_VACAS, C_FIRST_MANO, C_STONES_REWARD, C_REAL31, C_KEEP_OVER, C_SIGNALS) = range(16)
+NUM_SWITCHES = 16
+#: Values of the C_SIGNALS switch: the index of ``config.signals`` in SIGNALS_CHOICES.
+SIGNALS_OFF, SIGNALS_TRUTHFUL, SIGNALS_FREE = (SIGNALS_CHOICES.index(m) for m in ("off", "truthful", "free"))
+assert SIGNALS_OFF == 0
 L_NONE = Legal.NONE
 _REAL31_MODES = ("off", "any10", "sota", "sota_oros", "sota_4suits")
 
@@ -142,6 +169,16 @@ assert OFFSETS["lance_outcome"].stop - O_OUTCOME == 4 * NUM_OUTCOMES
 STAKE_SCALE_, TARGET_SCALE_, ROUNDS_SCALE_ = float(STAKE_SCALE), float(TARGET_SCALE), float(ROUNDS_SCALE)
 NUM_CARDS_, OBS_DIM_, DISCARD_ROUNDS_, NUM_ACTIONS_ = NUM_CARDS, OBS_DIM, DISCARD_ROUNDS, NUM_ACTIONS
 
+# Señas (mus_env.signals): action ids, token bits, window kinds, and the signal block's offsets (after OBS_DIM).
+SIGNAL_BASE_, NUM_SIGNS_, ALL_SIGNS_ = SIGNAL_BASE, NUM_SIGNS, ALL_SIGNS
+WINDOW_MUS_, WINDOW_GRANDE_ = WINDOW_MUS, WINDOW_GRANDE
+REAL31_BIT, MUS_BIT = 1 << int(Sign.REAL31), 1 << int(Sign.MUS)
+O_SIGN_WINDOW = OBS_DIM + SIGNAL_OFFSETS["sign_window"].start
+O_SIGNS_MUS = OBS_DIM + SIGNAL_OFFSETS["signs_mus"].start
+O_SIGNS_GRANDE = OBS_DIM + SIGNAL_OFFSETS["signs_grande"].start
+O_SIGN_CONFIG = OBS_DIM + SIGNAL_OFFSETS["sign_config"].start
+assert SIGNAL_OFFSETS["signs_mus"].stop - SIGNAL_OFFSETS["signs_mus"].start == 4 * NUM_SIGNS
+
 # SplitMix64 (mus_env.shuffle), as uint64 constants so numba never mixes signed and unsigned.
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -150,6 +187,8 @@ _S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 _SIGN = np.uint64(1 << 63)
 _U_DEAL, _U_RESHUFFLE = np.uint64(STREAM_DEAL), np.uint64(STREAM_RESHUFFLE)
 _U_MANO, _U_TABLE = np.uint64(STREAM_MANO), np.uint64(STREAM_TABLE)
+_U_SIGNAL, _S11 = np.uint64(STREAM_SIGNAL), np.uint64(11)
+_INV_2_53 = 1.0 / 9007199254740992.0
 
 
 #: Largest number of rank multisets of a variant (4 kings: 715); the 8-king tables are padded to it, so
@@ -158,7 +197,8 @@ MAX_MULTISETS = 715
 
 #: Read-only tables and switches of one engine: one record (name, dtype, shape, meaning), built by make_rules.
 RULES_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
-    ("cfg", "i8", (15,), "config switches, indexed by the C_* constants"),
+    ("cfg", "i8", (NUM_SWITCHES,), "config switches, indexed by the C_* constants"),
+    ("intercept_p", "f8", (), "config.signal_intercept_p (an opponent sees a sign with this probability)"),
     ("rank_of_card", "i8", (NUM_CARDS,), "rank 1..R of each card"),
     ("slot_pos", "i8", (NUM_CARDS + 1,), "place of each card in hand-slot order; [40] (empty) = 40"),
     ("number_of_card", "i8", (NUM_CARDS,), "card number 1..12 (31 real)"),
@@ -169,6 +209,7 @@ RULES_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
     ("juego_bonus", "i1", (MAX_MULTISETS,), "tables.juego_bonus"),
     ("juego_points", "i1", (MAX_MULTISETS,), "tables.juego_points"),
     ("pares_class", "i1", (MAX_MULTISETS,), "tables.pares_class"),
+    ("sign_bits", "i4", (MAX_MULTISETS,), "signals.hand_sign_bits: the tokens true for a multiset (no REAL31, MUS)"),
     ("bet_amount", "i4", (NUM_ACTIONS,), "stones of each ENVIDO action (0 for the others)"),
     ("speech", "i1", (NUM_ACTIONS,), "speech category of each betting action; -1 otherwise"),
     ("next_elig", "i1", (16, 5), "[bits, r + 1] first eligible relative seat after r; -1"),
@@ -206,7 +247,7 @@ def make_rules(cfg: MusConfig, stones_reward: bool, keep_over: bool = False) -> 
     :func:`new_episodes` restarts it (``mus_env.sb3`` uses this; ``VectorMusEnv`` auto-resets).
     """
     t = get_tables(cfg.kings)
-    switches = np.zeros(15, dtype=np.int64)
+    switches = np.zeros(NUM_SWITCHES, dtype=np.int64)
     switches[C_TARGET] = cfg.target
     switches[C_KINGS] = cfg.kings
     switches[C_PUNTO] = cfg.punto
@@ -222,6 +263,7 @@ def make_rules(cfg: MusConfig, stones_reward: bool, keep_over: bool = False) -> 
     switches[C_STONES_REWARD] = stones_reward
     switches[C_REAL31] = _REAL31_MODES.index(cfg.real31)
     switches[C_KEEP_OVER] = keep_over
+    switches[C_SIGNALS] = SIGNALS_CHOICES.index(cfg.signals)
     from math import comb
     bet_amount = np.zeros(NUM_ACTIONS, dtype=np.int32)
     bet_amount[ENVIDO_BASE:ENVIDO_BASE + 5] = cfg.bet_sizes
@@ -233,6 +275,8 @@ def make_rules(cfg: MusConfig, stones_reward: bool, keep_over: bool = False) -> 
     r = rules[0]
     m = t.size
     r["cfg"] = switches
+    r["intercept_p"] = cfg.signal_intercept_p
+    r["sign_bits"][:m] = hand_sign_bits(cfg.kings)
     r["rank_of_card"] = t.rank_of_card
     r["slot_pos"] = (*slot_positions(cfg.kings), NUM_CARDS)
     r["number_of_card"] = [card_number(c) for c in range(NUM_CARDS)]
@@ -268,6 +312,14 @@ def mix(x: np.uint64) -> np.uint64:
 def event_hash(seed: np.uint64, stream: np.uint64, a: np.uint64, b: np.uint64) -> np.uint64:
     """``shuffle._event_hash`` of one event: (seed, stream, a, b)."""
     return mix(mix(mix(mix(seed) ^ stream) ^ a) ^ (b << _S32))
+
+
+@njit(cache=True)
+def intercept_uniform(seed: np.uint64, hand_number: int, window: int, signer: int, observer: int) -> float:
+    """``signals.intercept_uniform``: the uniform number in [0, 1) that decides whether opponent ``observer``
+    sees ``signer``'s token in window counter ``window`` of hand ``hand_number`` (absolute seats)."""
+    h = event_hash(seed, _U_SIGNAL, np.uint64(hand_number), np.uint64(16 * window + 4 * signer + observer))
+    return np.float64(h >> _S11) * _INV_2_53
 
 
 @njit(cache=True)
@@ -392,6 +444,60 @@ def set_mus_call(st, R, rel: int) -> None:
 
 
 @njit(cache=True)
+def legal_sign_bits(hand: npt.NDArray[np.int8], R, kind: int) -> int:
+    """``signals.legal_signs`` of a full hand in a window of ``kind``: every token with signals "free"; with
+    "truthful" the tokens true for the hand (``sign_bits`` of its multiset, REAL31 for a 31 real under the
+    config's mode, MUS in a mus window)."""
+    if R.cfg[C_SIGNALS] == SIGNALS_FREE:
+        return ALL_SIGNS_
+    bits = R.sign_bits[multiset_of(hand, R)]
+    if R.cfg[C_REAL31] and is_real31(hand, R):
+        bits |= REAL31_BIT
+    if kind == WINDOW_MUS_:
+        bits |= MUS_BIT
+    return bits
+
+
+@njit(cache=True, inline="always")
+def pending_sign_bits(st, R) -> int:
+    """The legal tokens of the pending decision (bit t = token t): those of the signer's hand in the open
+    window during a sign decision, none otherwise."""
+    if st.phase != SIGNAL:
+        return 0
+    return legal_sign_bits(st.hands[(st.mano + st.rel) % 4], R, st.sig_window)
+
+
+@njit(cache=True)
+def open_window(st, R, kind: int) -> None:
+    """A sign window of ``kind`` opens (signals on, RULES.md §8): S0..S3 will sign in turn. A mus window
+    forgets the tokens of the previous mus window of the hand."""
+    if kind == WINDOW_MUS_:
+        st.sig_mus[:] = -1
+    st.sig_window = kind
+    set_decision(st, SIGNAL, 0, L_NONE)
+
+
+@njit(cache=True)
+def on_sign(st, out, R, action: int) -> None:
+    """A token (``action - SIGNAL_BASE``); after S3 the window closes and the game goes on as without it:
+    the mus call of S0 (mus window) or the lances (grande window)."""
+    kind = st.sig_window
+    seat = (st.mano + st.rel) % 4
+    if kind == WINDOW_MUS_:
+        st.sig_mus[seat] = action - SIGNAL_BASE_
+    else:
+        st.sig_grande[seat] = action - SIGNAL_BASE_
+    if st.rel < 3:
+        set_decision(st, SIGNAL, st.rel + 1, L_NONE)
+        return
+    st.sig_window = -1
+    if kind == WINDOW_MUS_:
+        set_mus_call(st, R, 0)
+    else:
+        begin_lances(st, R)
+
+
+@njit(cache=True)
 def start_hand(st, R, deck: npt.NDArray[np.int8], mano: int) -> None:
     """Deal ``deck`` with ``mano`` and open the mus phase (RULES.md §2.5, §3.1): ``deck[i]`` for i < 16
     goes to relative seat ``i % 4``; the stock is ``deck[16:]``."""
@@ -427,13 +533,22 @@ def start_hand(st, R, deck: npt.NDArray[np.int8], mano: int) -> None:
     st.hand_stones[:] = 0
     st.lance_stones[:, :] = 0
     st.showdown = False
-    set_mus_call(st, R, 0)
+    st.sig_mus[:] = -1
+    st.sig_grande[:] = -1
+    st.sig_window = -1
+    if R.cfg[C_SIGNALS]:
+        open_window(st, R, WINDOW_MUS_)
+    else:
+        set_mus_call(st, R, 0)
 
 
 @njit(cache=True)
 def on_mus_call(st, out, R, action: int) -> None:
     if action == NO_MUS_A:
-        begin_lances(st, R)
+        if R.cfg[C_SIGNALS]:
+            open_window(st, R, WINDOW_GRANDE_)
+        else:
+            begin_lances(st, R)
     elif st.rel < 3:
         set_mus_call(st, R, st.rel + 1)
     else:
@@ -466,7 +581,10 @@ def on_discard(st, out, R, action: int) -> None:
     for s in range(4):
         st.disc_hist[0, s] = st.disc_count[(s - st.mano) % 4]
     st.mus_round += 1
-    set_mus_call(st, R, 0)
+    if R.cfg[C_SIGNALS]:
+        open_window(st, R, WINDOW_MUS_)
+    else:
+        set_mus_call(st, R, 0)
 
 
 @njit(cache=True)
@@ -865,7 +983,9 @@ def new_episode(st, R, b: int, master: np.uint64) -> None:
 # Observation (observation.encode, transcribed)
 @njit(cache=True)
 def encode(st, R, seat: int, row: npt.NDArray[np.float32]) -> None:
-    """Write absolute ``seat``'s view of the table into ``row`` (OBS_DIM,), exactly as observation.encode."""
+    """Write absolute ``seat``'s view of the table into ``row``, exactly as observation.encode: ``(OBS_DIM,)``,
+    or with signals on ``(signals.obs_dim(config),)``, the signal block (:func:`encode_signs`) after OBS_DIM.
+    During a sign decision the ``phase`` one-hot (and ``lance``, ``responder``) are zeros."""
     row[:] = 0.0
     me = seat % 2
     mano = st.mano
@@ -889,7 +1009,8 @@ def encode(st, R, seat: int, row: npt.NDArray[np.float32]) -> None:
     if R.cfg[C_KINGS] == 8:
         row[O_KINGS8] = 1.0
     phase = st.phase
-    row[O_PHASE + phase] = 1.0
+    if phase != SIGNAL:                                # (Phase.SIGNAL has no entry: its kind is in sign_window)
+        row[O_PHASE + phase] = 1.0
     if phase != GAME_OVER:
         row[O_ACTING + (mano + st.rel - seat) % 4] = 1.0
     if DECLARE <= phase <= BET_CONFIRM:
@@ -950,6 +1071,64 @@ def encode(st, R, seat: int, row: npt.NDArray[np.float32]) -> None:
             q = (s - seat) % 4
             for r in range(10):
                 row[O_PREV_COUNTS + 10 * q + r] = st.prev_counts[s, r]
+    if R.cfg[C_SIGNALS]:
+        encode_signs(st, R, seat, row)
+
+
+@njit(cache=True, inline="always")
+def sees_sign(st, R, window: int, signer: int, observer: int) -> bool:
+    """``signals.sees_sign`` in the current hand: the signer and its partner always, an opponent when the
+    interception draw of (hand, window, signer, observer) is below ``intercept_p``."""
+    if (observer - signer) % 2 == 0:
+        return True
+    p = R.intercept_p
+    if p <= 0.0:                                       # (u >= 0: never below 0; skip the hash)
+        return False
+    return intercept_uniform(st.game_seeds, st.hand_number, window, signer, observer) < p
+
+
+@njit(cache=True)
+def encode_signs(st, R, seat: int, row: npt.NDArray[np.float32]) -> None:
+    """The signal block of ``seat``'s view (signals.SIGNAL_PIECES, after OBS_DIM): the pending window's kind,
+    the tokens it sees of the latest mus window and of the grande window (per seat q relative to it),
+    and the channel's settings."""
+    if st.phase == SIGNAL:
+        row[O_SIGN_WINDOW + st.sig_window] = 1.0
+    w = st.mus_round
+    for s in range(4):
+        q = (s - seat) % 4
+        t = st.sig_mus[s]
+        if t >= 0 and sees_sign(st, R, w, s, seat):
+            row[O_SIGNS_MUS + NUM_SIGNS_ * q + t] = 1.0
+        t = st.sig_grande[s]
+        if t >= 0 and sees_sign(st, R, w + 1, s, seat):
+            row[O_SIGNS_GRANDE + NUM_SIGNS_ * q + t] = 1.0
+    row[O_SIGN_CONFIG] = 1.0 if R.cfg[C_SIGNALS] == SIGNALS_FREE else 0.0
+    row[O_SIGN_CONFIG + 1] = R.intercept_p
+
+
+@njit(cache=True, inline="always")
+def write_mask(st, R, mask: npt.NDArray[np.int8], k: int) -> None:
+    """The legal mask of the pending decision into ``mask[k]``: NUM_ACTIONS columns, or with signals on
+    ``signals.num_actions(config)``, the sign ids' columns from :func:`pending_sign_bits`."""
+    for a in range(NUM_ACTIONS_):                      # (a loop: array-to-array assignment compiles slowly)
+        mask[k, a] = R.legal_masks[st.legal, a]
+    if mask.shape[1] > NUM_ACTIONS_:
+        bits = pending_sign_bits(st, R)
+        for t in range(NUM_SIGNS_):
+            mask[k, SIGNAL_BASE_ + t] = (bits >> t) & 1
+
+
+@njit(cache=True, inline="always")
+def is_illegal(st, R, a: int) -> bool:
+    """Whether action id ``a`` is not legal for the pending decision: a non-sign id outside its Legal set
+    (during a sign decision the set is Legal.NONE), or a sign id outside a sign decision or not among
+    its legal tokens."""
+    if 0 <= a < NUM_ACTIONS_ and R.legal_masks[st.legal, a] != 0:
+        return False
+    if SIGNAL_BASE_ <= a < SIGNAL_BASE_ + NUM_SIGNS_:
+        return (pending_sign_bits(st, R) >> (a - SIGNAL_BASE_)) & 1 == 0
+    return True
 
 
 @njit(cache=True)
@@ -957,8 +1136,7 @@ def write_view(S, R, b: int, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.
     """The acting seat's observation and legal mask of table ``b`` into the output rows."""
     st = S[b]
     encode(st, R, (st.mano + st.rel) % 4, obs[b])
-    for a in range(NUM_ACTIONS_):                      # (a loop: array-to-array assignment compiles slowly)
-        mask[b, a] = R.legal_masks[st.legal, a]
+    write_mask(st, R, mask, b)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -984,6 +1162,8 @@ def step_table(S, O, rules: Rules, b: int, action: int, master: np.uint64, obs, 
         on_open(st, out, R, action, b, master)
     elif phase == BET_RESPOND:
         on_respond(st, out, R, action, b, master)
+    elif phase == SIGNAL:
+        on_sign(st, out, R, action)
     else:
         on_confirm(st, out, R, action, b, master)
     write_view(S, R, b, obs, mask)
@@ -992,10 +1172,9 @@ def step_table(S, O, rules: Rules, b: int, action: int, master: np.uint64, obs, 
 @njit(cache=True)
 def first_illegal(S, rules: Rules, actions) -> int:
     """Index of the first table whose action is not legal for its pending decision, -1 if all are."""
-    masks = rules[0].legal_masks
+    R = rules[0]
     for b in range(actions.shape[0]):
-        a = actions[b]
-        if a < 0 or a >= NUM_ACTIONS_ or masks[S[b].legal, a] == 0:
+        if is_illegal(S[b], R, actions[b]):
             return b
     return -1
 
@@ -1028,11 +1207,10 @@ def step_tables(S, O, rules: Rules, actions, master: np.uint64, obs, mask, paral
 def step_rows(S, O, rules: Rules, rows, actions, master: np.uint64, obs, mask) -> int:
     """Step only the tables ``rows`` (distinct indices), table ``b`` with ``actions[b]``, or none: returns the
     first position k whose table's action is illegal (nothing changed), or -1."""
-    masks = rules[0].legal_masks
+    R = rules[0]
     for k in range(rows.shape[0]):
         b = rows[k]
-        a = actions[b]
-        if a < 0 or a >= NUM_ACTIONS_ or masks[S[b].legal, a] == 0:
+        if is_illegal(S[b], R, actions[b]):
             return k
     for k in range(rows.shape[0]):
         step_table(S, O, rules, rows[k], actions[rows[k]], master, obs, mask)
@@ -1076,10 +1254,17 @@ def observe_tables(S, rules: Rules, tables, seats, obs, mask) -> None:
         seat = acting if seats[k] < 0 else seats[k]
         encode(st, R, seat, obs[k])
         if seat == acting:
-            for a in range(NUM_ACTIONS_):
-                mask[k, a] = R.legal_masks[st.legal, a]
+            write_mask(st, R, mask, k)
         else:
             mask[k, :] = 0
+
+
+@njit(cache=True)
+def legal_masks(S, rules: Rules, mask) -> None:
+    """``mask[b]``: the legal mask of table ``b``'s pending decision (``(B, signals.num_actions(config))``)."""
+    R = rules[0]
+    for b in range(S.shape[0]):
+        write_mask(S[b], R, mask, b)
 
 
 @njit(cache=True)
@@ -1087,20 +1272,36 @@ def sample_legal(S, rules: Rules, u, actions) -> None:
     """``actions[b]``: the ``int(u[b] * n)``-th of the ``n`` legal actions of table ``b`` (ascending ids)."""
     R = rules[0]
     for b in range(S.shape[0]):
-        legal = S[b].legal
+        st = S[b]
+        if st.phase == SIGNAL:
+            bits = pending_sign_bits(st, R)
+            n = 0
+            for t in range(NUM_SIGNS_):
+                n += (bits >> t) & 1
+            k = np.int64(u[b] * n)
+            for t in range(NUM_SIGNS_):
+                if (bits >> t) & 1:
+                    if k == 0:
+                        actions[b] = SIGNAL_BASE_ + t
+                        break
+                    k -= 1
+            continue
+        legal = st.legal
         actions[b] = R.legal_list[legal, np.int64(u[b] * R.legal_count[legal])]
 
 
 @njit(cache=True)
 def state_rows(S, rules: Rules, out) -> None:
-    """``MusGame.state()`` of every table: seat 0's view, then each seat's hand one-hot over card ids."""
+    """``MusGame.state()`` of every table: seat 0's view, then each seat's hand one-hot over card ids
+    (``out`` is ``(B, signals.state_dim(config))``)."""
     R = rules[0]
+    n_obs = out.shape[1] - 4 * NUM_CARDS_
     for b in range(S.shape[0]):
         st = S[b]
         row = out[b]
-        encode(st, R, np.int64(0), row[:OBS_DIM_])
-        row[OBS_DIM_:] = 0.0
+        encode(st, R, np.int64(0), row[:n_obs])
+        row[n_obs:] = 0.0
         for s in range(4):
             for j in range(4):
                 if st.hands[s, j] >= 0:
-                    row[OBS_DIM_ + NUM_CARDS_ * s + st.hands[s, j]] = 1.0
+                    row[n_obs + NUM_CARDS_ * s + st.hands[s, j]] = 1.0

@@ -15,6 +15,14 @@ Each step takes one action per table for its :attr:`current_player` and returns 
 observation and mask. Finished episodes auto-reset: ``info["finished"]`` marks them, with the winner
 and final scores; the returned observation is the first one of the new episode.
 
+With ``MusConfig(signals="truthful" or "free")`` the tables play the señas channel of RULES.md §8
+(:mod:`mus_env.signals`): sign windows with one ``Phase.SIGNAL`` decision per seat, actions 31..46,
+observations of ``signals.obs_dim(config)`` entries, masks of ``signals.num_actions(config)`` columns
+and ``state()`` rows of ``signals.state_dim(config)`` (attributes ``obs_dim``, ``num_actions``,
+``state_dim``). The tokens signed in the current hand are the state fields ``sig_mus`` and ``sig_grande``
+(by absolute seat, -1 none), the pending window's kind ``sig_window``. With ``signals="off"`` (the
+default) nothing differs from an engine without signs.
+
 Example:
     >>> import numpy as np
     >>> from mus_env import VectorMusEnv
@@ -35,12 +43,11 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from . import kernel
+from . import kernel, signals
 from .actions import NUM_ACTIONS, action_to_string
 from .cards import NUM_CARDS
 from .config import MusConfig, playable_config
-from .observation import OBS_DIM, STATE_DIM
-from .phases import LEGAL_MASKS, LEGAL_SETS, PHASE_NAMES, Phase
+from .phases import PHASE_NAMES, SIGNAL_PHASE_NAME, Phase
 from .shuffle import normalize_seed, random_seed, table_seeds
 from .tables import LANCE_NAMES
 
@@ -68,6 +75,9 @@ class VectorMusEnv:
     Attributes:
         num_envs: B.
         config: the ruleset.
+        obs_dim: length of an observation (``signals.obs_dim(config)``: OBS_DIM, or more with signals on).
+        num_actions: columns of a mask (``signals.num_actions(config)``: 31, or 47 with signals on).
+        state_dim: length of a :meth:`state` row (``signals.state_dim(config)``).
         num_threads: the threads a step may use.
         game_seeds: ``(B,)`` uint64 seed of each table's current episode (``MusGame(config, seed)``
             with that seed plays the same game).
@@ -79,7 +89,7 @@ class VectorMusEnv:
                  reward: str = "game", num_threads: int | None = None) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        cfg = playable_config(config)
+        cfg = playable_config(config, signals=True)
         if reward not in ("game", "stones"):
             raise ValueError(f"reward must be 'game' or 'stones', got {reward!r}")
         max_threads = numba.config.NUMBA_NUM_THREADS
@@ -93,14 +103,17 @@ class VectorMusEnv:
         self.config = cfg
         self.reward_mode = reward
         self.num_threads = int(num_threads)
+        self.obs_dim = signals.obs_dim(cfg)
+        self.num_actions = signals.num_actions(cfg)
+        self.state_dim = signals.state_dim(cfg)
         self._set_seed(random_seed() if seed is None else seed)
         self._rules = kernel.make_rules(cfg, stones_reward=reward == "stones")
         self._parallel = self.num_threads > 1 and self.num_envs >= PARALLEL_MIN_TABLES
         self._state = np.zeros(self.num_envs, dtype=kernel.STATE_DTYPE)
         self._out = np.zeros(self.num_envs, dtype=kernel.OUT_DTYPE)
         self._out["winner"] = -1
-        self._obs = np.zeros((self.num_envs, OBS_DIM), dtype=np.float32)
-        self._mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+        self._obs = np.zeros((self.num_envs, self.obs_dim), dtype=np.float32)
+        self._mask = np.zeros((self.num_envs, self.num_actions), dtype=np.int8)
         for name, *_ in kernel.STATE_FIELDS:                # every field as a (B, ...) view
             setattr(self, "scores_" if name == "scores" else name, self._state[name])
         self._rows = np.arange(self.num_envs)
@@ -117,7 +130,7 @@ class VectorMusEnv:
 
     def buffer_bytes(self) -> int:
         """Bytes per table of the output buffers (observation, mask, step outputs); there is no per-seat cache."""
-        return self._obs.itemsize * OBS_DIM + NUM_ACTIONS + kernel.OUT_DTYPE.itemsize
+        return self._obs.itemsize * self.obs_dim + self.num_actions + kernel.OUT_DTYPE.itemsize
 
     def _arrays(self) -> dict[str, np.ndarray]:
         """The engine's arrays as plain numeric arrays (structured rows as raw bytes, for safe loaders)."""
@@ -181,7 +194,7 @@ class VectorMusEnv:
         """Start a fresh episode on every table (deals from ``shuffle.table_seeds``).
 
         Returns:
-            ``obs (B, OBS_DIM)`` float32 and ``mask (B, NUM_ACTIONS)`` int8 for each table's first player.
+            ``obs (B, obs_dim)`` float32 and ``mask (B, num_actions)`` int8 for each table's first player.
         """
         if seed is not None:
             self._set_seed(seed)
@@ -264,7 +277,7 @@ class VectorMusEnv:
             actions: ``(B,)`` integer action ids, each legal for its table.
 
         Returns:
-            ``obs (B, OBS_DIM)``, ``mask (B, NUM_ACTIONS)`` of the next player of each table; ``rewards
+            ``obs (B, obs_dim)``, ``mask (B, num_actions)`` of the next player of each table; ``rewards
             (B, 4)`` float32 by absolute seat; ``done (B,)`` bool (episode finished, table auto-reset);
             ``info`` with ``finished``, ``winner`` (team, -1), ``final_scores`` (B, 2), ``hand_finished``,
             ``hand_stones`` (B, 2) and ``lance_stones`` (B, 4 slots, 2 teams) of hands that ended this step.
@@ -324,8 +337,8 @@ class VectorMusEnv:
         Args:
             tables: table indices (None: all tables).
             seats: None: rewrite the buffers' rows of ``tables`` with each acting seat's view and return
-                the buffers ``(B, OBS_DIM)``, ``(B, NUM_ACTIONS)``. Given (one absolute seat 0..3 per
-                table of ``tables``): new arrays ``(n, OBS_DIM)`` and ``(n, NUM_ACTIONS)``; row k is seat
+                the buffers ``(B, obs_dim)``, ``(B, num_actions)``. Given (one absolute seat 0..3 per
+                table of ``tables``): new arrays ``(n, obs_dim)`` and ``(n, num_actions)``; row k is seat
                 ``seats[k]``'s view of table ``tables[k]`` (equal to ``MusGame.observe(seat)``), its mask
                 the legal mask when that seat is to act, else zeros.
 
@@ -342,8 +355,8 @@ class VectorMusEnv:
             if ((t < 0) | (t >= self.num_envs)).any():
                 raise ValueError(f"tables must be indices in 0..{self.num_envs - 1}, got {t.tolist()}")
         if seats is None:
-            obs = np.empty((t.size, OBS_DIM), dtype=np.float32)
-            mask = np.empty((t.size, NUM_ACTIONS), dtype=np.int8)
+            obs = np.empty((t.size, self.obs_dim), dtype=np.float32)
+            mask = np.empty((t.size, self.num_actions), dtype=np.int8)
             kernel.observe_tables(self._state, self._rules, t, np.full(t.size, -1, dtype=np.int64), obs, mask)
             self._obs[t] = obs
             self._mask[t] = mask
@@ -351,17 +364,17 @@ class VectorMusEnv:
         s = self._int_array("seats", seats, (t.size,))
         if ((s < 0) | (s > 3)).any():
             raise ValueError(f"seats must be absolute seats 0..3, got {s.tolist()}")
-        obs = np.empty((t.size, OBS_DIM), dtype=np.float32)
-        mask = np.empty((t.size, NUM_ACTIONS), dtype=np.int8)
+        obs = np.empty((t.size, self.obs_dim), dtype=np.float32)
+        mask = np.empty((t.size, self.num_actions), dtype=np.int8)
         kernel.observe_tables(self._state, self._rules, t, s, obs, mask)
         return obs, mask
 
     def state(self) -> npt.NDArray[np.float32]:
-        """``(B, STATE_DIM)`` float32 full-information vectors (``MusGame.state()`` of each table: seat 0's
+        """``(B, state_dim)`` float32 full-information vectors (``MusGame.state()`` of each table: seat 0's
         view, then the four hands one-hot), for centralised critics; never give it to a policy."""
         if not self._started:
             raise RuntimeError("call reset() or reset_from_decks() before state()")
-        out = np.empty((self.num_envs, STATE_DIM), dtype=np.float32)
+        out = np.empty((self.num_envs, self.state_dim), dtype=np.float32)
         kernel.state_rows(self._state, self._rules, out)
         return out
 
@@ -380,23 +393,44 @@ class VectorMusEnv:
 
     def _check_actions(self, actions: npt.ArrayLike) -> npt.NDArray[np.int64]:
         a = self._int_array("actions", actions, (self.num_envs,))
-        bad_range = (a < 0) | (a >= NUM_ACTIONS)
+        masks = self._legal_masks()
         ok = np.zeros(self.num_envs, dtype=bool)
-        ok[~bad_range] = LEGAL_MASKS[self.legal[~bad_range], a[~bad_range]] == 1
+        in_range = (a >= 0) & (a < self.num_actions)
+        ok[in_range] = masks[in_range, a[in_range]] == 1
         bad = np.flatnonzero(~ok)
         if bad.size:
             b = int(bad[0])
             act = int(a[b])
-            what = (f"{act} ({action_to_string(act, self.config)})" if 0 <= act < NUM_ACTIONS
-                    else f"{act} (out of range 0..{NUM_ACTIONS - 1})")
-            legal = ", ".join(f"{x} {action_to_string(x, self.config)}" for x in LEGAL_SETS[self.legal[b]])
+            what = (f"{act} ({action_to_string(act, self.config)})" if 0 <= act < self.num_actions
+                    else f"{act} (out of range 0..{self.num_actions - 1}"
+                         + (")" if self.num_actions > NUM_ACTIONS else
+                            "; the sign ids 31..46 exist only with MusConfig(signals='truthful' or 'free'))"))
+            signing = int(self.phase[b]) == Phase.SIGNAL
+            why = ""
+            if signing and not signals.is_sign_action(act):
+                why = " (a sign decision takes a sign id 31..46)"
+            elif signing and act < self.num_actions:
+                why = (f" (signals='truthful': that sign is not true for this hand in a "
+                       f"{signals.WINDOW_NAMES[self.sig_window[b]]} window)")
+            elif signals.is_sign_action(act) and act < self.num_actions:
+                why = " (a sign is legal only in a sign decision)"
+            legal = ", ".join(f"{x} {action_to_string(int(x), self.config)}" for x in np.flatnonzero(masks[b]))
             raise ValueError(
                 f"illegal action on {bad.size} table(s); first: table {b}, action {what} for seat "
-                f"{int(self.current_player[b])} in phase {self._phase_name(b)}; legal actions: {legal}")
+                f"{int(self.current_player[b])} in phase {self._phase_name(b)}{why}; legal actions: {legal}")
         return a
+
+    def _legal_masks(self) -> npt.NDArray[np.int8]:
+        """``(B, num_actions)`` legal masks of every table's pending decision (computed afresh: the output
+        buffers belong to the caller)."""
+        masks = np.empty((self.num_envs, self.num_actions), dtype=np.int8)
+        kernel.legal_masks(self._state, self._rules, masks)
+        return masks
 
     def _phase_name(self, b: int) -> str:
         ph = int(self.phase[b])
+        if ph == Phase.SIGNAL:
+            return f"{signals.WINDOW_NAMES[self.sig_window[b]]} window: {SIGNAL_PHASE_NAME}"
         if ph in (Phase.BET_OPEN, Phase.BET_RESPOND, Phase.BET_CONFIRM):
             return f"{LANCE_NAMES[self.ls_lance[b, self.slot[b]]]}: {PHASE_NAMES[ph]}"
         if ph == Phase.DECLARE:
