@@ -656,8 +656,8 @@ def test_constructor_errors() -> None:
         VectorMusEnv(0)
     with pytest.raises(ValueError, match="reward"):
         VectorMusEnv(2, reward="points")
-    with pytest.raises(NotImplementedError, match="signals"):
-        VectorMusEnv(2, MusConfig(signals="free"))
+    with pytest.raises(ValueError, match="MusConfig.signals"):
+        VectorMusEnv(2, MusConfig(signals="loud"))
     with pytest.raises(RuntimeError, match="reset"):
         VectorMusEnv(2).step(np.zeros(2, dtype=np.int64))
 
