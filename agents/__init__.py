@@ -5,7 +5,8 @@ shipped trained agent), the path of a policy file or training checkpoint (``*.pt
 ``mus train``), or an sb3-contrib ``MaskablePPO`` model trained on ``MusGymEnv`` (``*.zip``). The last three
 need the ``train`` extra (torch); ``TorchPolicyAgent`` and ``SB3PolicyAgent`` are imported on first use, so
 ``import agents`` works without torch. Any spec followed by ``-nosigns`` (``rule-nosigns``) is that agent
-never signing and blind to signs (:class:`agents.signs.SilentAgent`), for games with signals on.
+never signing (it still reads the rival signs it intercepts), ``-blind`` never signing and seeing no sign
+(:class:`agents.signs.SilentAgent`), for games with signals on.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from .human import HumanAgent, QuitGame
 from .rule import RuleBasedAgent
 from .signs import SilentAgent
 
-#: Spec suffix for an agent that never signs and never sees a sign (``rule-nosigns``; RULES.md §8).
+#: Spec suffix for an agent that never signs (``rule-nosigns``; RULES.md §8); it still reads intercepted signs.
 NOSIGNS_SUFFIX = "-nosigns"
+#: Spec suffix for an agent that never signs and sees no sign at all (``rule-blind``).
+BLIND_SUFFIX = "-blind"
 
 __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
-           "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX",
+           "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX", "BLIND_SUFFIX",
            "uniform_legal"]
 
 #: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths).
@@ -54,7 +57,8 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
     file or checkpoint (``*.pt``) or an sb3-contrib MaskablePPO model (``*.zip``).
 
     Keyword arguments go to the agent's constructor (``greedy=True`` for the policy agents). A spec ending
-    in ``-nosigns`` wraps the agent in :class:`agents.signs.SilentAgent` (no signs made or seen).
+    in ``-nosigns`` (no signs made) or ``-blind`` (none made or seen) wraps the agent in
+    :class:`agents.signs.SilentAgent`.
 
     Raises:
         ValueError: an unknown spec (the message lists the accepted ones), or a file that cannot be used
@@ -63,8 +67,9 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec is a string such as 'rule' or 'runs/train/policy.pt', got {spec!r}")
     name = spec.strip().lower()
-    if name.endswith(NOSIGNS_SUFFIX) and len(name) > len(NOSIGNS_SUFFIX):
-        return SilentAgent(make_agent(spec.strip()[:-len(NOSIGNS_SUFFIX)], **kwargs))
+    for suffix, blind in ((NOSIGNS_SUFFIX, False), (BLIND_SUFFIX, True)):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return SilentAgent(make_agent(spec.strip()[:-len(suffix)], **kwargs), blind=blind)
     if name == "random":
         return RandomAgent(**kwargs)
     if name == "ordago":

@@ -15,9 +15,10 @@ grande window (made with the final hands) shift the agent's hand quality ``q`` f
 it intercepted. In the mus phase a strong sign of the partner in the latest mus window makes the agent
 cut the mus (the team already holds a hand worth playing).
 
-:class:`SilentAgent` wraps any agent so that it never signs (NONE) and never sees a sign (the signal block
-is cleared before the wrapped agent reads the observation): the "without signs" side of the
-value-of-information benchmark, and the way an agent trained without signals plays a game with them.
+:class:`SilentAgent` wraps any agent so that it never signs (NONE); it still reads the rival signs it
+intercepts (``blind=True``: it sees none, its signal block cleared): the "without signs" side of the
+value-of-information benchmark (spec suffix ``-nosigns``; ``-blind`` for the blind one), and the way an
+agent trained without signals plays a game with them (blind, the block cut off).
 """
 
 from __future__ import annotations
@@ -166,20 +167,22 @@ def partner_cut(view: SignView, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.b
 
 
 class SilentAgent(Agent):
-    """``inner`` without signs: it signs NONE in every window and never sees a sign (the signal block of
-    its observation is cleared, the sign columns of its mask dropped). Plays any config; with signals off
-    it is ``inner`` itself.
+    """``inner`` without signs of its own: it signs NONE in every window. It still watches: the rival signs
+    it intercepts reach ``inner`` in its observation (its partner, silent too, shows nothing), unless
+    ``blind``. Plays any config; with signals off it is ``inner`` itself.
 
     Args:
         inner: the agent to silence.
-        obs_dim: the observation length ``inner`` expects: ``None`` keeps the signal block's length (zeroed
-            except the channel settings); ``OBS_DIM`` cuts it off (an agent trained without signals).
+        blind: also clear the signal block before ``inner`` reads it (it sees no sign at all).
+        obs_dim: the observation length ``inner`` expects: ``None`` keeps the signal block's length;
+            ``OBS_DIM`` cuts it off (an agent trained without signals: blind whatever ``blind`` says).
     """
 
-    def __init__(self, inner: Agent, obs_dim: int | None = None) -> None:
+    def __init__(self, inner: Agent, obs_dim: int | None = None, blind: bool = False) -> None:
         self.inner = inner
         self.obs_dim = obs_dim
-        self.name = f"{getattr(inner, 'name', 'agent')}-nosigns"
+        self.blind = bool(blind)
+        self.name = f"{getattr(inner, 'name', 'agent')}-{'blind' if blind else 'nosigns'}"
 
     def __repr__(self) -> str:
         return f"SilentAgent({self.inner!r})"
@@ -195,7 +198,8 @@ class SilentAgent(Agent):
         rest = np.flatnonzero(view.window < 0)
         if rest.size:
             y = x[rest].copy()
-            y[:, _O_WINDOW:_O_CONFIG] = 0.0
+            if self.blind:
+                y[:, _O_WINDOW:_O_CONFIG] = 0.0
             if self.obs_dim is not None:
                 y = y[:, :self.obs_dim]
             m = masks[rest]

@@ -1,13 +1,12 @@
 """``mus signals``: what the señas channel is worth to an agent (RULES.md §8), by duplicate play.
 
-For each agent and each interception probability ``p``, the agent with truthful signs (it signs its hand and
-reads its partner's signs, and the opponents' signs it intercepts) plays the same agent without signs
-(``<agent>-nosigns``: it never signs and sees nothing) on the same deals, both seatings, in a game with
-``signals="truthful"`` and ``signal_intercept_p = p``. The gain is the signing team's stones per hand minus
-the silent team's (single hands from 0-0 or random scores) and its share of whole games won, with 95 %
-confidence intervals over deals. At ``p > 0`` the silent team sees some of the signing team's signs (it
-ignores them: "-nosigns" is blind), so the gain is what the partner learns less what the agent's own
-intercepts bring; an opponent that exploited intercepted signs would cut it further.
+For each agent and each interception probability ``p``, the agent with truthful signs (it signs its hand,
+reads its partner's signs and the rival signs it intercepts) plays the same agent without signs
+(``<agent>-nosigns``: it never signs, and reads the rival signs it intercepts) on the same deals, both
+seatings, in a game with ``signals="truthful"`` and ``signal_intercept_p = p``. The gain is the signing
+team's stones per hand minus the silent team's (single hands from 0-0 or random scores) and its share of
+whole games won, with 95 % confidence intervals over deals. At ``p = 0`` it is what the partners learn from
+each other; at ``p > 0`` the silent rivals also read a share of the signing team's signs, which costs it.
 
 Writes ``signals_value.json`` and ``signals_value.png`` (the gains with their intervals) to ``--out``, and
 prints a Markdown table (the README's "value of information" table is made from the JSON by

@@ -57,23 +57,27 @@ def test_truthful_agents_play_legal_signs_and_use_many() -> None:
     assert Sign.NONE not in made and len(made) >= 6
 
 
-def test_silent_agent_never_signs_and_decides_as_blind_inner() -> None:
+def test_silent_agents_never_sign_and_decide_as_inner_seeing_or_blind() -> None:
+    """``-nosigns`` decides as the inner agent on the same observation (it still reads intercepted signs);
+    ``-blind`` as the inner agent on the observation with the signal block cleared."""
     cfg = MusConfig(signals="truthful", signal_intercept_p=1.0)
     inner = RuleBasedAgent()
-    silent = SilentAgent(inner)
-    assert make_agent("rule-nosigns").name == "rule-nosigns"
+    silent, blind = SilentAgent(inner), SilentAgent(inner, blind=True)
+    assert (make_agent("rule-nosigns").name, make_agent("rule-blind").name) == ("rule-nosigns", "rule-blind")
+    assert make_agent("equity-blind").blind and not make_agent("equity-nosigns").blind
     rng = np.random.default_rng(0)
-    compared = 0
+    compared = differ = 0
     for g, s, obs, mask, a in _play(cfg, ["rule", "rule", "rule", "rule"], 6):
-        b = silent.act(obs, mask, rng)
+        b, c = silent.act(obs, mask, rng), blind.act(obs, mask, rng)
         if g.phase == Phase.SIGNAL:
-            assert b == SIGNAL_BASE + Sign.NONE
+            assert b == c == SIGNAL_BASE + Sign.NONE
         else:
-            blind = obs.copy()
-            blind[OBS_DIM:OBS_DIM + SIGNAL_OFFSETS["sign_config"].start] = 0.0
-            assert b == inner.act(blind, mask, rng)
+            cleared = obs.copy()
+            cleared[OBS_DIM:OBS_DIM + SIGNAL_OFFSETS["sign_config"].start] = 0.0
+            assert b == inner.act(obs, mask, rng) and c == inner.act(cleared, mask, rng)
             compared += 1
-    assert compared > 100
+            differ += b != c
+    assert compared > 100 and differ > 0          # the signs seen do change some decisions
 
 
 def test_reading_the_partner_and_intercepted_opponents() -> None:
@@ -81,7 +85,7 @@ def test_reading_the_partner_and_intercepted_opponents() -> None:
     agent bets pares more with the first than with nothing, less with the second."""
     cfg = MusConfig(signals="truthful")
     rows = []
-    for g, s, obs, mask, a in _play(cfg, ["rule-nosigns"] * 4, 300, seed=7):
+    for g, s, obs, mask, a in _play(cfg, ["rule-blind"] * 4, 300, seed=7):
         if g.phase == Phase.BET_OPEN and g.lance == PARES:
             rows.append((obs.copy(), mask.copy()))
     assert len(rows) > 50
