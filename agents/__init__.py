@@ -25,8 +25,8 @@ NOSIGNS_SUFFIX = "-nosigns"
 BLIND_SUFFIX = "-blind"
 
 __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
-           "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX", "BLIND_SUFFIX",
-           "uniform_legal"]
+           "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX",
+           "BLIND_SUFFIX", "uniform_legal"]
 
 #: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths).
 AGENT_SPECS = ("random", "rule", "equity", "ordago", "ppo", "human")

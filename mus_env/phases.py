@@ -7,8 +7,8 @@ import numpy as np
 from .actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS, Action
 
 __all__ = [
-    "Phase", "Outcome", "PHASE_NAMES", "SIGNAL_PHASE_NAME", "OUTCOME_NAMES", "ORDAGO_STAKE", "NUM_PHASES", "NUM_OUTCOMES",
-    "Legal", "LEGAL_SETS", "LEGAL_MASKS",
+    "Phase", "Outcome", "PHASE_NAMES", "SIGNAL_PHASE_NAME", "OUTCOME_NAMES", "ORDAGO_STAKE", "NUM_PHASES",
+    "NUM_OUTCOMES", "Legal", "LEGAL_SETS", "LEGAL_MASKS",
 ]
 
 

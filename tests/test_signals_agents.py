@@ -11,7 +11,14 @@ from mus_env import MusConfig, MusGame
 from mus_env.observation import OBS_DIM
 from mus_env.phases import Phase
 from mus_env.signals import (
-    NUM_SIGNS, SIGNAL_BASE, SIGNAL_OFFSETS, WINDOW_GRANDE, WINDOW_MUS, Sign, legal_signs, true_signs,
+    NUM_SIGNS,
+    SIGNAL_BASE,
+    SIGNAL_OFFSETS,
+    WINDOW_GRANDE,
+    WINDOW_MUS,
+    Sign,
+    legal_signs,
+    true_signs,
 )
 from mus_env.tables import PARES
 
@@ -36,7 +43,7 @@ def _play(cfg: MusConfig, specs: list[str], games: int, seed: int = 0):
 def test_agents_sign_only_what_is_true_even_when_free(spec: str) -> None:
     cfg = MusConfig(signals="free", signal_intercept_p=0.5, real31="sota")
     signed = set()
-    for g, s, obs, mask, a in _play(cfg, [spec, "random", spec, "random"], 12):
+    for g, s, obs, _mask, a in _play(cfg, [spec, "random", spec, "random"], 12):
         if g.phase == Phase.SIGNAL and s % 2 == 0:
             window = WINDOW_MUS if read_signs(obs).window[0] == WINDOW_MUS else WINDOW_GRANDE
             true = true_signs(g.hands[s], cfg, window)
@@ -67,7 +74,7 @@ def test_silent_agents_never_sign_and_decide_as_inner_seeing_or_blind() -> None:
     assert make_agent("equity-blind").blind and not make_agent("equity-nosigns").blind
     rng = np.random.default_rng(0)
     compared = differ = 0
-    for g, s, obs, mask, a in _play(cfg, ["rule", "rule", "rule", "rule"], 6):
+    for g, _s, obs, mask, _a in _play(cfg, ["rule", "rule", "rule", "rule"], 6):
         b, c = silent.act(obs, mask, rng), blind.act(obs, mask, rng)
         if g.phase == Phase.SIGNAL:
             assert b == c == SIGNAL_BASE + Sign.NONE
@@ -85,7 +92,7 @@ def test_reading_the_partner_and_intercepted_opponents() -> None:
     agent bets pares more with the first than with nothing, less with the second."""
     cfg = MusConfig(signals="truthful")
     rows = []
-    for g, s, obs, mask, a in _play(cfg, ["rule-blind"] * 4, 300, seed=7):
+    for g, _s, obs, mask, _a in _play(cfg, ["rule-blind"] * 4, 300, seed=7):
         if g.phase == Phase.BET_OPEN and g.lance == PARES:
             rows.append((obs.copy(), mask.copy()))
     assert len(rows) > 50
@@ -134,7 +141,7 @@ def test_policy_trained_without_signs_plays_a_signals_game() -> None:
     agent = TorchPolicyAgent(PolicyNet(hidden=(16,)))
     cfg = MusConfig(signals="free")
     n = 0
-    for g, s, obs, mask, a in _play(cfg, ["random"] * 4, 2):
+    for g, _s, obs, mask, _a in _play(cfg, ["random"] * 4, 2):
         b = agent.act(obs, mask, np.random.default_rng(n))
         assert mask[b] == 1
         if g.phase == Phase.SIGNAL:

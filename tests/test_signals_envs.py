@@ -11,8 +11,8 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test
 
 from mus_env import MusConfig, mus_v0
-from mus_env.wrappers import MusGymEnv
 from mus_env.signals import NUM_SIGNS, SIGNAL_BASE, is_sign_action
+from mus_env.wrappers import MusGymEnv
 
 
 @pytest.mark.parametrize("cfg", [MusConfig(signals="truthful", signal_intercept_p=0.3),
