@@ -44,9 +44,18 @@ exact over the unseen cards). Mus: cut (NO_MUS) when ``value >= best_discard_val
 where ``drift`` is the average improvement a discard round brings to a hand (the opponents improve too).
 
 **Señas** (with signals on, :mod:`agents.signs`): it signs as :class:`~agents.rule.RuleBasedAgent` does
-(the most useful true sign; MUS when it would not cut), cuts the mus on a strong partner sign, and moves
-its lance-win probabilities by the seen signs' :data:`agents.signs.SIGN_BONUS` (partner up, intercepted
-opponents down): a fixed shift, not tables conditioned on the sign.
+(the most useful true sign; MUS when it would not cut) and cuts the mus on a strong partner sign. Betting,
+it reads the partner's grande-window sign ``t`` from the sign tables ``agents/data/sign_tables_k{8,4}.npz``
+(``python -m experiments.make_sign_tables``): with ``P_t`` = P(win the lance | own hand, seat, partner signs
+``t``) and ``P_u`` the same without the sign, each of its lance-win chances (``p_range``, ``p_w``, and
+``win_x`` relative to ``acc_x``) is multiplied by ``min(P_t / P_u, 1)`` and clipped to [0, 1] (``win_x``
+to [0, ``acc_x``]): by default only bad news is acted on (``sign_boost=False``). Measured against the
+silent twin (``mus signals --agents equity --intercept 0 --hands 20000``, stones per hand): the full
+ratio +0.01 [-0.01, +0.03], bad news only +0.10 [+0.08, +0.11], good news only -0.07, the ratio clipped
+to [0.67, 1.5] +0.06, scaling the chance of losing by ``(1 - P_t) / (1 - P_u)`` on good news -1.0 (the
+table's P(win) is over all deals; once the opponents have bet, a partner's good sign is worth less than
+the table says). ``sign_boost=True`` uses the full ratio. Each intercepted opponent's sign moves the
+chances down by its fixed :data:`agents.signs.SIGN_BONUS`.
 """
 
 from __future__ import annotations
@@ -63,14 +72,16 @@ import numpy.typing as npt
 from mus_env.actions import DISCARD_BASE, ENVIDO_BASE, Action
 from mus_env.actions import NUM_ACTIONS as _NUM_ACTIONS
 from mus_env.phases import Phase
-from mus_env.tables import JUEGO, PARES, PUNTO, get_tables
+from mus_env.signals import Sign
+from mus_env.tables import CHICA, JUEGO, PARES, PUNTO, get_tables
 
 from .base import Agent
 from .features import DECL_SI, Features, hand_weights, per_lance, read
 from .rule import first_legal
-from .signs import choose_signs, partner_cut, read_signs, sign_quality_shift
+from .signs import SIGN_BONUS, SignView, choose_signs, partner_cut, read_signs
 
-__all__ = ["EquityAgent", "EquityTables", "load_tables", "win_probability_table", "CONTEXTS", "DATA_DIR"]
+__all__ = ["EquityAgent", "EquityTables", "SignTables", "load_tables", "load_sign_tables", "win_probability_table",
+           "CONTEXTS", "DATA_DIR"]
 
 #: Where the table files live (``equity_tables_k8.npz``, ``equity_tables_k4.npz``).
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -130,6 +141,58 @@ def load_tables(kings: int, directory: str | None = None) -> EquityTables:
     return EquityTables(kings=kings, **arrays)
 
 
+@dataclass(frozen=True, eq=False)
+class SignTables:
+    """The arrays of one sign-table file (see :mod:`experiments.make_sign_tables`)."""
+
+    kings: int
+    win: npt.NDArray[np.float32]            # (7 sign contexts, 4 seats, M, NUM_SIGNS) P(win | h, p, partner token)
+    base: npt.NDArray[np.float32]           # (7 sign contexts, 4 seats, M) P(win | h, p)
+    count: npt.NDArray[np.int32]            # (M, NUM_SIGNS) deals per partner token
+
+
+_SIGN_FORMAT_VERSION = 1
+
+
+def _missing_signs(path: Path) -> FileNotFoundError:
+    return FileNotFoundError(
+        f"sign tables {path} are missing or outdated; regenerate them with "
+        f"`python -m experiments.make_sign_tables` (about a minute)")
+
+
+@lru_cache(maxsize=4)
+def load_sign_tables(kings: int, directory: str | None = None) -> SignTables:
+    """Load (once) the sign-table file of a variant from ``directory`` (default :data:`DATA_DIR`).
+
+    Raises:
+        FileNotFoundError: the file is missing or of another format version; the message says how to
+            regenerate it.
+    """
+    path = (Path(directory) if directory else DATA_DIR) / f"sign_tables_k{kings}.npz"
+    if not path.exists():
+        raise _missing_signs(path)
+    try:
+        with np.load(path) as z:
+            if int(z["format_version"]) != _SIGN_FORMAT_VERSION or int(z["kings"]) != kings:
+                raise _missing_signs(path)
+            arrays = {"win": z["win"].astype(np.float32), "base": z["base"].astype(np.float32),
+                      "count": z["count"].astype(np.int32)}
+    except (KeyError, ValueError, OSError, zipfile.BadZipFile) as e:
+        raise _missing_signs(path) from e
+    if arrays["win"].shape[2] != get_tables(kings).size or arrays["win"].shape[:2] != arrays["base"].shape[:2]:
+        raise _missing_signs(path)
+    for a in arrays.values():
+        a.setflags(write=False)
+    return SignTables(kings=kings, **arrays)
+
+
+def _sign_adjust(p: npt.NDArray[np.float64], p_u: npt.NDArray[np.float64],
+                 p_t: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Win chances ``p`` (n,) or (n, k) times the sign's ratio ``p_t / p_u`` (n,), clipped to [0, 1]."""
+    ratio = p_t / np.maximum(p_u, 1e-6)
+    return np.clip(p * (ratio[:, None] if p.ndim == 2 else ratio), 0.0, 1.0)
+
+
 _TABLE_DTYPES = {"tau": np.float64, "acc": np.float32, "win": np.float32, "ev": np.float32, "disc": np.float32,
                  "holder_bonus": np.float64, "hand_pmf": np.float64, "count": np.int32}
 
@@ -181,6 +244,8 @@ class EquityAgent(Agent):
         bluff_rate: chance that an opening PASO becomes the smallest ENVIDO (uses the rng).
         score_aware: value outcomes by game-win probability at the current scores (default); False values
             stones linearly at the 0-0 exchange rate (as in a hands-only match).
+        sign_boost: also raise its lance-win chances on a partner's sign that is good news (the full
+            ratio of the sign tables); by default only bad news lowers them (module docstring, Señas).
         tables_dir: directory of the table files (default :data:`DATA_DIR`).
     """
 
@@ -195,7 +260,8 @@ class EquityAgent(Agent):
                  opp_ordago_bluff: float = 0.35, opp_call: float = 0.2, bet_sizes: Sequence[int] = (2, 3, 4, 5, 10),
                  max_stake: int = 12, ordago_margin: float = 0.25, ordago_call_margin: float = 0.25,
                  slot_weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0), mus_margin: float = 0.0,
-                 bluff_rate: float = 0.0, score_aware: bool = True, tables_dir: str | Path | None = None) -> None:
+                 bluff_rate: float = 0.0, score_aware: bool = True, sign_boost: bool = False,
+                 tables_dir: str | Path | None = None) -> None:
         self.tau_bet, self.tau_raise = per_lance("tau_bet", tau_bet), per_lance("tau_raise", tau_raise)
         self.tau_accept = per_lance("tau_accept", tau_accept)
         self.tau_ordago = per_lance("tau_ordago", tau_ordago)
@@ -226,6 +292,7 @@ class EquityAgent(Agent):
             raise ValueError(f"bluff_rate must be in [0, 1], got {bluff_rate!r}")
         self.bluff_rate = float(bluff_rate)
         self.score_aware = bool(score_aware)
+        self.sign_boost = bool(sign_boost)
         self.tables_dir = None if tables_dir is None else str(tables_dir)
         self._derived: dict[int, tuple[npt.NDArray, npt.NDArray, npt.NDArray]] = {}
         self._wp: dict[tuple[int, int], npt.NDArray[np.float64]] = {}
@@ -300,14 +367,50 @@ class EquityAgent(Agent):
         if i.size:
             bluff = rng.random(i.size) < self.bluff_rate if self.bluff_rate > 0 else np.zeros(i.size, dtype=bool)
             target = f.target[i]
-            shift = sign_quality_shift(signs, i, f.lance[i]) if signs is not None else np.zeros(i.size)
+            if signs is not None:
+                shift = self._opponent_shift(signs, i, f.lance[i])
+                p_u, p_t = self._partner_sign(f, signs, i, kings)
+            else:
+                shift, p_u, p_t = np.zeros(i.size), np.ones(i.size), np.ones(i.size)      # ratio 1: no sign
             m = masks[i, :_NUM_ACTIONS]
             if target.min() == target.max():               # one target per batch in practice
-                out[i] = self._bet(f, i, m, t, bluff, shift)
+                out[i] = self._bet(f, i, m, t, bluff, shift, (p_u, p_t))
             else:
                 for T in np.unique(target):
                     sel = target == T
-                    out[i[sel]] = self._bet(f, i[sel], m[sel], t, bluff[sel], shift[sel])
+                    out[i[sel]] = self._bet(f, i[sel], m[sel], t, bluff[sel], shift[sel], (p_u[sel], p_t[sel]))
+
+    @staticmethod
+    def _opponent_shift(view: SignView, rows: npt.NDArray[np.int64],
+                        lance: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """``(n,)`` minus the :data:`agents.signs.SIGN_BONUS` of each intercepted opponent's grande-window sign."""
+        lance = np.clip(lance, 0, 4)
+        shift = np.zeros(len(rows))
+        for q in (1, 3):
+            tok = view.grande[rows, q]
+            shift -= np.where(tok >= 0, SIGN_BONUS[np.maximum(tok, 0), lance], 0.0)
+        return shift
+
+    def _partner_sign(self, f: Features, view: SignView, rows: npt.NDArray[np.int64],
+                      kings: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """``(P_u, P_t)`` per row: P(win the lance) without and with the partner's grande-window sign
+        (equal where no sign was seen: ratio 1); from the sign tables."""
+        tok = view.grande[rows, 2]
+        seen = tok > int(Sign.NONE)                 # NONE: a silent partner tells nothing
+        p_u = np.ones(len(rows))
+        p_t = np.ones(len(rows))
+        if not seen.any():
+            return p_u, p_t
+        st = load_sign_tables(kings, self.tables_dir)
+        lance = np.clip(f.lance[rows], 0, 4)
+        sc = np.select([lance <= CHICA, lance == PARES, lance == JUEGO],
+                       [lance, 2 + (f.pares_decl[rows, 2] == DECL_SI), 4 + (f.juego_decl[rows, 2] == DECL_SI)], 6)
+        p, h = f.seat[rows], f.idx[rows]
+        p_u = st.base[sc, p, h].astype(np.float64)
+        p_t = np.where(seen, st.win[sc, p, h, np.maximum(tok, 0)], p_u).astype(np.float64)
+        if not self.sign_boost:                     # good news is not acted on (module docstring, Señas)
+            p_t = np.minimum(p_t, p_u)
+        return p_u, p_t
 
     # ------------------------------------------------------------------------------------------------
     def _context(self, f: Features, i: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -330,7 +433,8 @@ class EquityAgent(Agent):
         return arr[r, j] * (1.0 - w) + arr[r, j + 1] * w
 
     def _bet(self, f: Features, i: npt.NDArray[np.int64], masks: npt.NDArray[np.int8], t: EquityTables,
-             bluff: npt.NDArray[np.bool_], shift: npt.NDArray[np.float64] | None = None) -> npt.NDArray[np.int64]:
+             bluff: npt.NDArray[np.bool_], shift: npt.NDArray[np.float64] | None = None,
+             partner: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None) -> npt.NDArray[np.int64]:
         n = i.size
         lance = f.lance[i]
         ctx = self._context(f, i)
@@ -417,7 +521,13 @@ class EquityAgent(Agent):
         eps = np.where(opening, 0.0, np.where(ordago_live, self.opp_ordago_bluff, self.opp_bluff))
         p_range = np.clip(win_x[:, 0] / a_prev, 0.0, 1.0)                             # P(win | their range)
         p_w = np.clip((1 - eps) * p_range + eps * p_any, 0.0, 1.0)
-        if shift is not None:                       # señas seen (agents.signs): move the lance-win chances
+        if partner is not None:                     # the partner's seña, from the sign tables
+            p_u, p_t = partner
+            p_range = _sign_adjust(p_range, p_u, p_t)
+            p_w = _sign_adjust(p_w, p_u, p_t)
+            safe = np.maximum(acc_x, 1e-9)
+            win_x = np.where(acc_x > 0, _sign_adjust(win_x / safe, p_u, p_t) * acc_x, win_x)
+        if shift is not None:                       # intercepted rival señas (agents.signs): a fixed shift down
             p_range = np.clip(p_range + shift, 0.0, 1.0)
             p_w = np.clip(p_w + shift, 0.0, 1.0)
             win_x = np.clip(win_x + shift[:, None] * acc_x, 0.0, acc_x)
