@@ -172,3 +172,70 @@ def test_mus_play_shows_partner_signs_and_hides_unseen_rival_signs() -> None:
         moves = [line for line in lines if line.startswith("  ") and "seña" in line]
         assert any(line.startswith("  partner-2") for line in moves)
         assert any(line.startswith("  rival-") for line in moves) == rival_signs, moves[:10]
+
+
+def test_sign_tables_are_consistent_and_deterministic() -> None:
+    """A small build: every deal has one partner token (counts sum to the samples per hand), no deal signs
+    NONE, REAL31 or MUS, an estimate never rests on more deals than its token has, and the same seed gives
+    the same tables."""
+    from experiments.make_sign_tables import NUM_SIGN_CONTEXTS, build_sign_tables
+
+    a = build_sign_tables(8, samples=400, seed=3, progress=False)
+    count, n, win, base = a["count"], a["n"], a["win"], a["base"]
+    assert count.shape == (330, NUM_SIGNS) and (count.sum(axis=1) == 400).all()
+    assert (count[:, [Sign.NONE, Sign.REAL31, Sign.MUS]] == 0).all()
+    assert n.shape == (NUM_SIGN_CONTEXTS, 330, NUM_SIGNS) and (n <= count[None]).all()
+    assert (n[:2] == count[None]).all()                     # grande and chica: every deal counts
+    assert ((win >= 0) & (win <= 1)).all() and ((base >= 0) & (base <= 1)).all()
+    b = build_sign_tables(8, samples=400, seed=3, progress=False)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("kings", [8, 4])
+def test_sign_tables_move_win_chances_in_the_sign_direction(kings: int) -> None:
+    """In the shipped tables, averaged over own hands (weighted by how often the partner signs it): a
+    partner's DUPLES raises P(win pares) (partner sí), TRES_REYES raises P(win grande), DOS_ASES raises
+    P(win chica), CIEGO lowers P(win grande)."""
+    from agents.equity import load_sign_tables
+    from agents.features import hand_weights
+
+    st, hw = load_sign_tables(kings), hand_weights(kings)
+
+    def delta(ctx: int, tok: int) -> float:
+        w = st.count[:, tok] * hw
+        return float(((st.win[ctx, :, :, tok] - st.base[ctx]) * w).sum() / (4 * w.sum()))
+
+    assert delta(3, Sign.DUPLES) > 0.2
+    assert delta(0, Sign.TRES_REYES) > 0.2
+    assert delta(1, Sign.DOS_ASES) > 0.2
+    assert delta(0, Sign.CIEGO) < -0.03
+
+
+def test_equity_reads_the_partners_sign_from_the_tables() -> None:
+    """On a batch of pares openings where the partner declared pares: with ``sign_boost`` a partner's DUPLES
+    makes the equity agent bet more than no sign; by default a partner's PAR (bad news in pares) makes it
+    bet less, and DUPLES changes nothing (good news is not acted on)."""
+    from agents import EquityAgent
+    from agents.features import DECL_SI, read
+
+    cfg = MusConfig(signals="truthful")
+    rows = []
+    for g, _s, obs, mask, _a in _play(cfg, ["equity-blind"] * 4, 50, seed=5):
+        if g.phase == Phase.BET_OPEN and g.lance == PARES and read(obs).pares_decl[0, 2] == DECL_SI:
+            rows.append((obs.copy(), mask.copy()))
+    assert len(rows) > 40
+    obs = np.stack([o for o, _ in rows])
+    masks = np.stack([m for _, m in rows])
+    clear = obs.copy()
+    clear[:, _G:_G + 4 * NUM_SIGNS] = 0.0
+    duples, par = clear.copy(), clear.copy()
+    duples[:, _G + 2 * NUM_SIGNS + Sign.DUPLES] = 1.0
+    par[:, _G + 2 * NUM_SIGNS + Sign.PAR] = 1.0
+    rng = np.random.default_rng(0)
+
+    def bets(agent: EquityAgent, x: np.ndarray) -> int:
+        return int((agent.act_batch(x, masks, rng) != 18).sum())
+
+    boost, plain = EquityAgent(sign_boost=True), EquityAgent()
+    assert bets(boost, duples) > bets(boost, clear)
+    assert bets(plain, duples) == bets(plain, clear) > bets(plain, par)
