@@ -61,7 +61,7 @@ chances down by its fixed :data:`agents.signs.SIGN_BONUS`.
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -109,6 +109,21 @@ class EquityTables:
     count: npt.NDArray[np.int32]            # (15 ctx, M) Monte Carlo samples behind each context
 
 
+def _read_table_file(path: Path, version: int, kings: int, dtypes: dict[str, type],
+                     missing: Callable[[Path], FileNotFoundError]) -> dict[str, np.ndarray]:
+    """The arrays ``dtypes`` of a table file of format ``version`` for ``kings``; ``missing(path)`` (an error
+    that says how to regenerate the file) when it is absent, unreadable, or of another version or variant."""
+    if not path.exists():
+        raise missing(path)
+    try:
+        with np.load(path) as z:
+            if int(z["format_version"]) != version or int(z["kings"]) != kings:
+                raise missing(path)
+            return {name: z[name].astype(dtype) for name, dtype in dtypes.items()}
+    except (KeyError, ValueError, OSError, zipfile.BadZipFile) as e:
+        raise missing(path) from e
+
+
 def _missing(path: Path) -> FileNotFoundError:
     return FileNotFoundError(
         f"equity tables {path} are missing or outdated; regenerate them with "
@@ -124,15 +139,7 @@ def load_tables(kings: int, directory: str | None = None) -> EquityTables:
             regenerate it.
     """
     path = (Path(directory) if directory else DATA_DIR) / f"equity_tables_k{kings}.npz"
-    if not path.exists():
-        raise _missing(path)
-    try:
-        with np.load(path) as z:
-            if int(z["format_version"]) != _FORMAT_VERSION or int(z["kings"]) != kings:
-                raise _missing(path)
-            arrays = {name: z[name].astype(dtype) for name, dtype in _TABLE_DTYPES.items()}
-    except (KeyError, ValueError, OSError, zipfile.BadZipFile) as e:
-        raise _missing(path) from e
+    arrays = _read_table_file(path, _FORMAT_VERSION, kings, _TABLE_DTYPES, _missing)
     m = get_tables(kings).size
     if arrays["acc"].shape[2] != m or arrays["disc"].shape[2] != m:
         raise _missing(path)
@@ -169,16 +176,8 @@ def load_sign_tables(kings: int, directory: str | None = None) -> SignTables:
             regenerate it.
     """
     path = (Path(directory) if directory else DATA_DIR) / f"sign_tables_k{kings}.npz"
-    if not path.exists():
-        raise _missing_signs(path)
-    try:
-        with np.load(path) as z:
-            if int(z["format_version"]) != _SIGN_FORMAT_VERSION or int(z["kings"]) != kings:
-                raise _missing_signs(path)
-            arrays = {"win": z["win"].astype(np.float32), "base": z["base"].astype(np.float32),
-                      "count": z["count"].astype(np.int32)}
-    except (KeyError, ValueError, OSError, zipfile.BadZipFile) as e:
-        raise _missing_signs(path) from e
+    arrays = _read_table_file(path, _SIGN_FORMAT_VERSION, kings,
+                              {"win": np.float32, "base": np.float32, "count": np.int32}, _missing_signs)
     if arrays["win"].shape[2] != get_tables(kings).size or arrays["win"].shape[:2] != arrays["base"].shape[:2]:
         raise _missing_signs(path)
     for a in arrays.values():
