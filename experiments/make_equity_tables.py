@@ -49,7 +49,7 @@ from agents.features import hand_weights, percentile_table
 from mus_env.cards import NUM_CARDS
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, get_tables, multiset_index
 
-__all__ = ["TAU", "NUM_CONTEXTS", "FORMAT_VERSION", "build_tables", "main"]
+__all__ = ["TAU", "NUM_CONTEXTS", "FORMAT_VERSION", "build_tables", "deal_multisets", "main"]
 
 #: Thresholds on the opponents' best percentile.
 TAU = np.array([0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99])
@@ -123,12 +123,7 @@ def _monte_carlo(kings: int, samples: int, seed: int, progress: bool) -> dict[st
     ev = np.zeros((4, 4, M))
     bar = _progress(M, f"equity tables, {kings} kings", progress)
     for h in range(M):
-        own = _representative(t.ranks[h], rank_of_card)
-        rest = np.array([c for c in range(NUM_CARDS) if c not in own])
-        ranks = np.sort(rank_of_card[rest][perm].reshape(samples, 3, 4), axis=2)
-        idx = np.empty((samples, 4), dtype=np.int64)
-        idx[:, 0] = h
-        idx[:, 1:] = multiset_index(ranks)
+        idx = deal_multisets(h, t.ranks[h], rank_of_card, perm)
         holds_p = pares_holder[idx]                                         # (N, 4) in q order
         holds_j = juego_holder[idx]
         any_juego = holds_j.any(axis=1)
@@ -261,6 +256,18 @@ def selfplay_pmf(kings: int, hands: int, seed: int, progress: bool) -> npt.NDArr
     bar.close()
     pmf = pmf + pmf.T
     return pmf / pmf.sum()
+
+
+def deal_multisets(h: int, ranks_h: npt.NDArray, rank_of_card: npt.NDArray, perm: npt.NDArray) -> npt.NDArray[np.int64]:
+    """``(N, 4)`` rank-multiset indices in q order (0 own hand ``h``, 1 right, 2 partner, 3 left) of the N deals
+    ``perm`` (``(N, 12)`` positions among the 36 cards unseen by a representative hand of ``h``)."""
+    own = _representative(ranks_h, rank_of_card)
+    rest = np.array([c for c in range(NUM_CARDS) if c not in own])
+    ranks = np.sort(rank_of_card[rest][perm].reshape(len(perm), 3, 4), axis=2)
+    idx = np.empty((len(perm), 4), dtype=np.int64)
+    idx[:, 0] = h
+    idx[:, 1:] = multiset_index(ranks)
+    return idx
 
 
 def build_tables(kings: int, samples: int, seed: int, selfplay_hands: int,

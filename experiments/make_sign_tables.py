@@ -34,11 +34,10 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.signs import SIGN_PRIORITY
-from mus_env.cards import NUM_CARDS
 from mus_env.signals import NUM_SIGNS, Sign, hand_sign_bits
-from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, get_tables, multiset_index
+from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, get_tables
 
-from .make_equity_tables import _progress, _representative, _win
+from .make_equity_tables import _progress, _win, deal_multisets
 
 __all__ = ["FORMAT_VERSION", "SIGN_CONTEXTS", "NUM_SIGN_CONTEXTS", "SHRINK", "partner_token", "build_sign_tables",
            "main"]
@@ -85,12 +84,7 @@ def _monte_carlo(kings: int, samples: int, seed: int, progress: bool) -> dict[st
     rel = [(p + np.arange(4)) % 4 for p in range(4)]
     bar = _progress(M, f"sign tables, {kings} kings", progress)
     for h in range(M):
-        own = _representative(t.ranks[h], rank_of_card)
-        rest = np.array([c for c in range(NUM_CARDS) if c not in own])
-        ranks = np.sort(rank_of_card[rest][perm].reshape(samples, 3, 4), axis=2)
-        idx = np.empty((samples, 4), dtype=np.int64)
-        idx[:, 0] = h
-        idx[:, 1:] = multiset_index(ranks)
+        idx = deal_multisets(h, t.ranks[h], rank_of_card, perm)
         tok = token_of[idx[:, 2]]                                           # the partner's token (q = 2)
         count[h] = np.bincount(tok, minlength=S)
         holds_p, holds_j = pares_holder[idx], juego_holder[idx]

@@ -39,6 +39,24 @@ def _play(cfg: MusConfig, specs: list[str], games: int, seed: int = 0):
             g.step(a)
 
 
+def _pares_openings(spec: str, games: int, seed: int, keep=lambda obs: True) -> tuple[np.ndarray, np.ndarray]:
+    """Observations (grande-window signs cleared) and masks of the pares openings of ``games`` truthful-signs
+    games of ``spec`` at all seats, those for which ``keep(obs)`` holds."""
+    rows = [(obs.copy(), mask.copy()) for g, _s, obs, mask, _a in
+            _play(MusConfig(signals="truthful"), [spec] * 4, games, seed=seed)
+            if g.phase == Phase.BET_OPEN and g.lance == PARES and keep(obs)]
+    obs = np.stack([o for o, _ in rows])
+    obs[:, _G:_G + 4 * NUM_SIGNS] = 0.0
+    return obs, np.stack([m for _, m in rows])
+
+
+def _with_sign(clear: np.ndarray, q: int, sign: Sign) -> np.ndarray:
+    """``clear`` with seat q's grande-window sign set to ``sign`` (q = 2 partner, 1 and 3 rivals)."""
+    out = clear.copy()
+    out[:, _G + q * NUM_SIGNS + sign] = 1.0
+    return out
+
+
 @pytest.mark.parametrize("spec", ["rule", "equity"])
 def test_agents_sign_only_what_is_true_even_when_free(spec: str) -> None:
     cfg = MusConfig(signals="free", signal_intercept_p=0.5, real31="sota")
@@ -90,21 +108,11 @@ def test_silent_agents_never_sign_and_decide_as_inner_seeing_or_blind() -> None:
 def test_reading_the_partner_and_intercepted_opponents() -> None:
     """A partner's DUPLES raises pares quality, an intercepted opponent's DUPLES lowers it, and the rule
     agent bets pares more with the first than with nothing, less with the second."""
-    cfg = MusConfig(signals="truthful")
-    rows = []
-    for g, _s, obs, mask, _a in _play(cfg, ["rule-blind"] * 4, 300, seed=7):
-        if g.phase == Phase.BET_OPEN and g.lance == PARES:
-            rows.append((obs.copy(), mask.copy()))
-    assert len(rows) > 50
-    obs = np.stack([o for o, _ in rows])
-    masks = np.stack([m for _, m in rows])
-    clear = obs.copy()
-    clear[:, _G:_G + 4 * NUM_SIGNS] = 0.0
-    partner, opponent = clear.copy(), clear.copy()
-    partner[:, _G + 2 * NUM_SIGNS + Sign.DUPLES] = 1.0
-    opponent[:, _G + 1 * NUM_SIGNS + Sign.DUPLES] = 1.0
-    lance = np.full(len(obs), PARES)
-    idx = np.arange(len(obs))
+    clear, masks = _pares_openings("rule-blind", 300, seed=7)
+    assert len(clear) > 50
+    partner, opponent = _with_sign(clear, 2, Sign.DUPLES), _with_sign(clear, 1, Sign.DUPLES)
+    lance = np.full(len(clear), PARES)
+    idx = np.arange(len(clear))
     assert np.allclose(sign_quality_shift(read_signs(partner), idx, lance), SIGN_BONUS[Sign.DUPLES, PARES])
     assert np.allclose(sign_quality_shift(read_signs(opponent), idx, lance), -SIGN_BONUS[Sign.DUPLES, PARES])
     agent = RuleBasedAgent()
@@ -218,19 +226,10 @@ def test_equity_reads_the_partners_sign_from_the_tables() -> None:
     from agents import EquityAgent
     from agents.features import DECL_SI, read
 
-    cfg = MusConfig(signals="truthful")
-    rows = []
-    for g, _s, obs, mask, _a in _play(cfg, ["equity-blind"] * 4, 50, seed=5):
-        if g.phase == Phase.BET_OPEN and g.lance == PARES and read(obs).pares_decl[0, 2] == DECL_SI:
-            rows.append((obs.copy(), mask.copy()))
-    assert len(rows) > 40
-    obs = np.stack([o for o, _ in rows])
-    masks = np.stack([m for _, m in rows])
-    clear = obs.copy()
-    clear[:, _G:_G + 4 * NUM_SIGNS] = 0.0
-    duples, par = clear.copy(), clear.copy()
-    duples[:, _G + 2 * NUM_SIGNS + Sign.DUPLES] = 1.0
-    par[:, _G + 2 * NUM_SIGNS + Sign.PAR] = 1.0
+    clear, masks = _pares_openings("equity-blind", 50, seed=5,
+                                   keep=lambda obs: read(obs).pares_decl[0, 2] == DECL_SI)
+    assert len(clear) > 40
+    duples, par = _with_sign(clear, 2, Sign.DUPLES), _with_sign(clear, 2, Sign.PAR)
     rng = np.random.default_rng(0)
 
     def bets(agent: EquityAgent, x: np.ndarray) -> int:
