@@ -27,6 +27,13 @@ Algorithm
   policy: then all four seats are the learner's and both teams' decisions are trained), ``snapshot``
   (a frozen past version of the learner, from a pool refreshed every ``snapshot_every`` updates), or a
   baseline agent (``rule``, ``equity``, ``random``, ``ordago``). Only the learner's decisions are trained.
+* **An exploiter** (``exploiter`` in ``league_mix``, AlphaStar's "main exploiter"): a second network, of
+  the learner's shape, that plays only against the learner, on the tables where the league draws it, and is
+  trained (with its own optimiser and buffer, by the same PPO update) to beat it. The learner trains on those
+  tables as on any other, so it meets an opponent that seeks out its current weaknesses, where frozen
+  baselines and snapshots only show it the old ones. The exploiter starts as a copy of the learner after the
+  warm start and, every ``exploiter_reset_every`` updates (0: never), is reset to a fresh copy. Its result
+  against the learner is logged (``exploiter_stones_per_hand``) and its policy written to ``exploiter.pt``.
 * **Restricted learners** (``learner_decides``, for ``mus exploit``'s probes): the learner may decide only the
   betting, or the betting of one lance; its other decisions are played by the opposing agent's own policy
   and are not trained (they are not in its trajectories; the rewards they lead to reach the learner's
@@ -190,6 +197,9 @@ class Args:
     """updates between snapshots of the learner added to the pool"""
     pool_size: int = 10
     """snapshots kept (the oldest leaves)"""
+    exploiter_reset_every: int = 0
+    """with ``exploiter`` in the league_mix: updates between resets of the exploiter to a copy of the learner
+    (0: never; it starts as a copy of the learner after the warm start)"""
     learner_decides: str = "all"
     """which of its decisions the learner makes: all, bidding (betting only), or one lance (grande, chica, pares,
     juego, punto); the others are played by the opposing agent's own policy (probes of mus exploit)"""
@@ -226,7 +236,8 @@ class Args:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"Args.{name} must be an int >= 1, got {v!r}")
-        for name in ("bc_decisions", "bc_epochs", "value_warmup", "eval_every", "max_mus_rounds", "torch_threads"):
+        for name in ("bc_decisions", "bc_epochs", "value_warmup", "eval_every", "max_mus_rounds", "torch_threads",
+                     "exploiter_reset_every"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"Args.{name} must be an int >= 0, got {v!r}")
@@ -255,10 +266,13 @@ class Args:
         if self.learner_decides not in LEARNER_DECIDES:
             raise ValueError(f"Args.learner_decides must be one of {', '.join(LEARNER_DECIDES)}, "
                              f"got {self.learner_decides!r}")
-        if self.learner_decides != "all" and ({"self", "snapshot"} & set(mix)):
+        if self.learner_decides != "all" and (set(_LEARNING_MEMBERS) & set(mix)):
             raise ValueError("Args.learner_decides: the decisions the learner does not make are played by the "
                              "opposing agent's own policy, so the league_mix must hold frozen agents only "
-                             f"(no self or snapshot), got {self.league_mix!r}")
+                             f"(no self, snapshot or exploiter), got {self.league_mix!r}")
+        if self.exploiter_reset_every and "exploiter" not in mix:
+            raise ValueError(f"Args.exploiter_reset_every={self.exploiter_reset_every} needs an exploiter in the "
+                             f"league_mix (e.g. 'exploiter:0.25'), got {self.league_mix!r}")
         if self.signals not in SIGNALS_CHOICES:
             raise ValueError(f"Args.signals must be one of {', '.join(SIGNALS_CHOICES)} (señas, RULES.md §8), "
                              f"got {self.signals!r}")
@@ -321,6 +335,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 #: Baseline agents the league and the evaluation may use.
 BASELINES = ("rule", "equity", "random", "ordago")
+
+#: League members that are not frozen agents: the learner itself, its snapshots and its exploiter.
+_LEARNING_MEMBERS = ("self", "snapshot", "exploiter")
 
 #: Values of ``Args.learner_decides``.
 LEARNER_DECIDES = ("all", "bidding", *LANCE_NAMES)
@@ -394,8 +411,9 @@ def parse_mix(text: str) -> dict[str, float]:
         if not sep:
             name, share = item, ""
         name = name.strip()
-        if name not in ("self", "snapshot") and not is_fixed_spec(name):
-            raise ValueError(f"league_mix: unknown opponent {name!r} (use self, snapshot, {', '.join(BASELINES)}, "
+        if name not in _LEARNING_MEMBERS and not is_fixed_spec(name):
+            raise ValueError(f"league_mix: unknown opponent {name!r} (use self, snapshot, exploiter, "
+                             f"{', '.join(BASELINES)}, "
                              "ppo, or a policy file *.pt / *.zip)")
         try:
             w = float(share) if share else 1.0
@@ -552,6 +570,10 @@ class TurnBuffer:
         self.rows = [0, n]
 
 
+#: The per-update counters of the learner's results against the league (reset after each update's log row).
+_RECENT = {"games": 0, "learner_wins": 0.0, "learner_stones": 0.0, "hands": 0, "exploiter_stones": 0.0,
+           "exploiter_hands": 0}
+
 _BUFFER_ARRAYS = ("obs", "mask", "action", "logp", "value", "reward", "done", "stream", "hands")
 
 #: Size of the centralised critic's extra input: four hands, one-hot over the 40 card ids.
@@ -581,8 +603,9 @@ class League:
     """Who sits opposite the learner on each table, redrawn at every new game.
 
     ``kind[b]`` indexes :attr:`members`: 0 is ``self`` (the current policy on both teams), then the
-    baselines of the mix, then one entry per snapshot of the pool. ``learner[b, s]`` says which seats
-    are the learner's.
+    baselines of the mix, then the ``exploiter`` when the mix has one (:attr:`exploiter_kind`), then one entry
+    per snapshot of the pool (from :attr:`first_snapshot`). ``learner[b, s]`` says which seats are the
+    learner's.
     """
 
     def __init__(self, mix: dict[str, float], pool_size: int, num_tables: int,
@@ -591,7 +614,11 @@ class League:
         self.pool_size = pool_size
         # the baselines in a fixed order, then any other frozen agents (policy files) in the mix's order
         self.baselines = [name for name in BASELINES if name in mix] + \
-            [name for name in mix if name not in ("self", "snapshot", *BASELINES)]
+            [name for name in mix if name not in (*_LEARNING_MEMBERS, *BASELINES)]
+        self.has_exploiter = "exploiter" in mix
+        #: kind of the exploiter's tables (-1: no exploiter), and of the pool's first snapshot
+        self.exploiter_kind = 1 + len(self.baselines) if self.has_exploiter else -1
+        self.first_snapshot = 1 + len(self.baselines) + int(self.has_exploiter)
         self.agents = {name: frozen_agent(name, config or MusConfig()) for name in self.baselines}
         self.pool: list[dict[str, Any]] = []           # snapshot state dicts, oldest first
         self.pool_ids: list[int] = []                  # the update each snapshot was taken at
@@ -600,7 +627,8 @@ class League:
 
     @property
     def members(self) -> list[str]:
-        return ["self", *self.baselines, *(f"snapshot@{u}" for u in self.pool_ids)]
+        return ["self", *self.baselines, *(["exploiter"] if self.has_exploiter else []),
+                *(f"snapshot@{u}" for u in self.pool_ids)]
 
     def draw(self, tables: npt.NDArray[np.int64], rng: np.random.Generator) -> None:
         """New opponents (and learner team) for the games starting on ``tables``."""
@@ -615,7 +643,9 @@ class League:
         for j, name in enumerate(names):
             sel = pick == j
             if name == "snapshot":
-                kind[sel] = np.where(len(self.pool) > 0, 1 + len(self.baselines) + snap[sel], 0)
+                kind[sel] = np.where(len(self.pool) > 0, self.first_snapshot + snap[sel], 0)
+            elif name == "exploiter":
+                kind[sel] = self.exploiter_kind
             elif name != "self":
                 kind[sel] = 1 + self.baselines.index(name)
         self.kind[tables] = kind
@@ -630,7 +660,7 @@ class League:
         if len(self.pool) > self.pool_size:
             self.pool.pop(0)
             self.pool_ids.pop(0)
-            first = 1 + len(self.baselines)
+            first = self.first_snapshot
             # tables facing the dropped snapshot now face the next one (the indices shift by one)
             old = self.kind >= first
             self.kind[old] = np.maximum(self.kind[old] - 1, first)
@@ -644,7 +674,7 @@ class CheckpointError(ValueError):
 
 #: What a run writes in its folder (``--overwrite`` removes these and nothing else).
 _RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eval.csv", "learning_curve.png",
-              "args.json", "run.json", "tb")
+              "args.json", "run.json", "tb", "exploiter.pt")
 _RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every")
 
 
@@ -794,6 +824,17 @@ class Trainer:
         for spec in _split(args.eval_opponents):
             frozen_agent(spec, self.cfg)                 # a policy that cannot play this game: fail now, not later
         self.buffer = TurnBuffer(args.num_tables, args.rollout_steps, self.obs_dim, self.num_actions)
+        # the exploiter (league_mix "exploiter"): a second network trained only against the learner, on the tables
+        # where the learner faces it, to find and punish its weaknesses while the learner trains against it
+        self.exploiter: Any = None
+        self.exploiter_opt: Any = None
+        self.exploiter_buffer: TurnBuffer | None = None
+        self.exploiter_born = -1       # the update the exploiter was last reset to a copy of the learner (-1: not yet)
+        if self.league.has_exploiter:
+            self.exploiter = PolicyNet(self.obs_dim, self.num_actions, hidden=args.hidden,
+                                       value_dim=HANDS_DIM if args.central_critic else 0)
+            self.exploiter_opt = torch.optim.Adam(self.exploiter.parameters(), lr=args.learning_rate, eps=1e-5)
+            self.exploiter_buffer = TurnBuffer(args.num_tables, args.rollout_steps, self.obs_dim, self.num_actions)
         self.snapshots: SnapshotBank | None = None      # the pool, stacked for batched play
         self.batch = args.num_tables * args.rollout_steps
         self.num_updates = max(1, args.total_decisions // self.batch)
@@ -805,7 +846,7 @@ class Trainer:
         self.elapsed = 0.0             # seconds of training over all sessions of this run
         self.history: list[dict[str, Any]] = []      # one row per update (metrics.csv)
         self.evals: list[dict[str, Any]] = []        # one row per evaluation (eval.csv)
-        self.recent = {"games": 0, "learner_wins": 0.0, "learner_stones": 0.0, "hands": 0}
+        self.recent = dict(_RECENT)
         if resume:
             self.load_checkpoint(self.out / "checkpoint.pt")
         else:
@@ -814,9 +855,9 @@ class Trainer:
         self._eval_deals: dict[str, Any] = {}
 
     # -- acting ------------------------------------------------------------------------------------
-    def _policy(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], hands: npt.NDArray[np.int8]
-                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-        """Sample the learner's actions: ``(actions, log-probabilities, values)``."""
+    def _policy(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], hands: npt.NDArray[np.int8],
+                net: Any = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """Sample the learner's (or ``net``'s) actions: ``(actions, log-probabilities, values)``."""
         import torch
 
         from agents.policy import masked_log_probs, sample_masked
@@ -824,7 +865,7 @@ class Trainer:
         if not len(obs):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
         with torch.no_grad():
-            logits, value = self.net(torch.from_numpy(obs), self._value_input(hands))
+            logits, value = (self.net if net is None else net)(torch.from_numpy(obs), self._value_input(hands))
             logp_all = masked_log_probs(logits, torch.from_numpy(mask))
         logp_all = logp_all.numpy()
         action = sample_masked(np.exp(logp_all), self.rng)
@@ -834,6 +875,22 @@ class Trainer:
         import torch
 
         return torch.from_numpy(hands_input(hands)) if self.args.central_critic else None
+
+    def reset_exploiter(self) -> None:
+        """Make the exploiter a copy of the current learner with a fresh optimiser; its decisions still pending
+        (taken by the old exploiter) are dropped, not trained."""
+        import torch
+
+        self.exploiter.load_state_dict(copy.deepcopy(self.net.state_dict()))
+        self.exploiter_opt = torch.optim.Adam(self.exploiter.parameters(), lr=self.args.learning_rate, eps=1e-5)
+        self.exploiter_buffer.pending[...] = -1
+        self.exploiter_buffer.n = 0
+        self.exploiter_buffer.rows = [0]
+        self.exploiter_born = self.update
+
+    def exploiter_seats(self) -> npt.NDArray[np.bool_]:
+        """``(B, 4)`` True for the seats the exploiter plays (the opponents' seats of its tables)."""
+        return (self.league.kind == self.league.exploiter_kind)[:, None] & ~self.league.learner
 
     def _snapshot_bank(self) -> SnapshotBank:
         """The league's snapshots stacked for one batched forward pass (rebuilt when the pool changes)."""
@@ -849,16 +906,17 @@ class Trainer:
 
         kinds = self.league.kind[rows]
         nb = len(self.league.baselines)
-        if (kinds == 0).any():
-            raise AssertionError("a 'self' table has no opponent seats")
+        first = self.league.first_snapshot
+        if ((kinds == 0) | (kinds == self.league.exploiter_kind)).any():
+            raise AssertionError("a 'self' or 'exploiter' table reached the frozen opponents")
         for kind in np.unique(kinds[kinds <= nb]):
             sel = rows[kinds == kind]
             agent = self.league.agents[self.league.baselines[kind - 1]]
             actions[sel] = agent.act_batch(self.obs[sel], self.mask[sel], self.rng)
-        snap = kinds > nb
+        snap = kinds >= first
         if snap.any():
             sel = rows[snap]
-            probs = self._snapshot_bank().probabilities(self.obs[sel], self.mask[sel], kinds[snap] - 1 - nb)
+            probs = self._snapshot_bank().probabilities(self.obs[sel], self.mask[sel], kinds[snap] - first)
             actions[sel] = sample_masked(probs, self.rng)
 
     def _learner_rewards(self, rewards: npt.NDArray[np.float32], done: npt.NDArray[np.bool_],
@@ -895,6 +953,13 @@ class Trainer:
             self.buffer.add(lrn, seat[lrn], obs, mask, act, logp, val, hands)
             t1 = time.perf_counter()
             opp = np.flatnonzero(~is_learner)
+            if self.exploiter is not None:
+                on = self.league.kind[opp] == self.league.exploiter_kind
+                ex, opp = opp[on], opp[~on]
+                hands = relative_hands(self.env.hands[ex], seat[ex]) if self.args.central_critic else None
+                act, logp, val = self._policy(self.obs[ex], self.mask[ex], hands, net=self.exploiter)
+                actions[ex] = act
+                self.exploiter_buffer.add(ex, seat[ex], self.obs[ex], self.mask[ex], act, logp, val, hands)
             if proxy.size:
                 opp = np.concatenate([opp, proxy])
             if opp.size:
@@ -904,9 +969,13 @@ class Trainer:
             t3 = time.perf_counter()
             r = self._learner_rewards(rewards, done, info)
             self.buffer.reward_seats(np.where(self.league.learner, r, 0.0).astype(np.float32))
+            if self.exploiter is not None:
+                self.exploiter_buffer.reward_seats(np.where(self.exploiter_seats(), r, 0.0).astype(np.float32))
             fin = np.flatnonzero(done)
             if fin.size:
                 self.buffer.end_games(fin)
+                if self.exploiter is not None:
+                    self.exploiter_buffer.end_games(fin)
                 self._count_games(fin, info)
                 self.league.draw(fin, self.rng)
             hand = np.flatnonzero(info["hand_finished"])
@@ -932,26 +1001,32 @@ class Trainer:
         vs = hand[self.league.kind[hand] != 0]
         if vs.size:
             learner_seat = np.argmax(self.league.learner[vs], axis=1)
+            stones = rewards[vs, learner_seat]
             self.recent["hands"] += int(vs.size)
-            self.recent["learner_stones"] += float(rewards[vs, learner_seat].sum())
+            self.recent["learner_stones"] += float(stones.sum())
+            ex = self.league.kind[vs] == self.league.exploiter_kind
+            self.recent["exploiter_hands"] += int(ex.sum())
+            self.recent["exploiter_stones"] -= float(stones[ex].sum())
 
     # -- learning ----------------------------------------------------------------------------------
-    def learn(self, value_only: bool = False) -> dict[str, float]:
-        """PPO epochs over the rollout's trainable decisions."""
+    def learn(self, value_only: bool = False, exploiter: bool = False) -> dict[str, float]:
+        """PPO epochs over the rollout's trainable decisions of the learner (or of the exploiter)."""
         import torch
 
         from agents.policy import masked_log_probs
 
         a = self.args
-        adv, train = self.buffer.advantages(a.gamma, a.gae_lambda)
+        net, opt, buffer = (self.exploiter, self.exploiter_opt, self.exploiter_buffer) if exploiter else \
+            (self.net, self.opt, self.buffer)
+        adv, train = buffer.advantages(a.gamma, a.gae_lambda)
         idx = np.flatnonzero(train)
-        n = self.buffer.n
-        returns = adv + self.buffer.value[:n]
-        obs = torch.from_numpy(self.buffer.obs[:n])
-        vin = self._value_input(self.buffer.hands[:n])
-        mask = torch.from_numpy(self.buffer.mask[:n])
-        act = torch.from_numpy(self.buffer.action[:n])
-        old_logp = torch.from_numpy(self.buffer.logp[:n])
+        n = buffer.n
+        returns = adv + buffer.value[:n]
+        obs = torch.from_numpy(buffer.obs[:n])
+        vin = self._value_input(buffer.hands[:n])
+        mask = torch.from_numpy(buffer.mask[:n])
+        act = torch.from_numpy(buffer.action[:n])
+        old_logp = torch.from_numpy(buffer.logp[:n])
         adv_t, ret_t = torch.from_numpy(adv), torch.from_numpy(returns)
         stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip")}
         stop = False
@@ -959,7 +1034,7 @@ class Trainer:
             order = self.rng.permutation(idx)
             for start in range(0, len(order), a.minibatch_size):
                 mb = torch.from_numpy(order[start:start + a.minibatch_size])
-                logits, value = self.net(obs[mb], None if vin is None else vin[mb])
+                logits, value = net(obs[mb], None if vin is None else vin[mb])
                 logp_all = masked_log_probs(logits, mask[mb])
                 logp = logp_all.gather(1, act[mb][:, None]).squeeze(1)
                 log_ratio = logp - old_logp[mb]
@@ -971,10 +1046,10 @@ class Trainer:
                 v_loss = 0.5 * (value - ret_t[mb]).pow(2).mean()
                 entropy = -(logp_all.exp() * logp_all).sum(1).mean()
                 loss = a.vf_coef * v_loss if value_only else pg - a.ent_coef * entropy + a.vf_coef * v_loss
-                self.opt.zero_grad()
+                opt.zero_grad()
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.net.parameters(), a.max_grad_norm)
-                self.opt.step()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), a.max_grad_norm)
+                opt.step()
                 with torch.no_grad():
                     kl = ((ratio - 1) - log_ratio).mean().item()
                     stats["kl"].append(kl)
@@ -988,8 +1063,8 @@ class Trainer:
             if stop:
                 break
         var_y = float(np.var(returns[idx])) if idx.size else 0.0
-        resid = float(np.var(returns[idx] - self.buffer.value[:n][idx])) if idx.size else 0.0
-        self.buffer.carry_over()
+        resid = float(np.var(returns[idx] - buffer.value[:n][idx])) if idx.size else 0.0
+        buffer.carry_over()
         return {"policy_loss": float(np.mean(stats["pg"] or [0])), "value_loss": float(np.mean(stats["v"] or [0])),
                 "entropy": float(np.mean(stats["ent"] or [0])), "approx_kl": float(np.mean(stats["kl"] or [0])),
                 "clipfrac": float(np.mean(stats["clip"] or [0])),
@@ -1099,6 +1174,10 @@ class Trainer:
             "env": self.env.state_dict(), "buffer": self.buffer.state_dict(),
             "obs": self.obs.copy(), "mask": self.mask.copy(),
         }
+        if self.exploiter is not None:
+            blob |= {"exploiter_model": self.exploiter.state_dict(),
+                     "exploiter_optimizer": self.exploiter_opt.state_dict(),
+                     "exploiter_buffer": self.exploiter_buffer.state_dict(), "exploiter_born": self.exploiter_born}
         # written to a temporary file and renamed: a killed run never leaves half a checkpoint
         return save_file(self.out / "checkpoint.pt", _to_torch(blob))
 
@@ -1117,8 +1196,9 @@ class Trainer:
         if blob.get("format") != CHECKPOINT_FORMAT:
             raise CheckpointError(f"{path}: a policy file, not a training checkpoint (it has no optimiser state)")
         try:
-            blob = _to_numpy({k: v for k, v in blob.items() if k not in ("model", "optimizer", "pool", "torch_rng")}) \
-                | {k: blob[k] for k in ("model", "optimizer", "pool", "torch_rng")}
+            keep = [k for k in ("model", "optimizer", "pool", "torch_rng", "exploiter_model", "exploiter_optimizer")
+                    if k in blob]                  # torch state stays torch; the rest becomes numpy
+            blob = _to_numpy({k: v for k, v in blob.items() if k not in keep}) | {k: blob[k] for k in keep}
             saved = blob["args"]
             mine = _args_dict(self.args)
             known = _args_dict(Args())            # fields added since the checkpoint was written: their default
@@ -1150,10 +1230,15 @@ class Trainer:
             self.update, self.decisions, self.games = int(c["update"]), int(c["decisions"]), int(c["games"])
             self.learner_decisions, self.elapsed = int(c["learner_decisions"]), float(c["elapsed"])
             self.bc_done = bool(c["bc_done"])
-            self.recent = {k: type(self.recent[k])(v) for k, v in blob["recent"].items()}
+            self.recent = {k: type(self.recent[k])(v) for k, v in {**_RECENT, **blob["recent"]}.items()}
             self.history, self.evals = json.loads(blob["history"]), json.loads(blob["evals"])
             self.env.load_state_dict(blob["env"])
             self.buffer.load_state_dict(blob["buffer"])
+            if self.exploiter is not None:
+                self.exploiter.load_state_dict(blob["exploiter_model"])
+                self.exploiter_opt.load_state_dict(blob["exploiter_optimizer"])
+                self.exploiter_buffer.load_state_dict(blob["exploiter_buffer"])
+                self.exploiter_born = int(blob["exploiter_born"])
             self.obs, self.mask = self.env._obs, self.env._mask
             if not (np.array_equal(self.obs, blob["obs"]) and np.array_equal(self.mask, blob["mask"])):
                 raise CheckpointError(f"{path}: the environment state does not match its saved observation")
@@ -1171,13 +1256,14 @@ class Trainer:
         if self.evals:
             learning_curve(self.evals, self.out / "learning_curve.png", _split(self.args.eval_opponents))
 
-    def export_policy(self, meta: dict[str, Any] | None = None, name: str = "policy.pt") -> Path:
-        """Write the current policy to ``out/name`` (loadable by ``make_agent``)."""
+    def export_policy(self, meta: dict[str, Any] | None = None, name: str = "policy.pt", net: Any = None) -> Path:
+        """Write the current policy (or ``net``, the exploiter) to ``out/name`` (loadable by ``make_agent``)."""
         from agents.policy import save_policy
 
         info = {"update": self.update, "decisions": self.decisions, "seconds": round(self.elapsed, 1),
                 "args": _args_dict(self.args), **(meta or {})}
-        return save_policy(self.out / name, self.net, self.args.game_config(training=False).to_dict(), info)
+        return save_policy(self.out / name, self.net if net is None else net,
+                           self.args.game_config(training=False).to_dict(), info)
 
 
 def eval_score(ev: dict[str, Any], opponents: list[str]) -> float:
@@ -1330,11 +1416,20 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
             stopped = True
             break
         t0 = time.perf_counter()
-        if a.anneal_lr:
-            t.opt.param_groups[0]["lr"] = a.learning_rate * (1.0 - t.update / t.num_updates)
+        if t.exploiter is not None and (t.exploiter_born < 0 or (
+                a.exploiter_reset_every and t.update - t.exploiter_born >= a.exploiter_reset_every)):
+            t.reset_exploiter()
+        lr = a.learning_rate * (1.0 - t.update / t.num_updates) if a.anneal_lr else a.learning_rate
+        for opt in (t.opt, t.exploiter_opt):
+            if opt is not None:
+                opt.param_groups[0]["lr"] = lr
         timing = t.rollout()
         t1 = time.perf_counter()
         stats = t.learn(value_only=t.update < a.value_warmup)
+        if t.exploiter is not None:
+            ex = t.learn(value_only=t.update < a.value_warmup, exploiter=True)
+            stats |= {"exploiter_policy_loss": ex["policy_loss"], "exploiter_entropy": ex["entropy"],
+                      "exploiter_trained": ex["trained"]}
         t2 = time.perf_counter()
         t.update += 1
         t.elapsed = clock()
@@ -1344,14 +1439,18 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
                "decisions_per_s": t.batch / (t2 - t0), "lr": t.opt.param_groups[0]["lr"], **stats,
                "vs_league_win_rate": rec["learner_wins"] / rec["games"] if rec["games"] else float("nan"),
                "vs_league_stones_per_hand": rec["learner_stones"] / rec["hands"] if rec["hands"] else float("nan"),
+               **({"exploiter_stones_per_hand": rec["exploiter_stones"] / rec["exploiter_hands"]
+                   if rec["exploiter_hands"] else float("nan")} if t.exploiter is not None else {}),
                "time_env": timing["env"], "time_policy": timing["policy"], "time_opponents": timing["opponents"],
                "time_update": t2 - t1}
-        t.recent = {"games": 0, "learner_wins": 0.0, "learner_stones": 0.0, "hands": 0}
+        t.recent = dict(_RECENT)
         t.history.append(row)
         if writer:
             for k in ("decisions_per_s", "lr", "vs_league_win_rate", "vs_league_stones_per_hand", "games",
-                      "time_env", "time_policy", "time_opponents", "time_update"):
-                writer.add_scalar(f"charts/{k}", row[k], t.update)
+                      "time_env", "time_policy", "time_opponents", "time_update", "exploiter_stones_per_hand",
+                      "exploiter_policy_loss", "exploiter_entropy"):
+                if k in row:
+                    writer.add_scalar(f"charts/{k}", row[k], t.update)
             for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"):
                 writer.add_scalar(f"losses/{k}", row[k], t.update)
         if t.update % a.snapshot_every == 0:
@@ -1372,19 +1471,24 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
         bar.update(t.batch)
         bar.set_postfix_str(f"{row['decisions_per_s'] / 1000:.0f}k dec/s | eval {last_eval}")
         if t.update % a.checkpoint_every == 0 or final:
-            t.save_checkpoint()
-            t.write_logs()
-            t.export_policy()
+            _save_all(t)
     bar.close()
-    t.save_checkpoint()
-    t.write_logs()
-    t.export_policy()
+    _save_all(t)
     if writer:
         writer.close()
     if stopped:
         log(f"stopped at update {t.update}/{t.num_updates}; "
             f"continue with --resume --out {t.out}")
     return t
+
+
+def _save_all(t: Trainer) -> None:
+    """Checkpoint, logs, ``policy.pt`` (and ``exploiter.pt``, the exploiter's current policy, when there is one)."""
+    t.save_checkpoint()
+    t.write_logs()
+    t.export_policy()
+    if t.exploiter is not None:
+        t.export_policy({"exploiter_born": t.exploiter_born}, name="exploiter.pt", net=t.exploiter)
 
 
 def _print_summary(t: Trainer, log: Any = print) -> None:
