@@ -44,7 +44,9 @@ Algorithm
 * **Warm start** (optional, ``warm_start="equity"``): before PPO, the policy head is fitted by behaviour
   cloning to ``EquityAgent``'s decisions (all four seats played by it), then ``value_warmup`` updates train
   only the value head while the policy acts, so the first policy updates have a critic that knows the
-  game.
+  game. ``warm_start`` may also be a policy file (``*.pt`` of ``mus train``, of the same network shape):
+  the run then starts from its weights, policy and value head, with no cloning (``mus exploit
+  --warm-start agent`` starts a best response from the probed policy itself).
 
 Turn-based trajectories (how rewards and bootstrapping work)
 ------------------------------------------------------------
@@ -205,7 +207,8 @@ class Args:
     juego, punto); the others are played by the opposing agent's own policy (probes of mus exploit)"""
     # warm start
     warm_start: str = "equity"
-    """'none' or 'equity' (behaviour cloning of EquityAgent before PPO)"""
+    """'none', 'equity' (behaviour cloning of EquityAgent before PPO) or a policy file *.pt of the same network
+    shape (start from its weights)"""
     bc_decisions: int = 2_000_000
     """decisions of EquityAgent self-play to clone"""
     bc_epochs: int = 3
@@ -256,8 +259,10 @@ class Args:
                 raise ValueError(f"Args.{name} must be >= 0, got {getattr(self, name)!r}")
         if not self.hidden or any(h < 1 for h in self.hidden):
             raise ValueError(f"Args.hidden must be one or more widths >= 1, got {self.hidden!r}")
-        if self.warm_start not in ("none", "equity"):
-            raise ValueError(f"Args.warm_start must be 'none' or 'equity', got {self.warm_start!r}")
+        if self.warm_start not in ("none", "equity") and not (self.warm_start.endswith(".pt")
+                                                             and Path(self.warm_start).is_file()):
+            raise ValueError(f"Args.warm_start must be 'none', 'equity' or an existing policy file *.pt, "
+                             f"got {self.warm_start!r}")
         mix = parse_mix(self.league_mix)
         for spec in _split(self.eval_opponents):
             if not is_fixed_spec(spec):
@@ -1120,6 +1125,22 @@ class Trainer:
         self.bc_done = True
         return {"bc_loss": loss_v, "bc_accuracy": acc, "bc_samples": int(len(keep))}
 
+    def load_warm_start(self, path: str | Path) -> None:
+        """Start from the weights (policy and value head) of the policy file ``path``; ``CheckpointError`` if it
+        cannot be read or its network is not this run's shape."""
+        from agents.policy import PolicyFileError, load_policy_file
+
+        try:
+            blob = load_policy_file(path)
+        except PolicyFileError as e:
+            raise CheckpointError(f"warm start: {e}") from e
+        arch = {k: blob.get("arch", {}).get(k, 0 if k == "value_dim" else None) for k in self.net.arch}
+        if arch != self.net.arch:
+            raise CheckpointError(f"warm start: {path} holds a network {blob.get('arch')}, this run's is "
+                                  f"{self.net.arch}: give the same --hidden, --signals and --central-critic")
+        self.net.load_state_dict(blob["model"])
+        self.bc_done = True
+
     # -- evaluation --------------------------------------------------------------------------------
     def evaluate(self) -> dict[str, Any]:
         """Duplicate matches of the current policy against the evaluation baselines, on fixed deals."""
@@ -1397,6 +1418,9 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
     def clock() -> float:
         return elapsed_before + time.perf_counter() - session_start
 
+    if a.warm_start.endswith(".pt") and not t.bc_done:
+        t.load_warm_start(a.warm_start)
+        log(f"warm start: the weights of {a.warm_start}")
     if a.warm_start == "equity" and not t.bc_done:
         bc = t.behaviour_cloning()
         t.elapsed = clock()
