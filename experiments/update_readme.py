@@ -75,11 +75,12 @@ def ladder_markdown(results: dict, command: str) -> str:
 
 def exploit_markdown(results: list[dict]) -> str:
     """The exploitability table: one row per probe (held-out gain of the best response, 95% CIs, budget)."""
-    lines = ["| agent | probe | best response's gain, stones/hand | 95% CI | game win rate | 95% CI | greedy gain "
-             "| trained | seed |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| agent | probe | start | best response's gain, stones/hand | 95% CI | game win rate | 95% CI | "
+             "greedy gain | trained | seed |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         g, gg, t = r["gain"], r["gain_greedy"], r["trained"]
-        lines.append(f"| {r['agent']} | {r['learner_decides']} | {g['stones']:+.3f} | "
+        lines.append(f"| {r['agent']} | {r['learner_decides']} | {r.get('warm_start', 'equity')} | "
+                     f"{g['stones']:+.3f} | "
                      f"[{g['stones_lo']:+.3f}, {g['stones_hi']:+.3f}] | {g['win']:.3f} | "
                      f"[{g['win_lo']:.3f}, {g['win_hi']:.3f}] | {gg['stones']:+.3f} | "
                      f"{t['decisions'] / 1e6:.0f}M decisions, {t['minutes']:.0f} min | {r['seed']} |")
