@@ -42,6 +42,7 @@ import os
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,9 @@ class PairResult:
         game_hands: ``(m, 2 sides)`` hands the game lasted.
         stats: per agent name, counts of ``bets`` (betting decisions), ``envido``, ``ordago``,
             ``responses`` (answers to a bet), ``no_quiero``, ``decisions``.
+        abandoned: deals dropped because a hand of one of their seatings passed ``max_hand_decisions`` (two
+            agents that keep re-raising: Mus has no cap on raises, RULES.md §5.2); the arrays above hold the
+            other deals only.
     """
 
     a: str
@@ -99,6 +103,7 @@ class PairResult:
     game_hands: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int32))
     stats: dict[str, dict[str, int]] = field(default_factory=dict)
     seconds: float = 0.0
+    abandoned: int = 0
 
     # summaries -----------------------------------------------------------------------------------
     def mean_diff(self) -> tuple[float, float, float]:
@@ -123,7 +128,7 @@ class PairResult:
         w, wlo, whi = self.game_win_rate()
         out = {"a": self.a, "b": self.b, "deals": int(len(self.hand_diff)), "games_deals": int(len(self.game_wins)),
                "mean_diff": m, "ci_low": lo, "ci_high": hi, "game_win_rate": w, "win_ci_low": wlo,
-               "win_ci_high": whi, "seconds": self.seconds}
+               "win_ci_high": whi, "seconds": self.seconds, "abandoned": self.abandoned}
         if len(self.lance_stones):
             per = self.lance_stones.mean(axis=(0, 1))               # (4 slots, 2)
             for s, name in enumerate(SLOT_NAMES):
@@ -138,6 +143,9 @@ class PairResult:
         return out
 
 
+#: Decisions after which :func:`play_pair` gives up a hand as an endless raise war (a normal hand takes about 15).
+MAX_HAND_DECISIONS = 10_000
+
 def _mean_ci(x: npt.ArrayLike) -> tuple[float, float, float]:
     x = np.asarray(x, dtype=np.float64)
     if not len(x):
@@ -150,7 +158,8 @@ def _mean_ci(x: npt.ArrayLike) -> tuple[float, float, float]:
 def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "hands",
               config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
               names: tuple[str, str] | None = None,
-              progress: Callable[[int], None] | None = None) -> PairResult:
+              progress: Callable[[int], None] | None = None,
+              max_hand_decisions: int = MAX_HAND_DECISIONS) -> PairResult:
     """Play every deal twice (seats swapped) between two agents on a VectorMusEnv.
 
     Args:
@@ -162,6 +171,9 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
         seed: seeds the agents' random generator.
         names: names of a and b in the result (default: the agents' ``name``).
         progress: called with the number of deals (both seatings) completed since the last call.
+        max_hand_decisions: a hand still going after this many decisions is a raise war that may never end
+            (Mus has no cap on raises): its deal is dropped from the result (both seatings, so the duplicate
+            pairing holds), counted in ``PairResult.abandoned`` and reported by a warning.
     """
     if mode not in ("hands", "games"):
         raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
@@ -196,6 +208,8 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     rows = np.arange(B)
     t0 = time.perf_counter()
     actions = np.zeros(B, dtype=np.int64)
+    hand_len = np.zeros(B, dtype=np.int64)             # decisions of each table's current hand
+    dropped = np.zeros(n, dtype=bool)
     while active.any():
         seat = venv.current_player.astype(np.int64)
         who = team_agent[rows, seat % 2]
@@ -219,7 +233,11 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
             st["responses"] += int(resp.sum())
             st["no_quiero"] += int((resp & (ac == Action.NO_QUIERO)).sum())
         obs, mask, rewards, done, info = venv.step(actions)
-        ended = (done if games else info["hand_finished"]) & active
+        hand_len += 1
+        hand_len[info["hand_finished"]] = 0
+        endless = active & (hand_len > max_hand_decisions)
+        dropped[current[endless]] = True
+        ended = ((done if games else info["hand_finished"]) | endless) & active
         idx = np.flatnonzero(ended)
         if games:
             fin_hand = np.flatnonzero(info["hand_finished"] & active)
@@ -244,11 +262,20 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
             more = current[idx] < n
             active[idx[~more]] = False
             r = idx[more]
+            hand_len[idx] = 0
             if r.size:
                 dd = current[r]
                 obs, mask = venv.reset_tables(r, deals.decks[dd], deals.mano[dd], scores[dd], deals.seeds[dd])
     res.seconds = time.perf_counter() - t0
     res.stats = stats
+    keep = ~dropped
+    res.abandoned = int(dropped.sum())
+    if res.abandoned:
+        warnings.warn(f"play_pair: {res.abandoned} of {n} deals dropped from {name_a} vs {name_b}: a hand passed "
+                      f"{max_hand_decisions:,} decisions (the agents keep re-raising; Mus has no cap on raises); "
+                      "the result covers the other deals", RuntimeWarning, stacklevel=2)
+    wins, hands_played, hand_stones = wins[keep], hands_played[keep], hand_stones[keep]
+    lance_stones, hand_value = lance_stones[keep], hand_value[keep]
     if games:
         res.game_wins = wins
         res.game_hands = hands_played
@@ -304,7 +331,8 @@ def merge_pair_results(parts: Sequence[PairResult]) -> PairResult:
             for key, v in counts.items():
                 acc[key] = acc.get(key, 0) + int(v)
     arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f in _PER_DEAL_FIELDS}
-    return PairResult(first.a, first.b, **arrays, stats=stats, seconds=float(sum(p.seconds for p in parts)))
+    return PairResult(first.a, first.b, **arrays, stats=stats, seconds=float(sum(p.seconds for p in parts)),
+                      abandoned=sum(p.abandoned for p in parts))
 
 
 

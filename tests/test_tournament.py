@@ -13,7 +13,7 @@ import numpy.typing as npt
 import pytest
 
 import experiments.tournament as tournament
-from agents import Agent, RandomAgent, make_agent
+from agents import Agent, RandomAgent, RuleBasedAgent, make_agent
 from experiments.deals import DealSet, make_deals
 from experiments.tournament import (
     PairResult,
@@ -26,7 +26,7 @@ from experiments.tournament import (
     stones_ladder,
 )
 from experiments.tournament import main as tournament_main
-from mus_env import VectorMusEnv
+from mus_env import Action, VectorMusEnv
 from mus_env.records import load_record, replay
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -496,3 +496,33 @@ def test_merge_refuses_nothing_and_other_pairs() -> None:
     for bad in (0, -5, 2.0, True):
         with pytest.raises(ValueError, match="deal_chunk must be a positive int"):
             round_robin(["random", "rule"], deals, progress=False, deal_chunk=bad)  # type: ignore[arg-type]
+
+
+class _RaiseForever:
+    """Raises (ENVIDO 10) whenever it may, else the first legal action: two of them never end a hand."""
+
+    name = "raiser"
+
+    def act_batch(self, obs, masks, rng):
+        masks = np.asarray(masks)
+        raise_ = masks[:, int(Action.ENVIDO_10)].astype(bool)
+        return np.where(raise_, int(Action.ENVIDO_10), masks.argmax(axis=1))
+
+
+def test_an_endless_raise_war_is_dropped_not_a_hang() -> None:
+    deals = make_deals(6, 3, 40)
+    with pytest.warns(RuntimeWarning, match="6 of 6 deals dropped.*keep re-raising"):
+        res = play_pair(_RaiseForever(), _RaiseForever(), deals, mode="hands", max_hand_decisions=200)
+    assert res.abandoned == 6 and len(res.hand_diff) == 0
+    # against an agent that answers, every hand ends: nothing is dropped, and the two seatings stay paired
+    res = play_pair(_RaiseForever(), RuleBasedAgent(), deals, mode="games", max_hand_decisions=200)
+    assert res.abandoned == 0 and res.game_wins.shape == (6, 2)
+    assert res.summary()["abandoned"] == 0
+    with pytest.warns(RuntimeWarning, match="dropped"):
+        dropped = play_pair(_RaiseForever(), _RaiseForever(), deals, mode="hands", max_hand_decisions=200,
+                            names=("a", "b"))
+    played = play_pair(_RaiseForever(), RuleBasedAgent(), deals, mode="hands", max_hand_decisions=200,
+                       names=("a", "b"))
+    merged = merge_pair_results([dropped, played])
+    assert merged.abandoned == 6 and len(merged.hand_diff) == 6
+    assert np.array_equal(merged.hand_diff, played.hand_diff)
