@@ -62,7 +62,8 @@ def _row(h: PairResult, g: PairResult) -> dict[str, Any]:
             "hands_per_game": float(g.game_hands.mean()) if len(g.game_hands) else float("nan"),
             "envido_rate": s["envido_rate_a"], "ordago_rate": s["ordago_rate_a"],
             "no_quiero_rate": s["no_quiero_rate_a"], "opp_envido_rate": s["envido_rate_b"],
-            "opp_ordago_rate": s["ordago_rate_b"], "opp_no_quiero_rate": s["no_quiero_rate_b"]}
+            "opp_ordago_rate": s["ordago_rate_b"], "opp_no_quiero_rate": s["no_quiero_rate_b"],
+            "abandoned": h.abandoned + g.abandoned}
 
 
 def evaluate_policy(policy: str | Path, hands: int, games: int, seed: int = 7, kings: int = 8, target: int = 40,
