@@ -194,7 +194,8 @@ class Args:
     """weight of the game outcome (+1 / -1)"""
     # league
     league_mix: str = "self:0.4,snapshot:0.2,rule:0.2,equity:0.2"
-    """opponent kinds and their shares, drawn per game on each table"""
+    """opponent kinds and their shares, drawn per game on each table: self, snapshot, exploiter (a second network
+    trained only against the learner), a baseline (rule, equity, random, ordago), ppo or a policy file"""
     snapshot_every: int = 10
     """updates between snapshots of the learner added to the pool"""
     pool_size: int = 10
