@@ -2,7 +2,7 @@
 
 The agent reads only its observation (through :mod:`agents.features`) and is vectorised. Its knowledge
 of the cards is the table file ``agents/data/equity_tables_k{8,4}.npz`` written by
-``python -m experiments.make_equity_tables`` (see that module for how the tables are made). Per own hand
+``python -m experiments.tools.make_equity_tables`` (see that module for how the tables are made). Per own hand
 (rank multiset), own relative seat S0..S3 and lance context it holds ``win[tau]`` = P(own team wins the
 lance and the opponents' best hand is at or above percentile ``tau``) and ``acc[tau]`` = P(opponents'
 best >= ``tau``); the contexts of pares and juego are the public declarations (partner sí / no, which
@@ -46,7 +46,7 @@ where ``drift`` is the average improvement a discard round brings to a hand (the
 **Señas** (with signals on, :mod:`agents.signs`): it signs as :class:`~agents.rule.RuleBasedAgent` does
 (the most useful true sign; MUS when it would not cut) and cuts the mus on a strong partner sign. Betting,
 it reads the partner's grande-window sign ``t`` from the sign tables ``agents/data/sign_tables_k{8,4}.npz``
-(``python -m experiments.make_sign_tables``): with ``P_t`` = P(win the lance | own hand, seat, partner signs
+(``python -m experiments.tools.make_sign_tables``): with ``P_t`` = P(win the lance | own hand, seat, partner signs
 ``t``) and ``P_u`` the same without the sign, each of its lance-win chances (``p_range``, ``p_w``, and
 ``win_x`` relative to ``acc_x``) is multiplied by ``min(P_t / P_u, 1)`` and clipped to [0, 1] (``win_x``
 to [0, ``acc_x``]): by default only bad news is acted on (``sign_boost=False``). Measured against the
@@ -96,7 +96,7 @@ _PASO, _QUIERO, _NO_QUIERO, _ORDAGO = int(Action.PASO), int(Action.QUIERO), int(
 
 @dataclass(frozen=True, eq=False)
 class EquityTables:
-    """The arrays of one table file (see :mod:`experiments.make_equity_tables`)."""
+    """The arrays of one table file (see :mod:`experiments.tools.make_equity_tables`)."""
 
     kings: int
     tau: npt.NDArray[np.float64]            # (T,)
@@ -127,7 +127,7 @@ def _read_table_file(path: Path, version: int, kings: int, dtypes: dict[str, typ
 def _missing(path: Path) -> FileNotFoundError:
     return FileNotFoundError(
         f"equity tables {path} are missing or outdated; regenerate them with "
-        f"`python -m experiments.make_equity_tables` (add --quick for a fast, noisy version)")
+        f"`python -m experiments.tools.make_equity_tables` (add --quick for a fast, noisy version)")
 
 
 @lru_cache(maxsize=4)
@@ -150,7 +150,7 @@ def load_tables(kings: int, directory: str | None = None) -> EquityTables:
 
 @dataclass(frozen=True, eq=False)
 class SignTables:
-    """The arrays of one sign-table file (see :mod:`experiments.make_sign_tables`)."""
+    """The arrays of one sign-table file (see :mod:`experiments.tools.make_sign_tables`)."""
 
     kings: int
     win: npt.NDArray[np.float32]            # (7 sign contexts, 4 seats, M, NUM_SIGNS) P(win | h, p, partner token)
@@ -164,7 +164,7 @@ _SIGN_FORMAT_VERSION = 1
 def _missing_signs(path: Path) -> FileNotFoundError:
     return FileNotFoundError(
         f"sign tables {path} are missing or outdated; regenerate them with "
-        f"`python -m experiments.make_sign_tables` (about a minute)")
+        f"`python -m experiments.tools.make_sign_tables` (about a minute)")
 
 
 @lru_cache(maxsize=4)

@@ -3,7 +3,7 @@
 This module needs torch (the ``train`` extra); ``import agents`` does not import it, ``make_agent("x.pt")``
 and ``make_agent("ppo")`` do.
 
-The network (:class:`PolicyNet`) is the one :mod:`experiments.ppo_selfplay` trains: an MLP trunk over the
+The network (:class:`PolicyNet`) is the one :mod:`experiments.train.ppo` trains: an MLP trunk over the
 seat-relative observation (``OBS_DIM`` floats) with two heads, ``NUM_ACTIONS`` logits and one value. Illegal
 actions are masked by setting their logits to :data:`MASKED_LOGIT` before the softmax, so their
 probability is exactly 0 and no gradient reaches them (:func:`masked_log_probs`).

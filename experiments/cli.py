@@ -1,7 +1,7 @@
 """The ``mus`` command: ``mus train``, ``mus exploit AGENT``, ``mus tournament``, ``mus signals``,
 ``mus sign-info``, ``mus play``, ``mus replay FILE``, ``mus bench``, ``mus deals``.
 
-Each subcommand is also a runnable module (``python -m experiments.tournament`` ...); ``mus SUBCOMMAND -h``
+Each subcommand is also a runnable module (``python -m experiments.evaluate.tournament`` ...); ``mus SUBCOMMAND -h``
 shows its options. The subcommands parse their arguments with :class:`ArgumentParser`: a bad argument is one
 line on stderr naming it and the accepted values, and exit status 2, never a traceback.
 """
@@ -25,18 +25,26 @@ _EXTRAS = {"torch": "train", "ray": "rllib", "tianshou": "tianshou", "sb3_contri
 
 #: Subcommand -> (module, one-line description).
 COMMANDS = {
-    "train": ("experiments.ppo_selfplay", "train a policy by self-play PPO with a league (needs the train extra)"),
-    "exploit": ("experiments.exploit", "best response to a frozen agent (a lower bound on its exploitability)"),
-    "tournament": ("experiments.tournament", "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
-    "signals": ("experiments.signals_value", "value of the señas channel: an agent with truthful signs vs without"),
-    "sign-info": ("experiments.sign_info", "mutual information between a player's hand class and its signs"),
+    "train": ("experiments.train.ppo",
+              "train a policy by self-play PPO with a league (needs the train extra)"),
+    "exploit": ("experiments.evaluate.exploit",
+                "best response to a frozen agent (a lower bound on its exploitability)"),
+    "tournament": ("experiments.evaluate.tournament",
+                   "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
+    "signals": ("experiments.evaluate.signals_value",
+                "value of the señas channel: an agent with truthful signs vs without"),
+    "sign-info": ("experiments.evaluate.sign_info",
+                  "mutual information between a player's hand class and its signs"),
     "play": ("experiments.play", "play against three bots in the terminal"),
     "replay": ("experiments.replay", "print a recorded game hand by hand"),
-    "bench": ("experiments.bench", "decisions/s of the engines and of peer environments"),
-    "deals": ("experiments.deals", "write a seeded deal set for duplicate evaluation"),
-    "sb3": ("experiments.sb3_maskable_ppo", "sb3-contrib MaskablePPO on the batched engine (mus_env.sb3.MusVecEnv)"),
-    "rllib": ("experiments.rllib_selfplay", "Ray RLlib PPO self-play, local or on a cluster (needs the rllib extra)"),
-    "tianshou": ("experiments.tianshou_example", "Tianshou masked DQN at one seat (needs the tianshou extra)"),
+    "bench": ("experiments.tools.bench", "decisions/s of the engines and of peer environments"),
+    "deals": ("experiments.evaluate.deals", "write a seeded deal set for duplicate evaluation"),
+    "sb3": ("experiments.integrations.sb3_maskable_ppo",
+            "sb3-contrib MaskablePPO on the batched engine (mus_env.sb3.MusVecEnv)"),
+    "rllib": ("experiments.integrations.rllib_selfplay",
+              "Ray RLlib PPO self-play, local or on a cluster (needs the rllib extra)"),
+    "tianshou": ("experiments.integrations.tianshou_example",
+                 "Tianshou masked DQN at one seat (needs the tianshou extra)"),
 }
 
 

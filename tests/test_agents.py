@@ -1,7 +1,8 @@
 """Agents: legal play (batched and single), the strength ladder, the human terminal agent, act vs act_batch,
 the batched observation reader, and the equity tables and their generator.
 
-The strength test plays fixed duplicate deal sets (experiments.deals) with experiments.tournament.play_pair;
+The strength test plays fixed duplicate deal sets (experiments.evaluate.deals) with
+experiments.evaluate.tournament.play_pair;
 its margins fail when an agent is broken (for instance one that passes and refuses everything loses
 clearly to random in hands mode, and one that accepts every órdago loses games to the órdago agent).
 """
@@ -16,8 +17,8 @@ from agents.equity import CONTEXTS, EquityAgent, load_tables, win_probability_ta
 from agents.features import percentile_table, read
 from agents.human import HumanAgent, QuitGame
 from agents.rule import RuleBasedAgent
-from experiments.deals import make_deals
-from experiments.tournament import play_pair
+from experiments.evaluate.deals import make_deals
+from experiments.evaluate.tournament import play_pair
 from mus_env import MusConfig, MusGame, VectorMusEnv
 from mus_env.actions import DISCARD_BASE, Action
 from mus_env.cards import deck_from_hands
@@ -383,7 +384,7 @@ def test_win_probability_table() -> None:
 
 
 def test_missing_tables_say_how_to_regenerate(tmp_path) -> None:
-    with pytest.raises(FileNotFoundError, match="python -m experiments.make_equity_tables"):
+    with pytest.raises(FileNotFoundError, match="python -m experiments.tools.make_equity_tables"):
         EquityAgent(tables_dir=tmp_path)
     for kings in (8, 4):
         (tmp_path / f"equity_tables_k{kings}.npz").write_bytes(b"not a table file")
@@ -393,7 +394,7 @@ def test_missing_tables_say_how_to_regenerate(tmp_path) -> None:
 
 def test_table_generator_quick(tmp_path) -> None:
     """The generator runs (quick mode), is seeded, and its output loads and plays."""
-    from experiments.make_equity_tables import main
+    from experiments.tools.make_equity_tables import main
 
     args = ["--quick", "--samples", "300", "--selfplay-hands", "300", "--no-progress"]
     main(args + ["--out-dir", str(tmp_path / "a")])

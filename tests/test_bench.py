@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from experiments import bench
+from experiments.tools import bench
 
 
 def test_vector_entries_and_processes(capsys: pytest.CaptureFixture[str]) -> None:

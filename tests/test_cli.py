@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments import bench
 from experiments.cli import main as mus
+from experiments.tools import bench
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.update_readme import section
+from experiments.tools.update_docs import section
 from mus_env.observation import OBS_DIM, observation_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -20,14 +20,14 @@ def test_sign_tables_in_sync() -> None:
     from mus_env.signals import sign_table
 
     text = README.read_text(encoding="utf-8")
-    assert section(text, "sign-table").strip() == sign_table().strip(), "run: python -m experiments.update_readme"
+    assert section(text, "sign-table").strip() == sign_table().strip(), "run: python -m experiments.tools.update_docs"
     assert section(text, "signal-observation-table").strip() == observation_table(signals=True).strip(), \
-        "run: python -m experiments.update_readme"
+        "run: python -m experiments.tools.update_docs"
 
 
 def test_observation_table_in_sync() -> None:
     body = section(README.read_text(encoding="utf-8"), "observation-table")
-    assert body.strip() == observation_table().strip(), "run: python -m experiments.update_readme"
+    assert body.strip() == observation_table().strip(), "run: python -m experiments.tools.update_docs"
     assert f"**{OBS_DIM}**" in body
 
 

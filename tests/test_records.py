@@ -79,7 +79,7 @@ def _stopped_mid_hand(cfg: MusConfig, seed: int) -> MusGame:
 
 def _tournament_record() -> dict[str, Any]:
     from agents import make_agent
-    from experiments.tournament import play_record_game
+    from experiments.evaluate.tournament import play_record_game
 
     cfg = MusConfig()
     g = MusGame(cfg, seed=11)
@@ -484,7 +484,7 @@ def _strict(name: str) -> None:
 
 
 def test_tournament_files_are_strict_json_fresh_and_listed(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from experiments.tournament import main as tournament_main
+    from experiments.evaluate.tournament import main as tournament_main
 
     out = tmp_path / "t"
     (out / "records").mkdir(parents=True)

@@ -186,7 +186,7 @@ def test_sign_tables_are_consistent_and_deterministic() -> None:
     """A small build: every deal has one partner token (counts sum to the samples per hand), no deal signs
     NONE, REAL31 or MUS, an estimate never rests on more deals than its token has, and the same seed gives
     the same tables."""
-    from experiments.make_sign_tables import NUM_SIGN_CONTEXTS, build_sign_tables
+    from experiments.tools.make_sign_tables import NUM_SIGN_CONTEXTS, build_sign_tables
 
     a = build_sign_tables(8, samples=400, seed=3, progress=False)
     count, n, win, base = a["count"], a["n"], a["win"], a["base"]

@@ -1,4 +1,4 @@
-"""Tianshou adapter (mus_env.tianshou) and its worked example (experiments/tianshou_example.py).
+"""Tianshou adapter (mus_env.tianshou) and its worked example (experiments/integrations/tianshou_example.py).
 
 The reward check goes through Tianshou's own pipeline: a Collector over a DummyVectorEnv of the wrapper,
 Tianshou's masked random policy in the multi-agent algorithm, a replay buffer. Tianshou trains each agent on
@@ -152,7 +152,7 @@ def test_bad_arguments_are_refused() -> None:
 
 
 def test_example_trains_and_evaluates(capsys: pytest.CaptureFixture) -> None:
-    from experiments.tianshou_example import main
+    from experiments.integrations.tianshou_example import main
 
     out = main(["--epochs", "1", "--epoch-steps", "300", "--eval-games", "10", "--envs", "2", "--seed", "1",
                 "--opponent", "random"])

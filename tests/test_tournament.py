@@ -12,10 +12,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-import experiments.tournament as tournament
+import experiments.evaluate.tournament as tournament
 from agents import Agent, RandomAgent, RuleBasedAgent, make_agent
-from experiments.deals import DealSet, make_deals
-from experiments.tournament import (
+from experiments.evaluate.deals import DealSet, make_deals
+from experiments.evaluate.tournament import (
     PairResult,
     chunk_seed,
     elo_ladder,
@@ -25,7 +25,7 @@ from experiments.tournament import (
     round_robin,
     stones_ladder,
 )
-from experiments.tournament import main as tournament_main
+from experiments.evaluate.tournament import main as tournament_main
 from mus_env import Action, VectorMusEnv
 from mus_env.records import load_record, replay
 

@@ -18,10 +18,10 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-import experiments.tournament as tournament  # noqa: E402
-from experiments.deals import make_deals  # noqa: E402
-from experiments.tournament import main as tournament_main  # noqa: E402
-from experiments.tournament import ray_round_robins, round_robin  # noqa: E402
+import experiments.evaluate.tournament as tournament  # noqa: E402
+from experiments.evaluate.deals import make_deals  # noqa: E402
+from experiments.evaluate.tournament import main as tournament_main  # noqa: E402
+from experiments.evaluate.tournament import ray_round_robins, round_robin  # noqa: E402
 
 TIMINGS = ("seconds", "hands_per_second")
 
@@ -107,7 +107,7 @@ def test_bare_ray_option_starts_a_local_instance(monkeypatch: pytest.MonkeyPatch
     """``--ray`` without ADDRESS asks for a new local instance: Ray's default would join the cluster named by
     RAY_ADDRESS or a stale /tmp/ray/ray_current_cluster (and retry for minutes where it is gone)."""
     from experiments.cli import ArgumentParser
-    from experiments.tournament import _start_ray
+    from experiments.evaluate.tournament import _start_ray
 
     calls: list[dict] = []
     monkeypatch.setattr(ray, "is_initialized", lambda: False)

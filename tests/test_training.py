@@ -1,4 +1,4 @@
-"""The self-play trainer (experiments/ppo_selfplay.py) and the policy agents (agents/policy.py, agents/sb3.py).
+"""The self-play trainer (experiments/train/ppo.py) and the policy agents (agents/policy.py, agents/sb3.py).
 
 Turn-based returns are checked against sums written out by hand; a tiny run is stopped, resumed and
 compared with an uninterrupted one metric for metric; damaged checkpoints and policy files give errors that
@@ -26,7 +26,7 @@ from agents.policy import (  # noqa: E402
     sample_masked,
     save_policy,
 )
-from experiments import ppo_selfplay as ps  # noqa: E402
+from experiments.train import ppo as ps  # noqa: E402
 from mus_env import MusConfig, MusGame, VectorMusEnv  # noqa: E402
 from mus_env.actions import NUM_ACTIONS  # noqa: E402
 from mus_env.observation import OBS_DIM  # noqa: E402
@@ -426,7 +426,7 @@ def test_args_round_trip_through_json(tmp_path) -> None:
 
 
 def test_ship_agent_writes_weights_card_and_curve(tmp_path, capsys) -> None:
-    from experiments import ship_agent
+    from experiments.train import ship_agent
 
     ps.train(_tiny(tmp_path, "run"), log=lambda *a: None)
     dest, curve = tmp_path / "ship", tmp_path / "curve.png"
@@ -558,7 +558,7 @@ def test_signals_run_writes_a_477_47_policy_that_signs_and_resumes_only_with_its
 
 
 def test_sign_info_rule_signs_carry_information_random_ones_do_not(tmp_path, capsys) -> None:
-    from experiments import sign_info
+    from experiments.evaluate import sign_info
 
     cfg = MusConfig(signals="free", max_mus_rounds=6)
     path = tmp_path / "rule.json"
@@ -584,7 +584,7 @@ def test_sign_info_rule_signs_carry_information_random_ones_do_not(tmp_path, cap
 
 
 def test_mutual_information_estimates_known_values() -> None:
-    from experiments.sign_info import mutual_information
+    from experiments.evaluate.sign_info import mutual_information
 
     x = np.repeat(np.arange(4), 50)
     same = mutual_information(x, x)

@@ -1,2 +1,2 @@
-"""Data of the agents: the equity tables (``python -m experiments.make_equity_tables``) and the shipped trained
-policy ``ppo.pt`` with its model card ``ppo.md`` (``python -m experiments.ship_agent``)."""
+"""Data of the agents: the equity tables (``python -m experiments.tools.make_equity_tables``) and the shipped trained
+policy ``ppo.pt`` with its model card ``ppo.md`` (``python -m experiments.train.ship_agent``)."""

@@ -14,8 +14,8 @@ or +1/-1 with ``--reward game``) with a 95% interval, and the share of games won
 Run (under two minutes on two shared cores with the defaults, 20-30 s of it Tianshou compiling its replay
 buffer's numba functions, which it does not cache; more training with ``--epochs``)::
 
-    python -m experiments.tianshou_example                        # seat 0 with rule at seats 1-3
-    python -m experiments.tianshou_example --epochs 5 --eval-games 500 --opponent random
+    python -m experiments.integrations.tianshou_example                        # seat 0 with rule at seats 1-3
+    python -m experiments.integrations.tianshou_example --epochs 5 --eval-games 500 --opponent random
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ each other; at ``p > 0`` the silent rivals also read a share of the signing team
 
 Writes ``signals_value.json`` and ``signals_value.png`` (the gains with their intervals) to ``--out``, and
 prints a Markdown table (the README's "value of information" table is made from the JSON by
-``python -m experiments.update_readme --signals FILE``).
+``python -m experiments.tools.update_docs --signals FILE``).
 
 Example:
     mus signals --agents rule,equity --intercept 0,0.3 --hands 20000 --games 2000
@@ -24,10 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from experiments.cli import MAX_DEALS, ArgumentParser, check_agent_specs, check_writable_dir, int_in
+from experiments.evaluate.deals import make_deals
 from mus_env import MusConfig
-
-from .cli import MAX_DEALS, ArgumentParser, check_agent_specs, check_writable_dir, int_in
-from .deals import make_deals
 
 __all__ = ["signals_value", "markdown_table", "main"]
 
@@ -43,8 +42,7 @@ def signals_value(agents: Sequence[str], intercepts: Sequence[float], hands: int
         ``win_low`` / ``win_high`` (the signing side's share of games), ``seconds``.
     """
     from agents import make_agent
-
-    from .tournament import play_pair
+    from experiments.evaluate.tournament import play_pair
 
     hand_deals = make_deals(hands, seed, target) if hands > 0 else None
     game_deals = make_deals(games, seed + 1, target) if games > 0 else None

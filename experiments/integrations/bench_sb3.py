@@ -13,7 +13,7 @@ A benchmark, not a test: figures depend on the machine and its load.
 
 Command line::
 
-    python -m experiments.bench_sb3 --tables 64,256 --opponents rule
+    python -m experiments.integrations.bench_sb3 --tables 64,256 --opponents rule
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def run(tables: tuple[int, ...] = (64, 256), opponent: str = "rule", n_steps: in
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = ArgumentParser(prog="python -m experiments.bench_sb3", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="python -m experiments.integrations.bench_sb3", description=__doc__.split("\n\n")[0])
     p.add_argument("--tables", type=int_list(1, 2**16), default=(64, 256), help="MusVecEnv sizes")
     p.add_argument("--opponents", default="rule", help="agent spec of every other seat")
     p.add_argument("--n-steps", type=int_in(1), default=32, help="MaskablePPO n_steps per table")

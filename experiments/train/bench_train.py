@@ -1,6 +1,6 @@
 """Trainer throughput: decisions per second of ``mus train``'s loop (environment, network, update), with the split.
 
-``python -m experiments.bench_train --updates 10 --torch-threads 2`` builds a trainer with the default preset
+``python -m experiments.train.bench_train --updates 10 --torch-threads 2`` builds a trainer with the default preset
 (no warm start and no evaluation, which do not change the loop's cost), runs ``--warmup`` updates with a snapshot
 taken at every update so that the league's pool is full, as in a long run, then times ``--updates`` more and
 prints the medians per update: environment steps, the learner's forward pass and sampling, the league's
@@ -16,7 +16,7 @@ import statistics
 import tempfile
 import time
 
-from experiments import ppo_selfplay as ps
+from experiments.train import ppo as ps
 
 
 def bench(updates: int = 10, warmup: int = 12, torch_threads: int = 0, snapshots: bool = True,
@@ -45,7 +45,7 @@ def bench(updates: int = 10, warmup: int = 12, torch_threads: int = 0, snapshots
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m experiments.bench_train", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.train.bench_train", description=__doc__.splitlines()[0])
     p.add_argument("--updates", type=int, default=10, help="timed updates")
     p.add_argument("--warmup", type=int, default=12, help="untimed updates first (they fill the snapshot pool)")
     p.add_argument("--torch-threads", type=int, default=0, help="0: all cores, at most 4")

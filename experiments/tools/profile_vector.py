@@ -1,4 +1,4 @@
-"""Where a VectorMusEnv step goes: ``python -m experiments.profile_vector [--batch 4096] [--steps 200]``.
+"""Where a VectorMusEnv step goes: ``python -m experiments.tools.profile_vector [--batch 4096] [--steps 200]``.
 
 Times, per step of ``--batch`` tables on one thread with uniform random legal actions (medians over
 ``--steps`` steps, after a warm-up):
@@ -61,7 +61,7 @@ def profile(batch: int = 4096, steps: int = 200, seed: int = 0) -> dict[str, flo
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m experiments.profile_vector", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.tools.profile_vector", description=__doc__.splitlines()[0])
     p.add_argument("--batch", type=int, default=4096, help="tables (B)")
     p.add_argument("--steps", type=int, default=200, help="timed steps")
     args = p.parse_args(argv)

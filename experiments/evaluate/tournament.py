@@ -53,7 +53,7 @@ import numpy.typing as npt
 
 from agents import Agent, make_agent
 from experiments.cli import MAX_DEALS, MAX_TARGET, ArgumentParser, check_agent_specs, check_writable_dir, int_in
-from experiments.deals import DealSet, make_deals
+from experiments.evaluate.deals import DealSet, make_deals
 from mus_env import Action, MusConfig, VectorMusEnv
 from mus_env.actions import NUM_ACTIONS
 from mus_env.observation import SLOT_NAMES

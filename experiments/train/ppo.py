@@ -87,11 +87,11 @@ Everything the trainer writes goes to ``--out``: ``checkpoint.pt`` (every ``chec
 one), ``policy.pt`` (the current policy, loadable by ``make_agent``), ``best_policy.pt`` (the policy at the
 evaluation with the best smallest margin over the evaluation opponents, :func:`eval_score`; self-play
 margins against fixed baselines drift, so the last policy is not always the strongest against them: measure
-a chosen policy again on fresh deals, as ``experiments.ship_agent`` does), ``metrics.csv`` and ``eval.csv``,
+a chosen policy again on fresh deals, as ``experiments.train.ship_agent`` does), ``metrics.csv`` and ``eval.csv``,
 TensorBoard events (``charts/``, ``losses/``, ``eval/``), ``learning_curve.png`` and ``args.json``.
 
 Command line: ``mus train`` (the ``default`` preset, about 10 minutes on 2 cores) or
-``python -m experiments.ppo_selfplay --preset ship --out runs/ship``; every field of :class:`Args` is a flag.
+``python -m experiments.train.ppo --preset ship --out runs/ship``; every field of :class:`Args` is a flag.
 """
 
 from __future__ import annotations
@@ -1146,8 +1146,8 @@ class Trainer:
     def evaluate(self) -> dict[str, Any]:
         """Duplicate matches of the current policy against the evaluation baselines, on fixed deals."""
         from agents.policy import TorchPolicyAgent
-        from experiments.deals import make_deals
-        from experiments.tournament import play_pair
+        from experiments.evaluate.deals import make_deals
+        from experiments.evaluate.tournament import play_pair
 
         a = self.args
         cfg = a.game_config(training=False)

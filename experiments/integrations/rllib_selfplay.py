@@ -1,6 +1,6 @@
 """Self-play PPO on Mus with Ray RLlib (new API stack), on one machine or a Ray cluster.
 
-The library route for users who already run RLlib; ``mus train`` (:mod:`experiments.ppo_selfplay`) is the
+The library route for users who already run RLlib; ``mus train`` (:mod:`experiments.train.ppo`) is the
 project's own, much faster trainer. What this script does:
 
 * **Environment**: :class:`mus_env.rllib.MusMultiAgentEnv` (four agents ``seat_0..seat_3``, only the agent to
@@ -30,15 +30,15 @@ project's own, much faster trainer. What this script does:
 * **Reproducibility**: ``--seed`` seeds RLlib (networks, action sampling, each env's first reset; the env
   seeds its later games itself) and the learner's minibatch shuffle; the sampled games repeat exactly. The
   updates repeat bit for bit only with ``PYTHONHASHSEED`` fixed as well (RLlib assembles batches by iterating
-  sets of agent ids), e.g. ``PYTHONHASHSEED=0 python -m experiments.rllib_selfplay --num-env-runners 0 ...``.
+  sets of agent ids), e.g. ``PYTHONHASHSEED=0 mus rllib --num-env-runners 0 ...``.
 * **Evaluation**: after each iteration, ``--eval-deals`` duplicate hands of the (first) policy against
-  ``rule`` through :func:`experiments.tournament.play_pair` (0: off).
+  ``rule`` through :func:`experiments.evaluate.tournament.play_pair` (0: off).
 
 Usage::
 
-    python -m experiments.rllib_selfplay --iterations 20 --out runs/rllib           # local Ray, 1 env runner
-    python -m experiments.rllib_selfplay --iterations 40 --out runs/rllib --resume  # continue to 40
-    python -m experiments.rllib_selfplay --export runs/rllib/checkpoint --to runs/rllib/policy.pt
+    mus rllib --iterations 20 --out runs/rllib           # local Ray, 1 env runner
+    mus rllib --iterations 40 --out runs/rllib --resume  # continue to 40
+    python -m experiments.integrations.rllib_selfplay --export runs/rllib/checkpoint --to runs/rllib/policy.pt
     mus tournament --agents rule,runs/rllib/policy.pt --hands 2000 --games 0
 
 On a cluster (every node with the same Python, ray 2.60 and mus-env installed, ``pip install -e ".[rllib]"``:
@@ -46,7 +46,7 @@ the env runners import ``mus_env`` and ``experiments`` by name)::
 
     ray start --head --port=6379                        # on the head node
     ray start --address=HEAD_IP:6379                    # on each worker node
-    python -m experiments.rllib_selfplay --address auto --num-env-runners 16 --out runs/rllib_cluster
+    python -m experiments.integrations.rllib_selfplay --address auto --num-env-runners 16 --out runs/rllib_cluster
                                                         # on the head node; checkpoints are written there
 
 ``ray job submit`` needs Ray's dashboard (the ``ray[default]`` extra; ``ray[rllib]`` alone lacks aiohttp).
@@ -130,7 +130,7 @@ class MusPolicyRLModule(TorchRLModule, ValueFunctionAPI):
 # ----------------------------------------------------------------------------------------------------
 # configuration
 def build_parser() -> ArgumentParser:
-    """The command line (``python -m experiments.rllib_selfplay -h``)."""
+    """The command line (``python -m experiments.integrations.rllib_selfplay -h``)."""
     p = ArgumentParser(prog="mus rllib",
                        description="Self-play PPO on Mus with Ray RLlib (local Ray or a cluster); exports a "
                                    "policy file that mus tournament plays.")
@@ -247,7 +247,7 @@ def make_ppo_config(args: Any, seed: int | None = None) -> Any:
 
     # the class as importable everywhere (not __main__'s copy when run with python -m): env runners on other
     # nodes and later exports import it by name
-    from experiments.rllib_selfplay import MusPolicyRLModule as module_class
+    from experiments.integrations.rllib_selfplay import MusPolicyRLModule as module_class
     from mus_env.rllib import MusMultiAgentEnv, shared_policy_mapping, team_policy_mapping
 
     ids = module_ids(args.policy_per_team)
@@ -348,7 +348,7 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
     progress = checkpoint.parent / _PROGRESS
     info: dict[str, Any] = json.loads(progress.read_text()) if progress.is_file() else {}
     import ray
-    full_meta = {"trainer": "RLlib PPO (experiments/rllib_selfplay.py)", "ray": ray.__version__,
+    full_meta = {"trainer": "RLlib PPO (experiments/integrations/rllib_selfplay.py)", "ray": ray.__version__,
                  "module": module_id, "checkpoint": str(checkpoint), "iterations": info.get("iterations"),
                  "env_steps": info.get("env_steps"), "command": info.get("command"), **(meta or {})}
     return save_policy(to, module.net, cfg.to_dict(), full_meta)
@@ -398,8 +398,8 @@ def _evaluate(net: PolicyNet, args: Any) -> tuple[float, float, float]:
     """Duplicate stones per hand of ``net`` (sampled) minus ``rule`` on ``args.eval_deals`` fixed deals."""
     from agents import RuleBasedAgent
     from agents.policy import TorchPolicyAgent
-    from experiments.deals import make_deals
-    from experiments.tournament import play_pair
+    from experiments.evaluate.deals import make_deals
+    from experiments.evaluate.tournament import play_pair
     from mus_env import MusConfig
 
     cfg = MusConfig(kings=args.kings, target=args.target)
@@ -472,7 +472,7 @@ def train(args: Any, log: Any = print) -> dict[str, Any]:
             algo.restore_from_path(str((out / _CHECKPOINT).resolve()))
         ids = module_ids(args.policy_per_team)
         progress.update(settings=_settings(args), env_config=env_config(args), ray=ray.__version__,
-                        command=" ".join(["python -m experiments.rllib_selfplay", *sys.argv[1:]])
+                        command=" ".join(["python -m experiments.integrations.rllib_selfplay", *sys.argv[1:]])
                         if sys.argv and sys.argv[0].endswith("rllib_selfplay.py") else progress.get("command"))
         metrics_path = out / "metrics.csv"
         fields = ["iteration", "env_steps", "episodes", "seconds", "env_steps_per_s", "episode_len_mean",

@@ -1,7 +1,7 @@
 """Build the sign tables of :class:`agents.equity.EquityAgent`: lance-win chances given the partner's seña.
 
 For each variant (8 and 4 kings), own hand multiset ``h``, own relative seat ``p`` (S0..S3; ties go to the
-seat nearer the mano, as in :mod:`experiments.make_equity_tables`) and partner token ``t``, a Monte Carlo
+seat nearer the mano, as in :mod:`experiments.tools.make_equity_tables`) and partner token ``t``, a Monte Carlo
 over deals of the 36 unseen cards (common random numbers across hands) estimates
 
     ``win[c, p, h, t]`` = P(own team wins the lance | own hand, partner signs ``t`` in the grande window)
@@ -20,7 +20,7 @@ Each ``(c, p, h, t)`` estimate is shrunk toward ``base`` with :data:`SHRINK` pse
 token reads close to the unconditional value. ``count[h, t]`` is the number of deals in which the partner
 signs ``t`` (it sums to ``samples`` for every ``h``); ``n[c, h, t]`` the deals behind each estimate.
 
-Run ``python -m experiments.make_sign_tables`` (about a minute on two cores). Deterministic for a seed
+Run ``python -m experiments.tools.make_sign_tables`` (about a minute on two cores). Deterministic for a seed
 and sample size. Output: ``agents/data/sign_tables_k{8,4}.npz``.
 """
 
@@ -34,10 +34,9 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.signs import SIGN_PRIORITY
+from experiments.tools.make_equity_tables import _progress, _win, deal_multisets
 from mus_env.signals import NUM_SIGNS, Sign, hand_sign_bits
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, get_tables
-
-from .make_equity_tables import _progress, _win, deal_multisets
 
 __all__ = ["FORMAT_VERSION", "SIGN_CONTEXTS", "NUM_SIGN_CONTEXTS", "SHRINK", "partner_token", "build_sign_tables",
            "main"]
@@ -131,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
                    help=f"Monte Carlo deals per own hand (default {_DEFAULT_SAMPLES:,})")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--kings", type=int, nargs="+", default=[8, 4], choices=[8, 4])
-    p.add_argument("--out-dir", default=str(Path(__file__).resolve().parent.parent / "agents" / "data"))
+    p.add_argument("--out-dir", default=str(Path(__file__).resolve().parents[2] / "agents" / "data"))
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     if args.samples < 1:

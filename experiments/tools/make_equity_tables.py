@@ -30,7 +30,7 @@ cards (exact enumeration over the rank multisets of the draw; ``m = 0`` keeps th
 pares / juego bonus of a holder; and ``hand_pmf[x, y]``, the distribution of the stones both teams win
 in one hand in rule-based self-play (which the agent turns into game-win probabilities).
 
-Run ``python -m experiments.make_equity_tables`` (about ten minutes on two cores; ``--quick`` for a
+Run ``python -m experiments.tools.make_equity_tables`` (about ten minutes on two cores; ``--quick`` for a
 small, noisy version in seconds). The output is deterministic for a given seed and sample size.
 """
 
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--kings", type=int, nargs="+", default=[8, 4], choices=[8, 4])
     p.add_argument("--quick", action="store_true",
                    help="small and noisy defaults (2,000 samples, 2,000 hands): for tests and trials")
-    p.add_argument("--out-dir", default=str(Path(__file__).resolve().parent.parent / "agents" / "data"))
+    p.add_argument("--out-dir", default=str(Path(__file__).resolve().parents[2] / "agents" / "data"))
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     samples = args.samples or (2_000 if args.quick else 200_000)

@@ -4,7 +4,7 @@ A deal is a deck (a permutation of the 40 card ids), a mano, starting scores and
 drives reshuffles and every later hand). Playing a deal twice with the teams' seats swapped is the
 duplicate format: luck of the cards cancels and only the play differs.
 
-Run ``python -m experiments.deals --n 50000 --seed 0 --out deals.npz`` to write one; tournaments make
+Run ``python -m experiments.evaluate.deals --n 50000 --seed 0 --out deals.npz`` to write one; tournaments make
 theirs the same way from ``--seed``, so a seed names a deal set.
 """
 

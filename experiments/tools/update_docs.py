@@ -23,7 +23,7 @@ from mus_env.signals import sign_table
 
 __all__ = ["replace_section", "ladder_markdown", "bench_markdown", "exploit_markdown", "main"]
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def replace_section(text: str, name: str, body: str) -> str:
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     text = replace_section(text, "sign-table", sign_table())
     text = replace_section(text, "signal-observation-table", observation_table(signals=True))
     if args.signals:
-        from experiments.signals_value import markdown_table
+        from experiments.evaluate.signals_value import markdown_table
 
         data = json.loads(Path(args.signals).read_text())
         body = (markdown_table(data["rows"]) + f"\n\n`{data['meta']['command']}` (seed {data['meta']['seed']}, "
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
         text = replace_section(text, "bench", bench_markdown(json.loads(Path(args.bench).read_text()),
                                                             args.bench_command))
     if args.exploit:
-        from experiments.exploit import exploit_bars
+        from experiments.evaluate.exploit import exploit_bars
 
         results = [json.loads(Path(f).read_text()) for f in args.exploit]
         text = replace_section(text, "exploit", exploit_markdown(results))

@@ -1,6 +1,6 @@
 """Ship a trained policy as the ``ppo`` agent: evaluate it in duplicate and write its weights and model card.
 
-``python -m experiments.ship_agent runs/ship`` reads a training run's folder (``policy.pt``, ``args.json``,
+``python -m experiments.train.ship_agent runs/ship`` reads a training run's folder (``policy.pt``, ``args.json``,
 ``run.json``, ``eval.csv``, ``learning_curve.png``), plays the policy in duplicate against every baseline
 (``--hands`` deals as single hands for stones/hand, ``--games`` deals as whole games for the game win rate,
 both with 95% confidence intervals and two-sided p-values; sampled play, and greedy play against ``rule``
@@ -24,13 +24,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from experiments.deals import make_deals
-from experiments.tournament import PairResult, play_pair
+from experiments.evaluate.deals import make_deals
+from experiments.evaluate.tournament import PairResult, play_pair
 from mus_env import MusConfig
 
 __all__ = ["evaluate_policy", "write_card", "main"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BASELINES = ("rule", "equity", "ordago", "random")
 
 
@@ -106,7 +106,7 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
     lines = [
         "# Model card: `ppo`, the shipped mus-env policy", "",
         "A masked PPO policy trained by self-play with a league on `VectorMusEnv` "
-        "(`experiments/ppo_selfplay.py`). Load it with `agents.make_agent(\"ppo\")` "
+        "(`experiments/train/ppo.py`). Load it with `agents.make_agent(\"ppo\")` "
         "(`greedy=True` for argmax play); use it as `ppo` in `mus tournament` and `mus play`.", "",
         "## How it was made", "",
         f"- Command: `{meta.get('command', '?')}`",
@@ -129,7 +129,7 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         "Every setting is in `meta[\"args\"]` of `agents/data/ppo.pt` "
         "(`agents.policy.load_policy_file(...)[\"meta\"]`).", "",
         "## Evaluation", "",
-        f"Duplicate, `{meta.get('ship_command', 'python -m experiments.ship_agent')}` (deal seed "
+        f"Duplicate, `{meta.get('ship_command', 'python -m experiments.train.ship_agent')}` (deal seed "
         f"{meta.get('eval_seed', '?')}, disjoint from training; the weights are the run's "
         f"`{_policy_of(meta)}`): each deal is played twice with the seats swapped. Stones/hand is ppo minus the "
         "baseline (an accepted órdago counts as the stones the winners lacked); the game win rate is over paired "
@@ -159,7 +159,7 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m experiments.ship_agent", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.train.ship_agent", description=__doc__.splitlines()[0])
     p.add_argument("run", help="a training run's folder (mus train --out)")
     p.add_argument("--policy", default="policy.pt",
                    help="which of the run's policies: policy.pt (the last) or best_policy.pt")
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
             "arch": dict(net.arch), "parameters": sum(p.numel() for p in net.parameters()),
             "decisions": train_meta.get("decisions"), "updates": train_meta.get("update"),
             "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": a.seed,
-            "ship_command": f"python -m experiments.ship_agent {a.run} --policy {a.policy} --hands {a.hands} "
+            "ship_command": f"python -m experiments.train.ship_agent {a.run} --policy {a.policy} --hands {a.hands} "
                             f"--games {a.games} --seed {a.seed}",
             "evaluation": rows}
     dest = Path(a.dest)
@@ -209,7 +209,7 @@ def draw_curve(run: Path, dest: Path) -> Path | None:
     copy of its ``learning_curve.png``); ``None`` when the run has neither."""
     import csv
 
-    from experiments.ppo_selfplay import learning_curve
+    from experiments.train.ppo import learning_curve
 
     if (run / "eval.csv").is_file():
         with open(run / "eval.csv", newline="") as f:

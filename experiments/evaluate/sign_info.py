@@ -1,6 +1,6 @@
 """How much an agent's señas say about its hand: the mutual information I(hand class; token), in bits.
 
-``python -m experiments.sign_info POLICY_OR_SPEC --signals free --games N --seed S`` plays ``N`` games on
+``python -m experiments.evaluate.sign_info POLICY_OR_SPEC --signals free --games N --seed S`` plays ``N`` games on
 :class:`~mus_env.VectorMusEnv` with the agent at all four seats, records every sign decision (the hand the
 signer holds at that window, the kind of window and the token it makes) and reports, for each kind of window
 (``mus``: the window before each mus call; ``grande``: the window once the mus is cut),
@@ -31,8 +31,8 @@ Use ``--signals free`` (the default) to measure what a policy chooses to reveal:
 mask already restricts the tokens to true ones, so even a random signer's tokens carry information.
 
 Example:
-    python -m experiments.sign_info rule --signals free --games 200 --seed 0
-    python -m experiments.sign_info runs/signals/policy.pt --games 500 --out runs/signals/sign_info.json
+    python -m experiments.evaluate.sign_info rule --signals free --games 200 --seed 0
+    python -m experiments.evaluate.sign_info runs/signals/policy.pt --games 500 --out runs/signals/sign_info.json
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def format_table(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from .cli import ArgumentParser, check_agent_specs, check_writable_file, int_in
+    from experiments.cli import ArgumentParser, check_agent_specs, check_writable_file, int_in
 
     p = ArgumentParser(prog="mus sign-info",
                        description="Mutual information between a player's hand class and the señas token it "
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
                     max_mus_rounds=None if args.max_mus_rounds < 0 else args.max_mus_rounds)
     result = sign_mutual_information(args.agent, cfg, args.games, args.seed, shuffles=args.shuffles,
                                      max_tables=args.tables)
-    result["command"] = "python -m experiments.sign_info " + " ".join(sys.argv[1:] if argv is None else argv)
+    result["command"] = "python -m experiments.evaluate.sign_info " + " ".join(sys.argv[1:] if argv is None else argv)
     text = json.dumps(result, indent=1)
     if args.out:
         Path(args.out).write_text(text + "\n")

@@ -7,13 +7,14 @@ specs: one spec for every other seat, or ``SEAT=SPEC`` pairs such as ``1=rule,3=
 (the command, the settings, the speed and the evaluations: the model's card).
 
 ``--eval-deals N`` plays the trained model in duplicate against the first opponent spec on N seeded deals (one hand
-each, seats swapped; ``experiments.tournament.play_pair``), sampling from its policy and greedily, and prints its
+each, seats swapped;
+``experiments.evaluate.tournament.play_pair``), sampling from its policy and greedily, and prints its
 mean stones per hand with a 95% confidence interval; ``--eval-every STEPS`` does the same (sampled) during training
 (written to ``OUT/evals.csv``).
 
 Command line::
 
-    python -m experiments.sb3_maskable_ppo --opponents rule --tables 64 --timesteps 200000 --out runs/sb3 \\
+    mus sb3 --opponents rule --tables 64 --timesteps 200000 --out runs/sb3 \\
         --eval-deals 4000
 """
 
@@ -130,8 +131,8 @@ def evaluate(model_or_path: Any, opponent_spec: str, deals: int, seed: int = 202
     """
     from agents import make_agent
     from agents.sb3 import SB3PolicyAgent
-    from experiments.deals import make_deals
-    from experiments.tournament import play_pair
+    from experiments.evaluate.deals import make_deals
+    from experiments.evaluate.tournament import play_pair
     from mus_env import MusConfig
 
     if isinstance(model_or_path, (str, Path)):
@@ -202,7 +203,7 @@ def train(s: TrainSettings, log: Any = print, command: str | None = None) -> dic
     path = out / "model.zip"
     model.save(path)
     run: dict[str, Any] = {
-        "command": command or "python -m experiments.sb3_maskable_ppo", "settings": asdict(s),
+        "command": command or "python -m experiments.integrations.sb3_maskable_ppo", "settings": asdict(s),
         "decisions": int(model.num_timesteps), "seconds": seconds,
         "decisions_per_second": model.num_timesteps / seconds if seconds else None,
         "skipped_games": int(env.venv.skipped_games.sum()), "evals": evals, "versions": _versions(),
@@ -304,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
                       ent_coef=a.ent_coef, net_arch=tuple(a.net_arch), target=a.target, eval_deals=a.eval_deals,
                       eval_every=a.eval_every, eval_seed=a.eval_seed, out=a.out)
     words = argv if argv is not None else sys.argv[1:]
-    train(s, command=" ".join(["python -m experiments.sb3_maskable_ppo", *words]))
+    train(s, command=" ".join(["python -m experiments.integrations.sb3_maskable_ppo", *words]))
 
 
 if __name__ == "__main__":
