@@ -13,10 +13,18 @@ id    action           meaning
 26    ORDAGO           stake the whole game
 27-30 PARES_SI/NO,     the forced declarations (automatic with ``auto_declare=True``)
       JUEGO_SI/NO
+31-46 SIGN_<token>     a seña (RULES.md §8): token ``t`` (:class:`Sign`) is id ``SIGNAL_BASE + t``; these ids
+                       exist only with ``MusConfig(signals="truthful" or "free")``
 ====  ===============  ===========================================================================
 
 With the default ``bet_sizes = (2, 3, 4, 5, 10)`` the ENVIDO ids are named ENVIDO_2 ... ENVIDO_10;
 with other sizes id ``19 + i`` means ``bet_sizes[i]`` and :func:`action_to_string` says so.
+
+This module owns the whole id space: the 31 ids of §9.1 (:data:`NUM_ACTIONS`, which never changes) and the
+16 sign ids appended after them (:data:`SIGNAL_BASE`, :data:`NUM_SIGNS`, :func:`is_sign_action`,
+:func:`sign_of_action`), so that :func:`num_actions` is 31 with signals off and 47 with signals on. What the
+tokens mean, who may make them and who sees them is :mod:`mus_env.signals`, which imports this module (never
+the reverse).
 """
 
 from __future__ import annotations
@@ -25,11 +33,13 @@ from enum import IntEnum
 
 import numpy as np
 
-from .config import MusConfig
+from .config import MusConfig, signals_on
 
 __all__ = [
     "Action", "NUM_ACTIONS", "DISCARD_BASE", "ENVIDO_BASE", "ENVIDO_ACTIONS", "DISCARD_ACTIONS",
     "action_to_string", "string_to_action", "discard_action", "discard_mask", "envido_amount",
+    "Sign", "NUM_SIGNS", "SIGNAL_BASE", "SIGN_NAMES", "SIGN_WORDS", "num_actions", "is_sign_action",
+    "sign_of_action",
 ]
 
 
@@ -76,6 +86,63 @@ DISCARD_ACTIONS = tuple(range(DISCARD_BASE, DISCARD_BASE + 16))
 ENVIDO_ACTIONS = tuple(range(ENVIDO_BASE, ENVIDO_BASE + 5))
 _DEFAULT_CONFIG = MusConfig()
 
+
+class Sign(IntEnum):
+    """Sign tokens of the señas channel (RULES.md §8); token ``t`` is action id ``SIGNAL_BASE + t``.
+
+    Their meanings, gestures and legality are in :mod:`mus_env.signals` (``SIGN_MEANINGS``, ``legal_signs``).
+    """
+
+    NONE = 0
+    DOS_REYES = 1
+    TRES_REYES = 2
+    DOS_ASES = 3
+    TRES_ASES = 4
+    MEDIAS = 5
+    DUPLES = 6
+    PAR = 7
+    JUEGO = 8
+    TREINTA_Y_UNA = 9
+    TREINTA = 10
+    VEINTINUEVE = 11
+    CIEGO = 12
+    REAL31 = 13
+    SOLOMILLO = 14
+    MUS = 15
+
+
+#: Number of sign tokens (and of sign action ids).
+NUM_SIGNS = len(Sign)
+#: Action id of token 0 (the first id after the 31 of RULES.md §9.1).
+SIGNAL_BASE = NUM_ACTIONS
+#: Action names of the sign ids: ``SIGN_NONE``, ``SIGN_DOS_REYES`` ... (by token).
+SIGN_NAMES = tuple(f"SIGN_{s.name}" for s in Sign)
+#: Mus words of each token (by token), as :func:`action_to_string` gives them with ``words=True``.
+SIGN_WORDS = ("sin seña", "seña: dos reyes", "seña: tres reyes", "seña: dos ases", "seña: tres ases",
+              "seña: medias", "seña: duples", "seña: par", "seña: juego", "seña: 31", "seña: 30 de punto",
+              "seña: 29", "seña: ciego", "seña: 31 real", "seña: solomillo", "seña: mus")
+
+
+def num_actions(config: MusConfig) -> int:
+    """Size of the action space under ``config``: 31, or 31 + 16 sign ids with signals on."""
+    return NUM_ACTIONS + (NUM_SIGNS if signals_on(config) else 0)
+
+
+def is_sign_action(action: int) -> bool:
+    """Whether an action id is a sign id (31..46)."""
+    return SIGNAL_BASE <= action < SIGNAL_BASE + NUM_SIGNS
+
+
+def sign_of_action(action: int) -> Sign:
+    """The token of a sign action id (``action - SIGNAL_BASE``).
+
+    Raises:
+        ValueError: ``action`` is not a sign id 31..46.
+    """
+    if not is_sign_action(action):
+        raise ValueError(f"action {action!r} is not a sign ({SIGNAL_BASE}..{SIGNAL_BASE + NUM_SIGNS - 1})")
+    return Sign(action - SIGNAL_BASE)
+
 _WORDS = {
     Action.MUS: "mus", Action.NO_MUS: "no hay mus", Action.PASO: "paso", Action.QUIERO: "quiero",
     Action.NO_QUIERO: "no quiero", Action.ORDAGO: "órdago", Action.PARES_SI: "pares sí",
@@ -108,10 +175,9 @@ def action_to_string(action: int, config: MusConfig = _DEFAULT_CONFIG, *, words:
     """Name of an action id: ``"ENVIDO_2"``, ``"DISCARD_5"``; ``words=True`` gives Mus words ("envido 2").
 
     With signals on (``config.signals`` "truthful" or "free") the sign ids 31..46 are named too:
-    ``"SIGN_DOS_REYES"``, in words "seña: dos reyes" (:mod:`mus_env.signals`).
+    ``"SIGN_DOS_REYES"``, in words "seña: dos reyes" (:data:`SIGN_NAMES`, :data:`SIGN_WORDS`).
     ``string_to_action(action_to_string(a)) == a`` for every id (with the same config).
     """
-    from .signals import SIGN_NAMES, SIGN_WORDS, SIGNAL_BASE, num_actions
     n = num_actions(config)
     if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and SIGNAL_BASE <= action < n:
         t = int(action) - SIGNAL_BASE
@@ -139,7 +205,6 @@ def string_to_action(name: str, config: MusConfig = _DEFAULT_CONFIG) -> int:
     """Inverse of :func:`action_to_string` (names only, case-insensitive)."""
     key = name.strip().upper()
     if key.startswith("SIGN_"):
-        from .signals import SIGN_NAMES, SIGNAL_BASE, signals_on
         if key in SIGN_NAMES and signals_on(config):
             return SIGNAL_BASE + SIGN_NAMES.index(key)
         if key in SIGN_NAMES:

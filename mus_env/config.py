@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["MusConfig", "REAL31_CHOICES", "SIGNALS_CHOICES", "NUM_BET_SIZES", "MAX_TARGET", "MAX_BET",
-           "playable_config"]
+           "playable_config", "signals_on"]
 
 #: Accepted values of ``MusConfig.real31`` (RULES.md §1.2).
 REAL31_CHOICES = ("off", "any10", "sota", "sota_oros", "sota_4suits")
@@ -165,6 +165,14 @@ class MusConfig:
         if "bet_sizes" in d and isinstance(d["bet_sizes"], list):
             d["bet_sizes"] = tuple(d["bet_sizes"])
         return cls(**d)
+
+
+def signals_on(config: MusConfig) -> bool:
+    """Whether ``config`` has the señas channel of RULES.md §8 (``signals`` is "truthful" or "free").
+
+    Also importable as ``mus_env.signals.signals_on`` (the same function).
+    """
+    return config.signals != "off"
 
 
 def playable_config(config: MusConfig | None, *, signals: bool = False) -> MusConfig:

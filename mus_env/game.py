@@ -41,6 +41,9 @@ from .actions import (
     DISCARD_BASE,
     ENVIDO_BASE,
     NUM_ACTIONS,
+    NUM_SIGNS,
+    SIGN_NAMES,
+    SIGNAL_BASE,
     Action,
     action_to_string,
 )
@@ -59,9 +62,6 @@ from .phases import (
 )
 from .shuffle import deal_decks, first_mano, normalize_seed, random_seed, reshuffle_order
 from .signals import (
-    NUM_SIGNS,
-    SIGN_NAMES,
-    SIGNAL_BASE,
     WINDOW_GRANDE,
     WINDOW_MUS,
     WINDOW_NAMES,
@@ -274,7 +274,7 @@ class MusGame:
             None draws a fresh one (kept in :attr:`seed`).
 
     With signals on (``config.signals`` "truthful" or "free") the game has sign decisions (RULES.md §8,
-    :mod:`mus_env.signals`), 47 action ids and longer observations (``signals.obs_dim(config)``).
+    :mod:`mus_env.signals`), 47 action ids and longer observations (``observation.obs_dim(config)``).
     """
 
     def __init__(self, config: MusConfig | None = None, seed: int | None = None) -> None:
@@ -438,7 +438,7 @@ class MusGame:
 
     @property
     def num_actions(self) -> int:
-        """Length of the action space: 31, or 47 with signals on (``signals.num_actions(config)``)."""
+        """Length of the action space: 31, or 47 with signals on (``actions.num_actions(config)``)."""
         return self._num_actions
 
     @property
@@ -605,14 +605,14 @@ class MusGame:
 
     def observe(self, seat: int) -> npt.NDArray[np.float32]:
         """``(OBS_DIM,)`` float32: the private view of absolute ``seat`` (see :mod:`mus_env.observation`);
-        ``(signals.obs_dim(config),)`` with signals on."""
+        ``(observation.obs_dim(config),)`` with signals on."""
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
             raise ValueError(f"seat must be an absolute seat 0, 1, 2 or 3, got {seat!r}")
         return observation.encode(self, int(seat))
 
     def state(self) -> npt.NDArray[np.float32]:
         """``(STATE_DIM,)`` float32 full-information vector (all four hands), for centralised critics;
-        ``(signals.state_dim(config),)`` with signals on."""
+        ``(observation.state_dim(config),)`` with signals on."""
         return observation.encode_state(self)
 
     # ------------------------------------------------------------------------------------------------
@@ -623,7 +623,7 @@ class MusGame:
 
     def legal_action_mask(self) -> npt.NDArray[np.int8]:
         """``(NUM_ACTIONS,)`` int8, 1 where the action is legal; ``(47,)`` with signals on
-        (``signals.num_actions(config)``)."""
+        (``actions.num_actions(config)``)."""
         return self._mask_table[self._legal].copy()
 
     def step(self, action: int) -> None:

@@ -17,7 +17,7 @@ The full-information ``state`` (for centralised critics) is seat 0's observation
 hands by absolute seat, one-hot over card ids (:data:`STATE_DIM`).
 
 With signals on (``MusConfig(signals="truthful")`` or ``"free"``, RULES.md §8) the vector is
-``signals.obs_dim(config)`` long: the :data:`PIECES` above, encoded as without signals except that during a
+:func:`obs_dim` ``(config)`` long: the :data:`PIECES` above, encoded as without signals except that during a
 sign decision ``phase``, ``lance`` and ``responder`` are all zeros, then the signal block
 :data:`mus_env.signals.SIGNAL_PIECES` (their offsets in the vector: :data:`SIGNAL_OBS_OFFSETS`): the pending window, the
 tokens this seat has seen in the latest mus window and in the grande window, and the channel's settings.
@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from .actions import ENVIDO_BASE, Action
 from .cards import NUM_CARDS, SUITS, slot_positions
+from .config import MusConfig, signals_on
 from .phases import NUM_OUTCOMES, NUM_PHASES, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES, Phase
 from .signals import NUM_SIGNS, SIGNAL_DIM, SIGNAL_PIECES
 from .signals import SIGNAL_OFFSETS as _SIGNAL_REL_OFFSETS
@@ -46,7 +47,8 @@ __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
     "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode",
     "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM", "HAND_DIM", "hand_key", "hand_keys",
-    "full_hand_keys", "hand_table", "SIGNAL_OBS_OFFSETS", "obs_size", "state_size", "obs_bounds",
+    "full_hand_keys", "hand_table", "SIGNAL_OBS_OFFSETS", "obs_dim", "state_dim", "obs_size", "state_size",
+    "obs_bounds",
 ]
 
 STAKE_SCALE = 10.0
@@ -162,25 +164,28 @@ _S_CONFIG = SIGNAL_OBS_OFFSETS["sign_config"].start
 _PHASE_SIGNAL = Phase.SIGNAL
 
 
-def _signals_on(config: Any) -> bool:
-    return config.signals != "off"
+def obs_dim(config: MusConfig) -> int:
+    """Length of an observation vector under ``config``: :data:`OBS_DIM` (345), + ``signals.SIGNAL_DIM``
+    (477 in all) with signals on."""
+    return OBS_DIM + SIGNAL_DIM if signals_on(config) else OBS_DIM
 
 
-def obs_size(config: Any) -> int:
-    """Length of an observation under ``config``: :data:`OBS_DIM`, + ``signals.SIGNAL_DIM`` with signals on
-    (the same as ``signals.obs_dim``)."""
-    return OBS_DIM + SIGNAL_DIM if _signals_on(config) else OBS_DIM
+def state_dim(config: MusConfig) -> int:
+    """Length of the full-information state under ``config``: seat 0's observation (:func:`obs_dim`), then the
+    four hands one-hot over the 40 card ids."""
+    return obs_dim(config) + 4 * NUM_CARDS
 
 
-def state_size(config: Any) -> int:
-    """Length of the full-information state under ``config`` (``signals.state_dim``)."""
-    return obs_size(config) + 4 * NUM_CARDS
+#: :func:`obs_dim` under its earlier name (the same function).
+obs_size = obs_dim
+#: :func:`state_dim` under its earlier name (the same function).
+state_size = state_dim
 
 
-def obs_bounds(config: Any) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+def obs_bounds(config: MusConfig) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
     """``(low, high)`` bounds of every entry of an observation under ``config`` (for observation spaces):
     :data:`OBS_LOW` / :data:`OBS_HIGH`, then 0..1 for every entry of the signal block with signals on."""
-    if not _signals_on(config):
+    if not signals_on(config):
         return OBS_LOW, OBS_HIGH
     low = np.concatenate([OBS_LOW, np.zeros(SIGNAL_DIM, dtype=np.float32)])
     high = np.concatenate([OBS_HIGH, np.ones(SIGNAL_DIM, dtype=np.float32)])
@@ -216,7 +221,7 @@ def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> 
     else:
         if signals and out.shape != (OBS_DIM + SIGNAL_DIM,):
             raise ValueError(f"encode: with signals on the observation has {OBS_DIM + SIGNAL_DIM} entries "
-                             f"(signals.obs_dim(config)); out has shape {out.shape}")
+                             f"(observation.obs_dim(config)); out has shape {out.shape}")
         out.fill(0.0)
     kings = cfg.kings
     target = cfg.target
@@ -425,7 +430,7 @@ def hand_table(kings: int) -> npt.NDArray[np.float32]:
 def encode_state(game: Any, out: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float32]:
     """Full-information vector ``(STATE_DIM,)``: seat 0's observation, then each absolute seat's hand
     one-hot over the 40 card ids (for centralised critics; never give it to a policy). With signals on it is
-    ``signals.state_dim(config)`` long (seat 0's observation has the signal block)."""
+    :func:`state_dim` ``(config)`` long (seat 0's observation has the signal block)."""
     n = OBS_DIM + SIGNAL_DIM if game.config.signals != "off" else OBS_DIM
     if out is None:
         out = np.zeros(n + 4 * NUM_CARDS, dtype=np.float32)

@@ -34,12 +34,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .actions import ENVIDO_ACTIONS, ENVIDO_BASE, NUM_ACTIONS, action_to_string
+from .actions import ENVIDO_ACTIONS, ENVIDO_BASE, NUM_ACTIONS, action_to_string, is_sign_action, num_actions
 from .cards import NUM_CARDS, hand_to_string
 from .config import MusConfig, playable_config
 from .game import ActionEvent, HandRecord, MusGame
 from .phases import Phase
-from .signals import is_sign_action, num_actions
 
 __all__ = ["RECORD_FORMAT", "RECORD_VERSION", "MAX_RECORD_BYTES", "game_record", "save_record", "load_record",
            "replay", "rebuild_record", "format_record", "check_shape", "write_atomic", "write_text_atomic",

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["table_seeds", "card_keys", "deal_decks", "reshuffle_order", "first_mano", "normalize_seed", "random_seed"]
+__all__ = ["table_seeds", "card_keys", "deal_decks", "reshuffle_order", "first_mano", "normalize_seed", "random_seed",
+           "event_hash", "STREAM_DEAL", "STREAM_RESHUFFLE", "STREAM_MANO", "STREAM_TABLE", "STREAM_SIGNAL"]
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -58,7 +59,17 @@ def _mix_int(x: int) -> int:
     return x ^ (x >> 31)
 
 
-def _event_hash(seed: npt.ArrayLike, stream: int, a: npt.ArrayLike, b: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+def event_hash(seed: npt.ArrayLike, stream: int, a: npt.ArrayLike, b: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+    """The 64-bit hash of one random event: ``mix(mix(mix(mix(seed) ^ stream) ^ a) ^ (b << 32))`` (SplitMix64).
+
+    Args:
+        seed: the game's seed (uint64; arrays broadcast).
+        stream: the kind of event (``STREAM_DEAL`` ... ``STREAM_SIGNAL``).
+        a, b: the event's position (for a deal: hand number and 0; for a reshuffle: hand and reshuffle number).
+
+    Returns:
+        ``np.uint64`` (an array of them for array arguments); Python ints give the same value as arrays.
+    """
     if type(seed) is int and type(a) is int and type(b) is int:
         h = _mix_int(_mix_int(_mix_int(_mix_int(seed & _MASK64) ^ stream) ^ (a & _MASK64)) ^ ((b << 32) & _MASK64))
         return np.uint64(h)
@@ -71,7 +82,7 @@ def _event_hash(seed: npt.ArrayLike, stream: int, a: npt.ArrayLike, b: npt.Array
 
 def card_keys(seed: npt.ArrayLike, stream: int, a: npt.ArrayLike, b: npt.ArrayLike) -> npt.NDArray[np.uint64]:
     """``(..., 40)`` hash keys of the 40 cards for the event (seed, stream, a, b), broadcast over ``(...)``."""
-    h = _event_hash(seed, stream, a, b)
+    h = event_hash(seed, stream, a, b)
     with np.errstate(over="ignore"):
         return _mix(h[..., None] ^ (_CARDS * _GOLDEN))
 
@@ -93,9 +104,9 @@ def reshuffle_order(seed: int, hand_number: int, reshuffle_number: int, cards: l
 
 def first_mano(seed: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Mano of the first hand when ``first_mano="random"``: a seat 0..3 derived from the seed."""
-    return (_event_hash(seed, STREAM_MANO, 0, 0) % np.uint64(4)).astype(np.int64)
+    return (event_hash(seed, STREAM_MANO, 0, 0) % np.uint64(4)).astype(np.int64)
 
 
 def table_seeds(seed: int, table: npt.ArrayLike, episode: npt.ArrayLike) -> npt.NDArray[np.uint64]:
     """Game seeds of a batched engine: one per (table index, episode number), derived from its ``seed``."""
-    return _event_hash(np.uint64(normalize_seed(seed)), STREAM_TABLE, table, episode)
+    return event_hash(np.uint64(normalize_seed(seed)), STREAM_TABLE, table, episode)

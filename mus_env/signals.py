@@ -13,7 +13,10 @@ Windows
 
 Actions
     Token ``t`` is action id ``SIGNAL_BASE + t`` (31..46), appended after the 31 ids of §9.1, which
-    never change. ``num_actions(config)`` is 31 with signals off, 47 with signals on.
+    never change. ``num_actions(config)`` is 31 with signals off, 47 with signals on. The id space is
+    :mod:`mus_env.actions`' (``Sign``, ``NUM_SIGNS``, ``SIGNAL_BASE``, ``SIGN_NAMES``, ``SIGN_WORDS``,
+    ``num_actions``, ``is_sign_action``, ``sign_of_action`` are defined there and re-exported here);
+    this module imports it, never the reverse.
 
 Masks
     ``free``: every token is legal. ``truthful``: a token is legal when its meaning is true for the hand
@@ -26,6 +29,9 @@ Who sees a token
     :mod:`mus_env.shuffle`), so both engines agree. A seat is never told whether its own sign was seen.
 
 Observation
+    ``obs_dim(config)`` and ``state_dim(config)`` are :mod:`mus_env.observation`'s (which imports this
+    module); ``mus_env.signals.obs_dim`` / ``state_dim`` still work, resolved on first use (deprecated
+    aliases: import them from ``mus_env.observation``).
     With signals on, :data:`SIGNAL_PIECES` are appended after :data:`mus_env.observation.PIECES`
     (so every existing offset is unchanged): which kind of window is pending, the tokens this seat has
     seen in the latest mus window and in the grande window of the current hand (per seat ``q``
@@ -58,58 +64,36 @@ token  name             gesture                          true when the hand has
 
 from __future__ import annotations
 
-from enum import IntEnum
 from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
 
-from .actions import NUM_ACTIONS
+from .actions import (
+    NUM_SIGNS,
+    SIGN_NAMES,
+    SIGN_WORDS,
+    SIGNAL_BASE,
+    Sign,
+    is_sign_action,
+    num_actions,
+    sign_of_action,
+)
 from .cards import NUM_CARDS
-from .config import MusConfig
-from .shuffle import STREAM_SIGNAL, _event_hash
+from .config import MusConfig, signals_on
+from .shuffle import STREAM_SIGNAL, event_hash
 from .tables import get_tables, is_real31
 
 __all__ = [
     "Sign", "NUM_SIGNS", "SIGNAL_BASE", "SIGN_NAMES", "SIGN_WORDS", "SIGN_GESTURES", "WINDOW_MUS",
     "WINDOW_GRANDE", "WINDOW_NAMES", "SIGNAL_PIECES", "SIGNAL_DIM", "SIGNAL_OFFSETS", "ALL_SIGNS",
-    "signals_on", "num_actions", "obs_dim", "state_dim", "sign_of_action", "is_sign_action", "hand_sign_bits",
+    "signals_on", "num_actions", "sign_of_action", "is_sign_action", "hand_sign_bits",
     "true_signs", "legal_signs", "intercepted", "intercept_uniform", "sees_sign", "SIGN_MEANINGS", "sign_table",
 ]
 
 
-class Sign(IntEnum):
-    """Sign tokens (RULES.md §8); action id = ``SIGNAL_BASE + token``."""
-
-    NONE = 0
-    DOS_REYES = 1
-    TRES_REYES = 2
-    DOS_ASES = 3
-    TRES_ASES = 4
-    MEDIAS = 5
-    DUPLES = 6
-    PAR = 7
-    JUEGO = 8
-    TREINTA_Y_UNA = 9
-    TREINTA = 10
-    VEINTINUEVE = 11
-    CIEGO = 12
-    REAL31 = 13
-    SOLOMILLO = 14
-    MUS = 15
-
-
-NUM_SIGNS = len(Sign)
-#: Action id of token 0 (the first id after the 31 of RULES.md §9.1).
-SIGNAL_BASE = NUM_ACTIONS
 #: Bitmask with every token set (the legal set of ``signals="free"``).
 ALL_SIGNS = (1 << NUM_SIGNS) - 1
-#: Action names: ``SIGN_DOS_REYES`` ...
-SIGN_NAMES = tuple(f"SIGN_{s.name}" for s in Sign)
-#: Mus words of each token.
-SIGN_WORDS = ("sin seña", "seña: dos reyes", "seña: tres reyes", "seña: dos ases", "seña: tres ases",
-              "seña: medias", "seña: duples", "seña: par", "seña: juego", "seña: 31", "seña: 30 de punto",
-              "seña: 29", "seña: ciego", "seña: 31 real", "seña: solomillo", "seña: mus")
 SIGN_GESTURES = ("no sign", "bites the centre of the lower lip", "bites the lower lip at one side",
                  "shows the tip of the tongue", "puts the tongue out to one side", "twists the closed lips",
                  "raises the eyebrows", "tilts the head", "pushes the closed lips forward", "winks",
@@ -145,37 +129,21 @@ for _name, _size, _ in SIGNAL_PIECES:
 del _o, _name, _size
 
 
-def signals_on(config: MusConfig) -> bool:
-    """Whether ``config`` has the señas channel (``signals`` is "truthful" or "free")."""
-    return config.signals != "off"
+#: Names kept importable from here that belong to :mod:`mus_env.observation` (deprecated aliases).
+_OBSERVATION_NAMES = ("obs_dim", "state_dim")
 
 
-def num_actions(config: MusConfig) -> int:
-    """Size of the action space: 31, or 31 + 16 sign tokens with signals on."""
-    return NUM_ACTIONS + (NUM_SIGNS if signals_on(config) else 0)
+def __getattr__(name: str) -> object:
+    """Resolve the deprecated aliases ``obs_dim`` and ``state_dim`` (:mod:`mus_env.observation`'s) on first use.
 
+    The observation imports this module for :data:`SIGNAL_PIECES`, so this module does not import it back:
+    the alias is looked up by name (``importlib``) only when asked for.
+    """
+    if name in _OBSERVATION_NAMES:
+        import importlib
 
-def obs_dim(config: MusConfig) -> int:
-    """Length of an observation vector under ``config`` (``OBS_DIM`` + :data:`SIGNAL_DIM` with signals on)."""
-    from .observation import OBS_DIM
-    return OBS_DIM + (SIGNAL_DIM if signals_on(config) else 0)
-
-
-def state_dim(config: MusConfig) -> int:
-    """Length of the full-information state: seat 0's observation then the four hands (one-hot cards)."""
-    return obs_dim(config) + 4 * NUM_CARDS
-
-
-def is_sign_action(action: int) -> bool:
-    """Whether an action id is a sign token (31..46)."""
-    return SIGNAL_BASE <= action < SIGNAL_BASE + NUM_SIGNS
-
-
-def sign_of_action(action: int) -> Sign:
-    """The token of a sign action id."""
-    if not is_sign_action(action):
-        raise ValueError(f"action {action!r} is not a sign ({SIGNAL_BASE}..{SIGNAL_BASE + NUM_SIGNS - 1})")
-    return Sign(action - SIGNAL_BASE)
+        return getattr(importlib.import_module("mus_env.observation"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @lru_cache(maxsize=2)
@@ -241,7 +209,7 @@ def intercept_uniform(seed: int, hand_number: int, window: int, signer: int, obs
 
     ``u = (event_hash(seed, STREAM_SIGNAL, hand_number, 16 * window + 4 * signer + observer) >> 11) / 2**53``.
     """
-    h = int(_event_hash(int(seed), STREAM_SIGNAL, int(hand_number), 16 * int(window) + 4 * signer + observer))
+    h = int(event_hash(int(seed), STREAM_SIGNAL, int(hand_number), 16 * int(window) + 4 * signer + observer))
     return (h >> 11) * (1.0 / 9007199254740992.0)
 
 
