@@ -8,8 +8,13 @@ functions below carry the names of its handlers (``on_mus_call``, ``on_discard``
 ``serve_replacements``, ``begin_lances``, ``open_lance``, ``after_lance``, ``declare``, ``on_declare``,
 ``start_declared_lance``, ``on_open``, ``bet``, ``on_respond``, ``on_confirm``, ``accept``, ``refuse``,
 ``add_stones``, ``lance_winner``, ``do_showdown``, ``finish_hand``, ``next_hand``, ``end_game``) and do
-the same thing on the row. Seats inside a hand are relative to the mano (``rel = (seat - mano) % 4``) as
+the same thing on the row, with the same arguments less ``self`` (the row ``st``, its step outputs ``out``
+and the read-only rules ``R``). Seats inside a hand are relative to the mano (``rel = (seat - mano) % 4``) as
 in RULES.md; stored seats are absolute unless the field's meaning says "relative".
+
+As in ``MusGame``, a finished episode leaves the table at its game-over state (:func:`end_game`); the
+stepping loop (:func:`step_table`) then starts the table's next episode (:func:`new_episode`) unless the
+rules keep finished tables over (``make_rules(..., keep_over=True)``, ``VectorMusEnv(auto_reset=False)``).
 
 Randomness is :mod:`mus_env.shuffle` re-expressed for numba (:func:`event_hash`, :func:`deal_deck`,
 :func:`reshuffle`): bit-identical SplitMix64 hashes of (seed, event), so a table and a ``MusGame`` with
@@ -39,13 +44,13 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit, prange
 
-from .actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS, Action
+from .actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS, NUM_SIGNS, SIGNAL_BASE, Action, Sign
 from .cards import NUM_CARDS, card_number, slot_positions, value_table
 from .config import SIGNALS_CHOICES, MusConfig
 from .observation import DISCARD_ROUNDS, OBS_DIM, OFFSETS, ROUNDS_SCALE, STAKE_SCALE, TARGET_SCALE, speech_of
 from .phases import LEGAL_MASKS, LEGAL_SETS, NUM_OUTCOMES, ORDAGO_STAKE, Legal, Outcome, Phase
 from .shuffle import STREAM_DEAL, STREAM_MANO, STREAM_RESHUFFLE, STREAM_SIGNAL, STREAM_TABLE
-from .signals import ALL_SIGNS, NUM_SIGNS, SIGNAL_BASE, SIGNAL_OFFSETS, WINDOW_GRANDE, WINDOW_MUS, Sign, hand_sign_bits
+from .signals import ALL_SIGNS, SIGNAL_OFFSETS, WINDOW_GRANDE, WINDOW_MUS, hand_sign_bits
 from .tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables
 
 __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
@@ -116,7 +121,7 @@ assert STATE_DTYPE.itemsize == 512, STATE_DTYPE.itemsize
 # What a step reports per table (the info dict of VectorMusEnv.step).
 OUT_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
     ("rewards", "f4", (4,), "reward of each absolute seat this step"),
-    ("finished", "b1", (), "the episode ended this step (the table was reset)"),
+    ("finished", "b1", (), "the episode ended this step (the table was reset, or waits at game over when kept over)"),
     ("winner", "i1", (), "team that won the finished episode; -1"),
     ("final_scores", "i4", (2,), "scores of the finished episode's last game"),
     ("hand_finished", "b1", (), "a hand ended this step"),
@@ -244,7 +249,7 @@ def make_rules(cfg: MusConfig, stones_reward: bool, keep_over: bool = False) -> 
 
     ``keep_over``: a finished episode is not reset in the step that ends it; the table stays in the
     ``GAME_OVER`` phase (no legal action), so that its terminal view can be read, until
-    :func:`new_episodes` restarts it (``mus_env.sb3`` uses this; ``VectorMusEnv`` auto-resets).
+    :func:`new_episodes` restarts it (``VectorMusEnv(auto_reset=False)``; by default it auto-resets).
     """
     t = get_tables(cfg.kings)
     switches = np.zeros(NUM_SWITCHES, dtype=np.int64)
@@ -310,7 +315,7 @@ def mix(x: np.uint64) -> np.uint64:
 
 @njit(cache=True)
 def event_hash(seed: np.uint64, stream: np.uint64, a: np.uint64, b: np.uint64) -> np.uint64:
-    """``shuffle._event_hash`` of one event: (seed, stream, a, b)."""
+    """``shuffle.event_hash`` of one event: (seed, stream, a, b)."""
     return mix(mix(mix(mix(seed) ^ stream) ^ a) ^ (b << _S32))
 
 
@@ -432,6 +437,8 @@ def is_real31(hand: npt.NDArray[np.int8], R) -> bool:
 # Decisions and the mus phase (RULES.md §3); ``st`` is one table's row (a record), ``out`` its outputs.
 @njit(cache=True, inline="always")
 def set_decision(st, phase: int, rel: int, legal: int) -> None:
+    """``MusGame._set_decision``: the pending decision is ``phase`` for relative seat ``rel`` with Legal set
+    ``legal``."""
     st.phase = phase
     st.rel = rel
     st.legal = legal
@@ -439,6 +446,8 @@ def set_decision(st, phase: int, rel: int, legal: int) -> None:
 
 @njit(cache=True, inline="always")
 def set_mus_call(st, R, rel: int) -> None:
+    """``MusGame._set_mus_call``: relative seat ``rel`` calls MUS or NO_MUS (RULES.md §3.1); only NO_MUS once
+    ``max_mus_rounds`` discard rounds were played."""
     cap = R.cfg[C_MAX_MUS]
     set_decision(st, MUS_CALL, rel, L_FORCED_NO_MUS if cap >= 0 and st.mus_round >= cap else L_MUS_CALL)
 
@@ -469,8 +478,8 @@ def pending_sign_bits(st, R) -> int:
 
 @njit(cache=True)
 def open_window(st, R, kind: int) -> None:
-    """A sign window of ``kind`` opens (signals on, RULES.md §8): S0..S3 will sign in turn. A mus window
-    forgets the tokens of the previous mus window of the hand."""
+    """``MusGame._open_window``: a sign window of ``kind`` opens (signals on, RULES.md §8): S0..S3 will sign in
+    turn. A mus window forgets the tokens of the previous mus window of the hand."""
     if kind == WINDOW_MUS_:
         st.sig_mus[:] = -1
     st.sig_window = kind
@@ -479,8 +488,8 @@ def open_window(st, R, kind: int) -> None:
 
 @njit(cache=True)
 def on_sign(st, out, R, action: int) -> None:
-    """A token (``action - SIGNAL_BASE``); after S3 the window closes and the game goes on as without it:
-    the mus call of S0 (mus window) or the lances (grande window)."""
+    """``MusGame._on_sign``, RULES.md §8: a token (``action - SIGNAL_BASE``); after S3 the window closes and the
+    game goes on as without it: the mus call of S0 (mus window) or the lances (grande window)."""
     kind = st.sig_window
     seat = (st.mano + st.rel) % 4
     if kind == WINDOW_MUS_:
@@ -499,8 +508,8 @@ def on_sign(st, out, R, action: int) -> None:
 
 @njit(cache=True)
 def start_hand(st, R, deck: npt.NDArray[np.int8], mano: int) -> None:
-    """Deal ``deck`` with ``mano`` and open the mus phase (RULES.md §2.5, §3.1): ``deck[i]`` for i < 16
-    goes to relative seat ``i % 4``; the stock is ``deck[16:]``."""
+    """``MusGame._start_hand``: deal ``deck`` with ``mano`` and open the mus phase (RULES.md §2.5, §3.1):
+    ``deck[i]`` for i < 16 goes to relative seat ``i % 4``; the stock is ``deck[16:]``."""
     st.mano = mano
     for i in range(16):
         st.hands[(mano + i) % 4, i // 4] = deck[i]
@@ -544,6 +553,8 @@ def start_hand(st, R, deck: npt.NDArray[np.int8], mano: int) -> None:
 
 @njit(cache=True)
 def on_mus_call(st, out, R, action: int) -> None:
+    """``MusGame._on_mus_call``, RULES.md §3.1: NO_MUS cuts the mus (the grande sign window, or the lances);
+    MUS passes the call to the next seat, and after S3's a discard round starts at S0 (§3.2)."""
     if action == NO_MUS_A:
         if R.cfg[C_SIGNALS]:
             open_window(st, R, WINDOW_GRANDE_)
@@ -559,6 +570,8 @@ def on_mus_call(st, out, R, action: int) -> None:
 
 @njit(cache=True)
 def on_discard(st, out, R, action: int) -> None:
+    """``MusGame._on_discard``, RULES.md §3.2: the seat discards the slots of the mask (§9.2); after S3 the
+    replacements are served (§3.3) and a new mus-call round (or mus sign window) starts."""
     rel = st.rel
     hand = st.hands[(st.mano + rel) % 4]
     mask = action - DISCARD_BASE
@@ -589,7 +602,8 @@ def on_discard(st, out, R, action: int) -> None:
 
 @njit(cache=True)
 def serve_replacements(st, R) -> None:
-    """The postre serves S0..S3 their replacement cards, reshuffling the pile when needed (§3.3, §3.4)."""
+    """``MusGame._serve_replacements``: the postre serves S0..S3 their replacement cards, reshuffling the pile
+    when needed (RULES.md §3.3, §3.4)."""
     for rel in range(4):
         need = st.disc_count[rel]
         if not need:
@@ -611,7 +625,9 @@ def serve_replacements(st, R) -> None:
 
 @njit(cache=True)
 def reshuffle(st, rel: int, R) -> None:
-    """The discard pile (less the server's own discards of this round, by default) becomes the stock (§3.4)."""
+    """The reshuffle inside ``MusGame._serve_replacements``, RULES.md §3.4: the discard pile (less the served
+    seat's own discards of this round, with ``exclude_own_discards``) becomes the stock, in the order of
+    ``shuffle.reshuffle_order``."""
     own = np.zeros(NUM_CARDS_, dtype=np.bool_)
     if R.cfg[C_EXCLUDE_OWN]:
         for j in range(4):
@@ -636,7 +652,8 @@ def reshuffle(st, rel: int, R) -> None:
 # Lances (RULES.md §4)
 @njit(cache=True)
 def begin_lances(st, R) -> None:
-    """Evaluate the four hands once (table lookups) and open grande."""
+    """``MusGame._begin_lances``: evaluate the four hands once (table lookups; a 31 real under ``real31``) and
+    open grande (RULES.md §4, §4.1)."""
     for rel in range(4):
         hand = st.hands[(st.mano + rel) % 4]
         idx = multiset_of(hand, R)
@@ -652,6 +669,8 @@ def begin_lances(st, R) -> None:
 
 @njit(cache=True, inline="always")
 def open_lance(st, R, slot: int, lance: int, elig: int) -> None:
+    """``MusGame._open_lance``: the opening round of ``lance`` in ``slot`` among the ``elig`` seats (bit p =
+    relative seat p) starts with the first of them (RULES.md §5.2)."""
     st.slot = slot
     st.ls_lance[slot] = lance
     st.elig = elig
@@ -659,16 +678,17 @@ def open_lance(st, R, slot: int, lance: int, elig: int) -> None:
 
 
 @njit(cache=True)
-def after_lance(st, out, R, b: int, master: np.uint64) -> None:
-    """Move on from the lance slot that just closed (without ending the game): the next lance, or the
-    declarations (a pares or juego lance may close at once: void or uncontested), or the showdown."""
+def after_lance(st, out, R) -> None:
+    """``MusGame._after_lance``, RULES.md §4: move on from the lance slot that just closed (without ending the
+    game): chica, or the declarations of pares or juego (such a lance may close at once: void or uncontested),
+    or the showdown after the fourth lance (§6.2)."""
     while True:
         slot = st.slot
         if slot == 0:
             open_lance(st, R, 1, CHICA, ALL_SEATS)
             return
         if slot == 3:
-            do_showdown(st, out, R, b, master)
+            do_showdown(st, out, R)
             return
         st.slot = slot + 1
         if not declare(st, R, slot + 1, 0):
@@ -683,8 +703,9 @@ def has_lance(st, kind: int, rel: int) -> bool:
 
 @njit(cache=True, inline="always")
 def declare(st, R, slot: int, rel: int) -> bool:
-    """Forced pares (slot 2) or juego (slot 3) declarations from relative seat ``rel`` on (§4.3, §4.4).
-    Returns True when the lance closed at once (void or uncontested): the caller moves on."""
+    """``MusGame._declare``: forced pares (slot 2) or juego (slot 3) declarations from relative seat ``rel`` on
+    (RULES.md §4.3, §4.4). Returns True when the lance closed at once (void or uncontested): the caller moves
+    on (``MusGame`` calls ``_after_lance`` itself)."""
     kind = slot - 2
     if not R.cfg[C_AUTO_DECLARE]:
         has = has_lance(st, kind, rel)
@@ -697,18 +718,22 @@ def declare(st, R, slot: int, rel: int) -> bool:
 
 
 @njit(cache=True)
-def on_declare(st, out, R, action: int, b: int, master: np.uint64) -> None:
+def on_declare(st, out, R, action: int) -> None:
+    """``MusGame._on_declare`` (only with ``auto_declare=False``), RULES.md §4.3, §4.4: the seat's forced
+    pares or juego declaration; after S3 the lance is played, or closes at once."""
     slot = st.slot
     st.decl[slot - 2, (st.mano + st.rel) % 4] = action == PARES_SI_A or action == JUEGO_SI_A
     if st.rel < 3:
         declare(st, R, slot, st.rel + 1)
     elif start_declared_lance(st, R, slot):
-        after_lance(st, out, R, b, master)
+        after_lance(st, out, R)
 
 
 @njit(cache=True, inline="always")
 def start_declared_lance(st, R, slot: int) -> bool:
-    """After the declarations: void, uncontested, punto or betting. True when the lance closed at once."""
+    """``MusGame._start_declared_lance``, RULES.md §4.3, §4.4: after the declarations the lance is void (no
+    holder), uncontested (holders in one team), punto (nobody holds juego) or bet among its holders. True when
+    the lance closed at once."""
     kind = slot - 2
     holders = 0
     teams = 0
@@ -737,7 +762,9 @@ def start_declared_lance(st, R, slot: int) -> bool:
 # ---------------------------------------------------------------------------------------------------
 # Betting (RULES.md §5)
 @njit(cache=True)
-def on_open(st, out, R, action: int, b: int, master: np.uint64) -> None:
+def on_open(st, out, R, action: int) -> None:
+    """``MusGame._on_open``, RULES.md §5.2: PASO passes to the next eligible seat (after the last one the lance
+    is en paso); ENVIDO k or ÓRDAGO is the opening bet, with fallback 1 (§5.3)."""
     sl = st.slot
     st.ls_said[sl, (st.mano + st.rel) % 4] = R.speech[action]
     if action == PASO_A:
@@ -746,7 +773,7 @@ def on_open(st, out, R, action: int, b: int, master: np.uint64) -> None:
             set_decision(st, BET_OPEN, nxt, L_OPEN)
         else:
             st.ls_outcome[sl] = EN_PASO
-            after_lance(st, out, R, b, master)
+            after_lance(st, out, R)
         return
     st.ls_fallback[sl] = 1
     bet(st, R, action, 0)
@@ -754,7 +781,8 @@ def on_open(st, out, R, action: int, b: int, master: np.uint64) -> None:
 
 @njit(cache=True, inline="always")
 def bet(st, R, action: int, stake_before: int) -> None:
-    """An opening bet, raise or órdago by the current seat; the other team's responders answer (§5.3)."""
+    """``MusGame._bet``: an opening bet, raise or órdago by the current seat; the other team's responders
+    answer (RULES.md §5.3)."""
     sl = st.slot
     seat = (st.mano + st.rel) % 4
     if action == ORDAGO_A:
@@ -772,7 +800,9 @@ def bet(st, R, action: int, stake_before: int) -> None:
 
 
 @njit(cache=True)
-def on_respond(st, out, R, action: int, b: int, master: np.uint64) -> None:
+def on_respond(st, out, R, action: int) -> None:
+    """``MusGame._on_respond``, RULES.md §5.3, §5.4: a responder's QUIERO (r2 may still confirm or upgrade with
+    ``partner_override``), NO QUIERO (r2, if any, decides; else the refusal) or raise / ÓRDAGO."""
     sl = st.slot
     st.ls_said[sl, (st.mano + st.rel) % 4] = R.speech[action]
     has_r2 = st.resp_i == 0 and st.resp[1] >= 0
@@ -781,75 +811,84 @@ def on_respond(st, out, R, action: int, b: int, master: np.uint64) -> None:
             st.resp_i = 1
             set_decision(st, BET_CONFIRM, st.resp[1], L_CONFIRM)
         else:
-            accept(st, out, R, b, master)
+            accept(st, out, R)
     elif action == NO_QUIERO_A:
         if has_r2:
             st.resp_i = 1
             set_decision(st, BET_RESPOND, st.resp[1], st.legal)
         else:
-            refuse(st, out, R, b, master)
+            refuse(st, out, R)
     else:
         raise_stake(st, R, action)
 
 
 @njit(cache=True)
-def on_confirm(st, out, R, action: int, b: int, master: np.uint64) -> None:
+def on_confirm(st, out, R, action: int) -> None:
+    """``MusGame._on_confirm``, RULES.md §5.4: after r1's QUIERO, r2 confirms (QUIERO) or upgrades (raise or
+    ÓRDAGO, r2 becomes the raiser)."""
     st.ls_said[st.slot, (st.mano + st.rel) % 4] = R.speech[action]
     if action == QUIERO_A:
-        accept(st, out, R, b, master)
+        accept(st, out, R)
     else:
         raise_stake(st, R, action)
 
 
 @njit(cache=True)
 def raise_stake(st, R, action: int) -> None:
-    """``MusGame._raise``: the refused stake falls back to the live one."""
+    """``MusGame._raise``, RULES.md §5.3: a raise or órdago over a live stake; refused, it would pay the stake
+    live before it (the fallback)."""
     sl = st.slot
     st.ls_fallback[sl] = st.ls_stake[sl]
     bet(st, R, action, st.ls_stake[sl])
 
 
 @njit(cache=True)
-def accept(st, out, R, b: int, master: np.uint64) -> None:
+def accept(st, out, R) -> None:
+    """``MusGame._accept``, RULES.md §5.3, §6.3: an accepted numeric stake closes the lance (paid at the
+    showdown); an accepted órdago compares this lance only, among its eligible hands, and ends the game."""
     sl = st.slot
     if st.ls_stake[sl] != ORDAGO_STAKE:
         st.ls_outcome[sl] = ACCEPTED
-        after_lance(st, out, R, b, master)
+        after_lance(st, out, R)
         return
     # accepted órdago: compare this lance only, among its eligible hands (§6.3)
     st.ls_outcome[sl] = ORDAGO_OUT
     team = (lance_winner(st, st.ls_lance[sl]) + st.mano) % 2
     st.ls_winner[sl] = team
     st.showdown = True
-    end_game(st, out, R, np.int64(team), np.bool_(True), b, master)
+    end_game(st, out, R, np.int64(team), np.bool_(True))
 
 
 @njit(cache=True)
-def refuse(st, out, R, b: int, master: np.uint64) -> None:
+def refuse(st, out, R) -> None:
+    """``MusGame._refuse``, RULES.md §5.3, §6.1: the bettor's team wins the lance and scores the fallback at
+    once (which may end the game); else the hand goes on."""
     sl = st.slot
     st.ls_outcome[sl] = REFUSED
     st.ls_winner[sl] = st.ls_bettor[sl]
-    if not add_stones(st, out, R, sl, st.ls_bettor[sl], st.ls_fallback[sl], b, master):
-        after_lance(st, out, R, b, master)
+    if not add_stones(st, out, R, sl, st.ls_bettor[sl], st.ls_fallback[sl]):
+        after_lance(st, out, R)
 
 
 # ---------------------------------------------------------------------------------------------------
 # Scoring (RULES.md §6)
 @njit(cache=True, inline="always")
-def add_stones(st, out, R, slot: int, team: int, stones: int, b: int, master: np.uint64) -> bool:
-    """Add stones won in lance ``slot``; True (and the game ended) if the team reached the target (§6.1)."""
+def add_stones(st, out, R, slot: int, team: int, stones: int) -> bool:
+    """``MusGame._add_stones``, RULES.md §6.1: add stones won in lance ``slot``; True (and the game ended) if the
+    team reached the target."""
     st.scores[team] += stones
     st.hand_stones[team] += stones
     st.lance_stones[slot, team] += stones
     if st.scores[team] >= R.cfg[C_TARGET]:
-        end_game(st, out, R, np.int64(team), np.bool_(False), b, master)
+        end_game(st, out, R, np.int64(team), np.bool_(False))
         return True
     return False
 
 
 @njit(cache=True)
 def lance_winner(st, lance: int) -> int:
-    """Relative seat with the best hand for ``lance`` among its eligible hands (mano wins ties)."""
+    """``MusGame._lance_winner``, RULES.md §6.2: the relative seat with the best hand for ``lance`` among its
+    eligible hands (mano wins ties)."""
     best = -1
     for p in range(4):
         if lance == PARES and st.pares_b[p] <= 0:
@@ -862,8 +901,9 @@ def lance_winner(st, lance: int) -> int:
 
 
 @njit(cache=True)
-def do_showdown(st, out, R, b: int, master: np.uint64) -> None:
-    """Count the four lances in order, checking the target after each (§6.2); then the next hand."""
+def do_showdown(st, out, R) -> None:
+    """``MusGame._do_showdown``, RULES.md §6.2: count the four lances in order (stakes, en paso, bonuses),
+    checking the target after each; then the next hand (§7)."""
     st.showdown = True
     m = st.mano
     for sl in range(4):
@@ -889,7 +929,7 @@ def do_showdown(st, out, R, b: int, master: np.uint64) -> None:
                 if (p + m) % 2 == team:
                     bonus += st.pares_b[p] if lance == PARES else st.juego_b[p]
         total = base + bonus
-        if total and add_stones(st, out, R, sl, team, total, b, master):
+        if total and add_stones(st, out, R, sl, team, total):
             return
     finish_hand(st, out, R)
     next_hand(st, R)
@@ -899,7 +939,8 @@ def do_showdown(st, out, R, b: int, master: np.uint64) -> None:
 # Hands, games, vacas (RULES.md §7)
 @njit(cache=True)
 def finish_hand(st, out, R) -> None:
-    """Remember the hand for the next observation (shown cards, stones) and report it (stone rewards)."""
+    """``MusGame._finish_hand``: remember the hand for the next observation (shown cards, stones) and report it
+    in the step outputs (``hand_finished``, stones, and the ``reward="stones"`` rewards)."""
     st.prev_shown = st.showdown
     st.prev_counts[:, :] = 0
     if st.showdown:
@@ -920,14 +961,18 @@ def finish_hand(st, out, R) -> None:
 
 @njit(cache=True)
 def next_hand(st, R) -> None:
+    """``MusGame._next_hand``, RULES.md §7: the next deal of the game's seed, the mano passed to the right."""
     st.hand_number += 1
     mano = (st.mano + 1) % 4
     start_hand(st, R, deal_deck(st.game_seeds, st.hand_number), mano)
 
 
 @njit(cache=True)
-def end_game(st, out, R, team: int, by_ordago: bool, b: int, master: np.uint64) -> None:
-    """A team reached the target or won an órdago: games, vacas, the match; then the next hand or episode."""
+def end_game(st, out, R, team: int, by_ordago: bool) -> None:
+    """``MusGame._end_game``, RULES.md §6.1, §6.3, §7: a team reached the target or won an órdago; count games,
+    vacas and the match. When the match is won the table is left at its game-over state (the step outputs say
+    who won; :func:`step_table` starts the next episode unless finished tables are kept over); else the next
+    game starts at 0-0 with the next hand."""
     finish_hand(st, out, R)
     if R.cfg[C_STONES_REWARD] and by_ordago:            # an accepted órdago is worth the stones still lacking
         lacking = max(R.cfg[C_TARGET] - st.scores[team], 0)
@@ -946,10 +991,7 @@ def end_game(st, out, R, team: int, by_ordago: bool, b: int, master: np.uint64) 
             if not R.cfg[C_STONES_REWARD]:
                 for s in range(4):
                     out.rewards[s] = 1.0 if s % 2 == team else -1.0
-            if R.cfg[C_KEEP_OVER]:                      # the caller reads the terminal view, then restarts
-                set_decision(st, GAME_OVER, st.rel, L_NONE)
-                return
-            new_episode(st, R, b, master)
+            set_decision(st, GAME_OVER, st.rel, L_NONE)
             return
     st.game_number += 1
     st.scores[:] = 0
@@ -958,6 +1000,8 @@ def end_game(st, out, R, team: int, by_ordago: bool, b: int, master: np.uint64) 
 
 @njit(cache=True)
 def clear_episode(st) -> None:
+    """Zero what an episode accumulates (scores, games and vacas won, hand and game numbers, the previous
+    hand's record) before its first hand is dealt."""
     st.scores[:] = 0
     st.games_won[:] = 0
     st.vacas_won[:] = 0
@@ -970,7 +1014,8 @@ def clear_episode(st) -> None:
 
 @njit(cache=True)
 def new_episode(st, R, b: int, master: np.uint64) -> None:
-    """A fresh episode on table ``b`` from its next table seed (auto-reset)."""
+    """A fresh episode on table ``b`` from its next table seed, ``table_seed(master, b, episode + 1)``, dealt
+    as ``MusGame(config, seed)`` deals it (auto-reset, :func:`new_episodes`)."""
     st.episode += 1
     st.game_seeds = table_seed(master, b, st.episode)
     clear_episode(st)
@@ -984,7 +1029,7 @@ def new_episode(st, R, b: int, master: np.uint64) -> None:
 @njit(cache=True)
 def encode(st, R, seat: int, row: npt.NDArray[np.float32]) -> None:
     """Write absolute ``seat``'s view of the table into ``row``, exactly as observation.encode: ``(OBS_DIM,)``,
-    or with signals on ``(signals.obs_dim(config),)``, the signal block (:func:`encode_signs`) after OBS_DIM.
+    or with signals on ``(observation.obs_dim(config),)``, the signal block (:func:`encode_signs`) after OBS_DIM.
     During a sign decision the ``phase`` one-hot (and ``lance``, ``responder``) are zeros."""
     row[:] = 0.0
     me = seat % 2
@@ -1110,7 +1155,7 @@ def encode_signs(st, R, seat: int, row: npt.NDArray[np.float32]) -> None:
 @njit(cache=True, inline="always")
 def write_mask(st, R, mask: npt.NDArray[np.int8], k: int) -> None:
     """The legal mask of the pending decision into ``mask[k]``: NUM_ACTIONS columns, or with signals on
-    ``signals.num_actions(config)``, the sign ids' columns from :func:`pending_sign_bits`."""
+    ``actions.num_actions(config)``, the sign ids' columns from :func:`pending_sign_bits`."""
     for a in range(NUM_ACTIONS_):                      # (a loop: array-to-array assignment compiles slowly)
         mask[k, a] = R.legal_masks[st.legal, a]
     if mask.shape[1] > NUM_ACTIONS_:
@@ -1143,7 +1188,8 @@ def write_view(S, R, b: int, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.
 # Entry points (called by VectorMusEnv)
 @njit(cache=True)
 def step_table(S, O, rules: Rules, b: int, action: int, master: np.uint64, obs, mask) -> None:
-    """One decision on table ``b``: dispatch on the phase, run every automatic transition, write the view."""
+    """One decision on table ``b`` (``MusGame.step``): dispatch on the phase, run every automatic transition,
+    start the next episode if this one ended (unless finished tables are kept over), write the view."""
     R = rules[0]
     st = S[b]
     out = O[b]
@@ -1157,15 +1203,17 @@ def step_table(S, O, rules: Rules, b: int, action: int, master: np.uint64, obs, 
     elif phase == DISCARD:
         on_discard(st, out, R, action)
     elif phase == DECLARE:
-        on_declare(st, out, R, action, b, master)
+        on_declare(st, out, R, action)
     elif phase == BET_OPEN:
-        on_open(st, out, R, action, b, master)
+        on_open(st, out, R, action)
     elif phase == BET_RESPOND:
-        on_respond(st, out, R, action, b, master)
+        on_respond(st, out, R, action)
     elif phase == SIGNAL:
         on_sign(st, out, R, action)
     else:
-        on_confirm(st, out, R, action, b, master)
+        on_confirm(st, out, R, action)
+    if st.phase == GAME_OVER and not R.cfg[C_KEEP_OVER]:   # the episode ended: auto-reset
+        new_episode(st, R, b, master)
     write_view(S, R, b, obs, mask)
 
 
@@ -1181,6 +1229,7 @@ def first_illegal(S, rules: Rules, actions) -> int:
 
 @njit(cache=True)
 def step_serial(S, O, rules: Rules, actions, master: np.uint64, obs, mask) -> int:
+    """:func:`step_tables` on one thread: every table in order, or none (returns the first illegal table, -1)."""
     bad = first_illegal(S, rules, actions)
     if bad < 0:
         for b in range(actions.shape[0]):
@@ -1190,6 +1239,8 @@ def step_serial(S, O, rules: Rules, actions, master: np.uint64, obs, mask) -> in
 
 @njit(cache=True, parallel=True)
 def step_parallel(S, O, rules: Rules, actions, master: np.uint64, obs, mask) -> int:
+    """:func:`step_tables` on numba's threads (``prange`` over the tables, each touching only its own rows), or
+    none (returns the first illegal table, -1)."""
     bad = first_illegal(S, rules, actions)
     if bad < 0:
         for b in prange(actions.shape[0]):          # (b is unsigned here: cast, so that the serial build is reused)
@@ -1261,7 +1312,7 @@ def observe_tables(S, rules: Rules, tables, seats, obs, mask) -> None:
 
 @njit(cache=True)
 def legal_masks(S, rules: Rules, mask) -> None:
-    """``mask[b]``: the legal mask of table ``b``'s pending decision (``(B, signals.num_actions(config))``)."""
+    """``mask[b]``: the legal mask of table ``b``'s pending decision (``(B, actions.num_actions(config))``)."""
     R = rules[0]
     for b in range(S.shape[0]):
         write_mask(S[b], R, mask, b)
@@ -1269,7 +1320,8 @@ def legal_masks(S, rules: Rules, mask) -> None:
 
 @njit(cache=True)
 def sample_legal(S, rules: Rules, u, actions) -> None:
-    """``actions[b]``: the ``int(u[b] * n)``-th of the ``n`` legal actions of table ``b`` (ascending ids)."""
+    """``actions[b]``: the ``int(u[b] * n)``-th of the ``n`` legal actions of table ``b`` (ascending ids); -1 when
+    it has none (a table kept at game over)."""
     R = rules[0]
     for b in range(S.shape[0]):
         st = S[b]
@@ -1287,13 +1339,14 @@ def sample_legal(S, rules: Rules, u, actions) -> None:
                     k -= 1
             continue
         legal = st.legal
-        actions[b] = R.legal_list[legal, np.int64(u[b] * R.legal_count[legal])]
+        n = R.legal_count[legal]
+        actions[b] = R.legal_list[legal, np.int64(u[b] * n)] if n else -1     # -1: at game over (kept over)
 
 
 @njit(cache=True)
 def state_rows(S, rules: Rules, out) -> None:
     """``MusGame.state()`` of every table: seat 0's view, then each seat's hand one-hot over card ids
-    (``out`` is ``(B, signals.state_dim(config))``)."""
+    (``out`` is ``(B, observation.state_dim(config))``)."""
     R = rules[0]
     n_obs = out.shape[1] - 4 * NUM_CARDS_
     for b in range(S.shape[0]):

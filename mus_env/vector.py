@@ -15,10 +15,18 @@ Each step takes one action per table for its :attr:`current_player` and returns 
 observation and mask. Finished episodes auto-reset: ``info["finished"]`` marks them, with the winner
 and final scores; the returned observation is the first one of the new episode.
 
+Subsets of tables (for wrappers that step only the tables where some seat acts, such as
+``mus_env.adapters.sb3.MusVecEnv``): :meth:`VectorMusEnv.step_tables` steps some tables (all or none),
+:meth:`VectorMusEnv.new_episodes` restarts some, and :attr:`VectorMusEnv.last_rewards`,
+:attr:`~VectorMusEnv.last_finished`, :attr:`~VectorMusEnv.last_winner` read what each table's latest step
+reported. With ``auto_reset=False`` a finished table stays at its game-over state (``Phase.GAME_OVER``, no
+legal action; its final views can be read with :meth:`VectorMusEnv.observe`) until :meth:`new_episodes`
+starts its next episode.
+
 With ``MusConfig(signals="truthful" or "free")`` the tables play the señas channel of RULES.md §8
 (:mod:`mus_env.signals`): sign windows with one ``Phase.SIGNAL`` decision per seat, actions 31..46,
-observations of ``signals.obs_dim(config)`` entries, masks of ``signals.num_actions(config)`` columns
-and ``state()`` rows of ``signals.state_dim(config)`` (attributes ``obs_dim``, ``num_actions``,
+observations of ``observation.obs_dim(config)`` entries, masks of ``actions.num_actions(config)`` columns
+and ``state()`` rows of ``observation.state_dim(config)`` (attributes ``obs_dim``, ``num_actions``,
 ``state_dim``). The tokens signed in the current hand are the state fields ``sig_mus`` and ``sig_grande``
 (by absolute seat, -1 none), the pending window's kind ``sig_window``. With ``signals="off"`` (the
 default) nothing differs from an engine without signs.
@@ -43,12 +51,14 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from . import kernel, signals
-from .actions import NUM_ACTIONS, action_to_string
+from . import kernel
+from .actions import NUM_ACTIONS, action_to_string, is_sign_action, num_actions
 from .cards import NUM_CARDS
 from .config import MusConfig, playable_config
+from .observation import obs_dim, state_dim
 from .phases import PHASE_NAMES, SIGNAL_PHASE_NAME, Phase
 from .shuffle import normalize_seed, random_seed, table_seeds
+from .signals import WINDOW_NAMES
 from .tables import LANCE_NAMES
 
 __all__ = ["VectorMusEnv"]
@@ -71,14 +81,18 @@ class VectorMusEnv:
             stones the winners still lacked, as ``HandRecord.stone_difference``).
         num_threads: threads of the compiled kernel (None: numba's default, all cores). Results are the
             same for any value; batches below :data:`PARALLEL_MIN_TABLES` tables always run on one thread.
+        auto_reset: True (default): a table whose episode ends in a step starts its next episode in that
+            step (the next table seed). False: it stays at its game-over state (``Phase.GAME_OVER``, no legal
+            action, :attr:`current_player` unchanged) until :meth:`new_episodes` restarts it.
 
     Attributes:
         num_envs: B.
         config: the ruleset.
-        obs_dim: length of an observation (``signals.obs_dim(config)``: OBS_DIM, or more with signals on).
-        num_actions: columns of a mask (``signals.num_actions(config)``: 31, or 47 with signals on).
-        state_dim: length of a :meth:`state` row (``signals.state_dim(config)``).
+        obs_dim: length of an observation (``observation.obs_dim(config)``: OBS_DIM, or more with signals on).
+        num_actions: columns of a mask (``actions.num_actions(config)``: 31, or 47 with signals on).
+        state_dim: length of a :meth:`state` row (``observation.state_dim(config)``).
         num_threads: the threads a step may use.
+        auto_reset: whether finished tables restart in the step that ends them.
         game_seeds: ``(B,)`` uint64 seed of each table's current episode (``MusGame(config, seed)``
             with that seed plays the same game).
         hands, mano, phase, legal, ...: ``(B, ...)`` views of the state fields
@@ -86,7 +100,7 @@ class VectorMusEnv:
     """
 
     def __init__(self, num_envs: int, config: MusConfig | None = None, seed: int | None = None,
-                 reward: str = "game", num_threads: int | None = None) -> None:
+                 reward: str = "game", num_threads: int | None = None, auto_reset: bool = True) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         cfg = playable_config(config, signals=True)
@@ -99,15 +113,18 @@ class VectorMusEnv:
                 or not 1 <= num_threads <= max_threads):
             raise ValueError(f"num_threads must be an int in 1..{max_threads} (numba's thread pool), "
                              f"or None for all of them; got {num_threads!r}")
+        if not isinstance(auto_reset, (bool, np.bool_)):
+            raise ValueError(f"auto_reset must be True or False, got {auto_reset!r}")
         self.num_envs = int(num_envs)
         self.config = cfg
         self.reward_mode = reward
         self.num_threads = int(num_threads)
-        self.obs_dim = signals.obs_dim(cfg)
-        self.num_actions = signals.num_actions(cfg)
-        self.state_dim = signals.state_dim(cfg)
+        self.auto_reset = bool(auto_reset)
+        self.obs_dim = obs_dim(cfg)
+        self.num_actions = num_actions(cfg)
+        self.state_dim = state_dim(cfg)
         self._set_seed(random_seed() if seed is None else seed)
-        self._rules = kernel.make_rules(cfg, stones_reward=reward == "stones")
+        self._rules = kernel.make_rules(cfg, stones_reward=reward == "stones", keep_over=not self.auto_reset)
         self._parallel = self.num_threads > 1 and self.num_envs >= PARALLEL_MIN_TABLES
         self._state = np.zeros(self.num_envs, dtype=kernel.STATE_DTYPE)
         self._out = np.zeros(self.num_envs, dtype=kernel.OUT_DTYPE)
@@ -117,6 +134,12 @@ class VectorMusEnv:
         for name, *_ in kernel.STATE_FIELDS:                # every field as a (B, ...) view
             setattr(self, "scores_" if name == "scores" else name, self._state[name])
         self._rows = np.arange(self.num_envs)
+        self._table_actions = np.zeros(self.num_envs, dtype=np.int64)   # step_tables' actions, by table
+        self._last = {}                                       # read-only views of the step outputs
+        for name in ("rewards", "finished", "winner"):
+            view = self._out[name].view()
+            view.setflags(write=False)
+            self._last[name] = view
         self._started = False
 
     def _set_seed(self, seed: int) -> None:
@@ -142,28 +165,31 @@ class VectorMusEnv:
         """Everything needed to continue exactly where the engine is (training checkpoints).
 
         Returns:
-            ``{"num_envs", "config", "reward", "seed", "started", "layout", "arrays": {name: ndarray copy}}``:
+            ``{"num_envs", "config", "reward", "auto_reset", "seed", "started", "layout", "arrays": {name:
+            ndarray copy}}``:
             plain values and numeric numpy arrays (the state rows and step outputs as raw bytes, the
             observation buffers), no objects; ``layout`` names the state fields, so that a state saved by
             another version of the engine is refused.
         """
         return {"num_envs": self.num_envs, "config": self.config.to_dict(), "reward": self.reward_mode,
-                "seed": int(self.seed), "started": bool(self._started), "layout": _LAYOUT,
-                "arrays": {k: v.copy() for k, v in self._arrays().items()}}
+                "auto_reset": self.auto_reset, "seed": int(self.seed), "started": bool(self._started),
+                "layout": _LAYOUT, "arrays": {k: v.copy() for k, v in self._arrays().items()}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned (the same ``num_envs``, config and reward mode).
+        """Restore what :meth:`state_dict` returned (the same ``num_envs``, config, reward mode and
+        ``auto_reset``; a state without ``auto_reset``, saved before it existed, is an auto-reset engine's).
 
         Raises:
-            ValueError: the state belongs to another engine (size, config, reward mode, state layout) or an
-                array is missing or has the wrong shape or dtype; the message names it, and nothing changes.
+            ValueError: the state belongs to another engine (size, config, reward mode, auto_reset, state layout)
+                or an array is missing or has the wrong shape or dtype; the message names it, and nothing changes.
         """
         if not isinstance(state, dict) or not isinstance(state.get("arrays"), dict):
             raise ValueError("not a VectorMusEnv state_dict (expected a dict with 'arrays')")
         for key, mine in (("num_envs", self.num_envs), ("config", self.config.to_dict()), ("reward", self.reward_mode),
-                          ("layout", _LAYOUT)):
-            if state.get(key) != mine:
-                raise ValueError(f"VectorMusEnv state_dict: {key} is {state.get(key)!r}, this engine has {mine!r}"
+                          ("auto_reset", self.auto_reset), ("layout", _LAYOUT)):
+            theirs = state.get(key, True) if key == "auto_reset" else state.get(key)
+            if theirs != mine:
+                raise ValueError(f"VectorMusEnv state_dict: {key} is {theirs!r}, this engine has {mine!r}"
                                  + (" (saved by another version of the engine)" if key == "layout" else ""))
         arrays = state["arrays"]
         mine_all = self._arrays()
@@ -189,6 +215,26 @@ class VectorMusEnv:
     def scores(self) -> npt.NDArray[np.int32]:
         """``(B, 2)`` stones of team 0 and team 1 in each table's current game (a copy)."""
         return self.scores_.copy()
+
+    @property
+    def last_rewards(self) -> npt.NDArray[np.float32]:
+        """``(B, 4)`` float32, read-only: the reward of each absolute seat in each table's latest step (``rewards``
+        of :meth:`step`). A table that :meth:`step_tables` did not step keeps the value of its own latest step;
+        the array is the engine's buffer, rewritten by the next step: copy it to keep it."""
+        return self._last["rewards"]
+
+    @property
+    def last_finished(self) -> npt.NDArray[np.bool_]:
+        """``(B,)`` bool, read-only: whether each table's episode ended in its latest step (``info["finished"]``;
+        with ``auto_reset=False`` such a table now waits at game over). Rows of tables not stepped by the latest
+        :meth:`step_tables` keep their older values; the engine's buffer, rewritten by the next step."""
+        return self._last["finished"]
+
+    @property
+    def last_winner(self) -> npt.NDArray[np.int8]:
+        """``(B,)`` int8, read-only: the team (0 or 1) that won the episode a table's latest step ended, -1 if that
+        step ended none (``info["winner"]``). As :attr:`last_finished`, per table's own latest step."""
+        return self._last["winner"]
 
     def reset(self, seed: int | None = None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
         """Start a fresh episode on every table (deals from ``shuffle.table_seeds``).
@@ -231,11 +277,8 @@ class VectorMusEnv:
         Returns:
             The observation and mask buffers, with the reset tables' rows refreshed.
         """
-        t = np.asarray(tables)
-        t = self._int_array("tables", t, (t.size,)) if t.size else np.zeros(0, dtype=np.int64)
+        t = self._table_indices(tables)
         n = t.size
-        if ((t < 0) | (t >= self.num_envs)).any() or np.unique(t).size != n:
-            raise ValueError(f"tables must be distinct indices in 0..{self.num_envs - 1}, got {t.tolist()}")
         d = self._int_array("decks", decks, (n, NUM_CARDS))
         bad = np.flatnonzero((np.sort(d, axis=1) != np.arange(NUM_CARDS)).any(axis=1))
         if bad.size:
@@ -278,7 +321,8 @@ class VectorMusEnv:
 
         Returns:
             ``obs (B, obs_dim)``, ``mask (B, num_actions)`` of the next player of each table; ``rewards
-            (B, 4)`` float32 by absolute seat; ``done (B,)`` bool (episode finished, table auto-reset);
+            (B, 4)`` float32 by absolute seat; ``done (B,)`` bool (episode finished: the table restarted, or with
+            ``auto_reset=False`` waits at game over, where no action is legal until :meth:`new_episodes`);
             ``info`` with ``finished``, ``winner`` (team, -1), ``final_scores`` (B, 2), ``hand_finished``,
             ``hand_stones`` (B, 2) and ``lance_stones`` (B, 4 slots, 2 teams) of hands that ended this step.
             ``obs`` and ``mask`` are the engine's buffers, overwritten by the next call: copy them to keep them.
@@ -306,6 +350,63 @@ class VectorMusEnv:
                                     "lance_stones")}
         return self._obs, self._mask, np.ascontiguousarray(out["rewards"]), out["finished"].copy(), info
 
+    def step_tables(self, tables: npt.ArrayLike, actions: npt.ArrayLike,
+                    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """Apply one action on each of some tables, for its current player; the other tables are untouched.
+
+        All or nothing: if any action is illegal, no table is stepped. What each stepped table's step reported is
+        in :attr:`last_rewards`, :attr:`last_finished` and :attr:`last_winner` (and finished tables restart, or
+        with ``auto_reset=False`` wait at game over, as in :meth:`step`). Always on one thread.
+
+        Args:
+            tables: ``(n,)`` distinct table indices in ``0..B-1`` (n may be 0).
+            actions: ``(n,)`` integer action ids; ``actions[k]`` is played on table ``tables[k]``.
+
+        Returns:
+            The observation and mask buffers ``(B, obs_dim)`` float32 and ``(B, num_actions)`` int8, the stepped
+            tables' rows refreshed (the next player's view); overwritten by the next call: copy them to keep them.
+
+        Raises:
+            ValueError: bad shapes or dtypes, table indices out of range or repeated, or an action illegal on some
+                table (the message names the table, seat, phase and legal actions, as :meth:`step`'s); nothing
+                changes.
+            RuntimeError: neither :meth:`reset` nor :meth:`reset_from_decks` was called.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() or reset_from_decks() before step_tables()")
+        t = self._table_indices(tables)
+        a = self._int_array("actions", actions, (t.size,))
+        buf = self._table_actions
+        buf[t] = a
+        bad = kernel.step_rows(self._state, self._out, self._rules, t, buf, self._seed_u64, self._obs, self._mask)
+        if bad >= 0:
+            self._check_actions(a, t)                       # raises, naming the table, seat and phase
+            raise RuntimeError(f"VectorMusEnv: the kernel refused table {t[bad]}'s action {a[bad]} that the "
+                               "Python check accepts (engine bug); nothing was applied")
+        return self._obs, self._mask
+
+    def new_episodes(self, tables: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """Start the next episode on some tables (each from its next table seed, ``table_seeds(seed, b, e + 1)``
+        for a table on its e-th episode), whatever state they are in; the other tables are untouched.
+
+        With ``auto_reset=False`` this is how a table that waits at game over goes on.
+
+        Args:
+            tables: ``(n,)`` distinct table indices in ``0..B-1`` (n may be 0).
+
+        Returns:
+            The observation and mask buffers, the restarted tables' rows refreshed (their first player's view).
+
+        Raises:
+            ValueError: table indices out of range or repeated; nothing changes.
+            RuntimeError: neither :meth:`reset` nor :meth:`reset_from_decks` was called.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() or reset_from_decks() before new_episodes()")
+        t = self._table_indices(tables)
+        kernel.new_episodes(self._state, self._rules, t, self._seed_u64, self._obs, self._mask)
+        return self._obs, self._mask
+
     def sample_actions(self, rng: np.random.Generator | int | None = None) -> npt.NDArray[np.int64]:
         """One uniformly random legal action per table, for its current player (random play, exploration).
 
@@ -313,7 +414,8 @@ class VectorMusEnv:
             rng: a ``numpy.random.Generator``, or a seed for one (None: fresh entropy).
 
         Returns:
-            ``(B,)`` int64 action ids, legal for :meth:`step`.
+            ``(B,)`` int64 action ids, legal for :meth:`step`; -1 for a table that waits at game over
+            (``auto_reset=False``), where no action is legal.
 
         Example:
             >>> venv = VectorMusEnv(4, seed=0); _ = venv.reset()
@@ -391,30 +493,54 @@ class VectorMusEnv:
             raise ValueError(f"{name}: {int(arr.max())} is out of range")
         return arr.astype(np.int64)
 
-    def _check_actions(self, actions: npt.ArrayLike) -> npt.NDArray[np.int64]:
-        a = self._int_array("actions", actions, (self.num_envs,))
-        masks = self._legal_masks()
-        ok = np.zeros(self.num_envs, dtype=bool)
+    def _table_indices(self, tables: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """``tables`` as an ``(n,)`` int64 array of distinct indices in 0..B-1.
+
+        Raises:
+            ValueError: not a flat integer array, an index out of range, or a repeated one.
+        """
+        t = np.asarray(tables)
+        t = self._int_array("tables", t, (t.size,)) if t.size else np.zeros(0, dtype=np.int64)
+        if ((t < 0) | (t >= self.num_envs)).any() or np.unique(t).size != t.size:
+            raise ValueError(f"tables must be distinct indices in 0..{self.num_envs - 1}, got {t.tolist()}")
+        return t
+
+    def _check_actions(self, actions: npt.ArrayLike, tables: npt.NDArray[np.int64] | None = None,
+                       ) -> npt.NDArray[np.int64]:
+        """``actions`` (one per table of ``tables``, None: every table) as int64 if each is legal on its table.
+
+        Raises:
+            ValueError: the first illegal action, naming its table, the seat, the phase and the legal actions.
+        """
+        rows = self._rows if tables is None else tables
+        a = self._int_array("actions", actions, (rows.size,))
+        masks = self._legal_masks()[rows]
+        ok = np.zeros(rows.size, dtype=bool)
         in_range = (a >= 0) & (a < self.num_actions)
         ok[in_range] = masks[in_range, a[in_range]] == 1
         bad = np.flatnonzero(~ok)
         if bad.size:
-            b = int(bad[0])
-            act = int(a[b])
+            k = int(bad[0])
+            b = int(rows[k])
+            act = int(a[k])
             what = (f"{act} ({action_to_string(act, self.config)})" if 0 <= act < self.num_actions
                     else f"{act} (out of range 0..{self.num_actions - 1}"
                          + (")" if self.num_actions > NUM_ACTIONS else
                             "; the sign ids 31..46 exist only with MusConfig(signals='truthful' or 'free'))"))
             signing = int(self.phase[b]) == Phase.SIGNAL
             why = ""
-            if signing and not signals.is_sign_action(act):
+            if int(self.phase[b]) == Phase.GAME_OVER:
+                why = (" (its episode is over and auto_reset is off: no action is legal until new_episodes "
+                       "starts the next one)")
+            elif signing and not is_sign_action(act):
                 why = " (a sign decision takes a sign id 31..46)"
             elif signing and act < self.num_actions:
                 why = (f" (signals='truthful': that sign is not true for this hand in a "
-                       f"{signals.WINDOW_NAMES[self.sig_window[b]]} window)")
-            elif signals.is_sign_action(act) and act < self.num_actions:
+                       f"{WINDOW_NAMES[self.sig_window[b]]} window)")
+            elif is_sign_action(act) and act < self.num_actions:
                 why = " (a sign is legal only in a sign decision)"
-            legal = ", ".join(f"{x} {action_to_string(int(x), self.config)}" for x in np.flatnonzero(masks[b]))
+            legal = ", ".join(f"{x} {action_to_string(int(x), self.config)}"
+                              for x in np.flatnonzero(masks[k])) or "none"
             raise ValueError(
                 f"illegal action on {bad.size} table(s); first: table {b}, action {what} for seat "
                 f"{int(self.current_player[b])} in phase {self._phase_name(b)}{why}; legal actions: {legal}")
@@ -430,7 +556,7 @@ class VectorMusEnv:
     def _phase_name(self, b: int) -> str:
         ph = int(self.phase[b])
         if ph == Phase.SIGNAL:
-            return f"{signals.WINDOW_NAMES[self.sig_window[b]]} window: {SIGNAL_PHASE_NAME}"
+            return f"{WINDOW_NAMES[self.sig_window[b]]} window: {SIGNAL_PHASE_NAME}"
         if ph in (Phase.BET_OPEN, Phase.BET_RESPOND, Phase.BET_CONFIRM):
             return f"{LANCE_NAMES[self.ls_lance[b, self.slot[b]]]}: {PHASE_NAMES[ph]}"
         if ph == Phase.DECLARE:

@@ -515,11 +515,14 @@ def test_every_piece_written() -> None:
     venv = VectorMusEnv(16, seed=3)
     venv.reset()
     rng = np.random.default_rng(0)
+    obs, mask = venv.observe()                            # the engine's buffers
     for _ in range(50):
-        venv._obs.fill(np.nan)
-        obs, mask = venv._observe()
+        obs.fill(np.nan)
+        obs, mask = venv.observe()
         assert np.isfinite(obs).all()
-        venv.step((rng.random(mask.shape) * mask).argmax(axis=1))
+        obs.fill(np.nan)
+        obs, mask, *_ = venv.step((rng.random(mask.shape) * mask).argmax(axis=1))
+        assert np.isfinite(obs).all()
 
 
 def test_reset_tables_midgame_and_observe_rows_match_musgame() -> None:
