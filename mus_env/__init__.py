@@ -1,7 +1,8 @@
 """mus-env: the reference reinforcement-learning environment for Mus (RULES.md, DESIGN.md).
 
 The rules modules (``config``, ``cards``, ``tables``, ``actions``, ``game``, ``vector``) import no RL framework;
-``mus_env.mus_v0`` (PettingZoo) and ``mus_env.wrappers`` (Gymnasium) are imported on demand:
+``mus_env.mus_v0`` (PettingZoo), ``mus_env.wrappers`` (Gymnasium), their shared helpers ``mus_env.interfaces`` and
+the framework adapters ``mus_env.adapters.sb3`` / ``rllib`` / ``tianshou`` are imported on demand:
 ``from mus_env import mus_v0``.
 """
 
@@ -22,7 +23,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> object:
     """Import the RL adapters on first use, so that the rules modules never pull in gymnasium/pettingzoo."""
-    if name in ("mus_v0", "wrappers", "records"):
+    if name in ("mus_v0", "wrappers", "records", "interfaces", "adapters"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

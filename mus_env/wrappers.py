@@ -55,18 +55,20 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from .actions import num_actions
 from .config import MusConfig
 from .game import IllegalActionError, MusGame
-from .mus_v0 import (
+from .interfaces import (
     REWARD_MODES,
-    _check_playable,
-    _check_reward,
+    check_learner_seats,
+    check_playable,
+    check_reward,
+    chosen_agents,
     make_config,
     observation_box,
     render_table,
     team_rewards,
 )
-from .signals import num_actions
 
 __all__ = ["MusGymEnv", "ENV_ID", "ILLEGAL_ACTION_MODES", "REWARD_MODES", "uniform_random_policy", "Policy"]
 
@@ -97,38 +99,9 @@ def _as_policy(agent: Any, seat: int) -> Policy:
                      f".act(obs, mask, rng); got {agent!r}")
 
 
-def _learner_seats(learner_seats: Any) -> tuple[int, ...]:
-    seats = (learner_seats,) if isinstance(learner_seats, (int, np.integer)) else learner_seats
-    try:
-        seats = tuple(seats)
-    except TypeError:
-        seats = None
-    if (not seats or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s <= 3
-                         for s in seats) or len(set(seats)) != len(seats)):
-        raise ValueError(f"learner_seats must be one seat 0..3 or distinct seats of one team, e.g. (0,) or (0, 2); "
-                         f"got {learner_seats!r}")
-    seats = tuple(int(s) for s in seats)
-    if len({s % 2 for s in seats}) != 1:
-        raise ValueError(f"learner_seats must belong to one team (team 0 = seats 0, 2; team 1 = seats 1, 3), so that "
-                         f"the reward is the team's; got {learner_seats!r}")
-    return seats
-
-
-def _chosen_agents(opponents: Any, others: list[int]) -> dict[int, Any]:
-    """``{seat: agent}`` from ``opponents`` (None, one agent for every seat of ``others``, or a dict of them).
-
-    Raises:
-        ValueError: the dict names a seat outside ``others``.
-    """
-    if opponents is None:
-        return {}
-    if isinstance(opponents, Mapping):
-        bad = sorted(k for k in opponents if k not in others)
-        if bad:
-            raise ValueError(f"opponents has agents for seat(s) {bad}, but only the non-learner seats {others} "
-                             "take agents")
-        return dict(opponents)
-    return dict.fromkeys(others, opponents)
+#: Deprecated private alias of :func:`mus_env.interfaces.check_learner_seats` (``experiments`` still imports it);
+#: use the public name.
+_learner_seats = check_learner_seats
 
 
 class MusGymEnv(gymnasium.Env):
@@ -157,9 +130,9 @@ class MusGymEnv(gymnasium.Env):
                  seed: int | None = None, illegal_action: str = "raise", illegal_reward: float = -1.0,
                  **config_kwargs: Any) -> None:
         self.config = make_config(config, config_kwargs)
-        _check_playable(self.config)
-        self.reward_mode = _check_reward(reward)
-        self.learner_seats = _learner_seats(learner_seats)
+        check_playable(self.config)
+        self.reward_mode = check_reward(reward)
+        self.learner_seats = check_learner_seats(learner_seats)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             # Like gymnasium.make, warn rather than fail: SB3's make_vec_env asks every env for "rgb_array".
             gymnasium.logger.warn(f"render_mode {render_mode!r} is not supported (only "
@@ -191,7 +164,7 @@ class MusGymEnv(gymnasium.Env):
     def _resolve_opponents(self, opponents: Any) -> list[Policy | None]:
         """One policy per seat (None for learner seats and for the built-in uniform random agent)."""
         others = [s for s in range(4) if s not in self.learner_seats]
-        chosen = _chosen_agents(opponents, others)
+        chosen = chosen_agents(opponents, others)
         policies: list[Policy | None] = [None] * 4
         for s in others:
             agent = chosen.get(s)

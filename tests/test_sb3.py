@@ -256,8 +256,8 @@ def test_maskable_ppo_trains_and_the_model_plays_legal_moves(tmp_path) -> None:
     import torch
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from experiments.deals import make_deals
-    from experiments.tournament import play_pair
+    from experiments.evaluate.deals import make_deals
+    from experiments.evaluate.tournament import play_pair
 
     venv = VecMonitor(MusVecEnv(32, opponents=RuleBasedAgent(), reward="stones", seed=0))
     model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=256, n_epochs=2, seed=0, device="cpu",
@@ -283,7 +283,7 @@ def test_maskable_ppo_trains_and_the_model_plays_legal_moves(tmp_path) -> None:
 
 def test_training_command(tmp_path, capsys) -> None:
     pytest.importorskip("sb3_contrib")
-    from experiments import sb3_maskable_ppo as cmd
+    from experiments.integrations import sb3_maskable_ppo as cmd
 
     out = tmp_path / "run"
     cmd.main(["--opponents", "rule", "--tables", "8", "--timesteps", "256", "--n-steps", "16", "--batch-size", "64",
@@ -322,13 +322,14 @@ def test_bad_steps_change_nothing() -> None:
         venv.step(np.zeros(4, dtype=np.int64))
     obs = venv.reset()
     masks = venv.action_masks()
-    state = venv.engine._state.copy()
+    state = venv.engine.state_dict()["arrays"]
     illegal = masks.argmin(axis=1)
     for actions, words in ((np.zeros(3, dtype=np.int64), "shape"), (illegal, "illegal learner action on 4 table"),
                            (np.full(4, 99), "out of range"), (np.full(4, 0.5), "integer")):
         with pytest.raises(ValueError, match=words):
             venv.step(actions)
-        assert np.array_equal(venv.engine._state, state) and np.array_equal(venv.action_masks(), masks)
+        after = venv.engine.state_dict()["arrays"]
+        assert all(np.array_equal(after[k], state[k]) for k in state) and np.array_equal(venv.action_masks(), masks)
     with pytest.raises(ValueError, match="indices"):
         venv.get_attr("reward_mode", indices=[4])
     with pytest.raises(ValueError, match="seed"):

@@ -1,6 +1,6 @@
 """Mus as an RLlib ``MultiAgentEnv`` (new API stack), for self-play with action masking.
 
-Imported on demand only (``from mus_env.rllib import MusMultiAgentEnv``): it imports ray. The env is a thin
+Imported on demand only (``from mus_env.adapters.rllib import MusMultiAgentEnv``): it imports ray. The env is a thin
 adapter over :class:`~mus_env.game.MusGame` (the reference engine, as behind ``mus_v0``):
 
 ==================  ==========================================================================================
@@ -44,7 +44,7 @@ Policy mapping helpers for self-play: :func:`shared_policy_mapping` (all seats -
 :func:`team_policy_mapping` (``"team_0"`` / ``"team_1"``).
 
 Example:
-    >>> from mus_env.rllib import MusMultiAgentEnv
+    >>> from mus_env.adapters.rllib import MusMultiAgentEnv
     >>> env = MusMultiAgentEnv({"reward": "stones", "first_mano": 0})
     >>> obs, infos = env.reset(seed=0)
     >>> list(obs), sorted(obs["seat_0"])
@@ -63,10 +63,18 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from .actions import NUM_ACTIONS
-from .config import MusConfig, playable_config
-from .game import MusGame
-from .mus_v0 import REWARD_MODES, _deal_options, deal_game, make_config, observation_box, team_rewards
+from ..actions import NUM_ACTIONS
+from ..config import MusConfig, playable_config
+from ..game import MusGame
+from ..interfaces import (
+    REWARD_MODES,
+    deal_game,
+    deal_options,
+    make_config,
+    observation_box,
+    table_text,
+    team_rewards,
+)
 
 __all__ = ["MusMultiAgentEnv", "AGENT_IDS", "ENV_KEYS", "env_creator", "register_env", "shared_policy_mapping",
            "team_policy_mapping", "parse_env_config", "SHARED_POLICY", "TEAM_POLICIES"]
@@ -174,7 +182,7 @@ class MusMultiAgentEnv(MultiAgentEnv):
         """
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
             raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
-        deal = _deal_options(options)
+        deal = deal_options(options)
         game_seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
         game = deal_game(self.config, deal, game_seed)
         if seed is not None:
@@ -255,7 +263,6 @@ class MusMultiAgentEnv(MultiAgentEnv):
         """The table as text (all hands hidden), or None before the first reset."""
         if self.game is None:
             return None
-        from .mus_v0 import table_text
         return table_text(self.game, None, AGENT_IDS)
 
 

@@ -4,8 +4,9 @@
 learner decisions per second. :class:`MusVecEnv` is one SB3 ``VecEnv`` of ``num_envs`` tables backed by ONE
 :class:`~mus_env.vector.VectorMusEnv`: the learner plays one team (one seat, or both seats sharing the policy) on
 every table, the other seats are played by agents stepped in batch inside it, and each ``step`` returns when
-every table has a learner seat to act again. Imported on demand (``from mus_env.sb3 import MusVecEnv``); it needs
-``stable-baselines3`` (and ``sb3-contrib`` for ``MaskablePPO``).
+every table has a learner seat to act again. Imported on demand (``from mus_env.adapters.sb3 import MusVecEnv``; the
+old path ``mus_env.sb3`` is a deprecated alias); it needs ``stable-baselines3`` (and ``sb3-contrib`` for
+``MaskablePPO``).
 
 ==================  ==========================================================================================
 item                specification
@@ -43,12 +44,13 @@ errors              bad arguments and illegal learner actions: ``ValueError`` na
 
 How a step runs (all numpy over tables, one compiled engine call per round): the learner's actions are applied on
 every table; then, while some table has a non-learner seat to act, each opponent agent chooses for the rows of the
-tables where one of its seats acts and those tables (only) are stepped together. The engine keeps a finished
-table at its game-over state (``kernel.make_rules(keep_over=True)``) until its terminal view is read, then
-restarts it from the next table seed.
+tables where one of its seats acts and those tables (only) are stepped together (``VectorMusEnv.step_tables``).
+The engine (``VectorMusEnv(auto_reset=False)``) keeps a finished table at its game-over state until its terminal
+view is read, then this env restarts it from the next table seed (``VectorMusEnv.new_episodes``). It uses only the
+engine's public API.
 
 Example:
-    >>> from mus_env.sb3 import MusVecEnv
+    >>> from mus_env.adapters.sb3 import MusVecEnv
     >>> venv = MusVecEnv(4, learner_seats=(0, 2), seed=0)
     >>> obs = venv.reset()
     >>> obs.shape, venv.action_masks().shape
@@ -68,13 +70,18 @@ import numpy.typing as npt
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from . import kernel
-from .actions import NUM_ACTIONS, action_to_string
-from .config import MusConfig, playable_config
-from .mus_v0 import _check_playable, _check_reward, make_config, observation_box
-from .shuffle import normalize_seed, random_seed, table_seeds
-from .vector import VectorMusEnv
-from .wrappers import _chosen_agents, _learner_seats
+from ..actions import NUM_ACTIONS, action_to_string
+from ..config import MusConfig, playable_config
+from ..interfaces import (
+    check_learner_seats,
+    check_playable,
+    check_reward,
+    chosen_agents,
+    make_config,
+    observation_box,
+)
+from ..shuffle import normalize_seed, random_seed, table_seeds
+from ..vector import VectorMusEnv
 
 __all__ = ["MusVecEnv", "MAX_SKIPS"]
 
@@ -152,16 +159,15 @@ class MusVecEnv(VecEnv):
             raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
         cfg = make_config(config, config_kwargs)
         playable_config(cfg)                     # signals: not yet (its buffers are 31 actions wide)
-        _check_playable(cfg)
-        self.reward_mode = _check_reward(reward)
-        self.learner_seats = _learner_seats(learner_seats)
+        check_playable(cfg)
+        self.reward_mode = check_reward(reward)
+        self.learner_seats = check_learner_seats(learner_seats)
         self._agents, self._seat_agent = self._resolve_opponents(opponents)
         self.config = cfg
         self.render_mode = None
         n = int(num_envs)
-        self.engine = VectorMusEnv(n, cfg, seed=0, reward=reward, num_threads=1)
         # finished tables wait at game over (their terminal view is read) until restarted here
-        self.engine._rules = kernel.make_rules(cfg, stones_reward=reward == "stones", keep_over=True)
+        self.engine = VectorMusEnv(n, cfg, seed=0, reward=reward, num_threads=1, auto_reset=False)
         super().__init__(n, observation_box(cfg), spaces.Discrete(NUM_ACTIONS))
         self._is_learner = np.zeros(4, dtype=bool)
         self._is_learner[list(self.learner_seats)] = True
@@ -181,17 +187,15 @@ class MusVecEnv(VecEnv):
         self._rng = np.random.default_rng()
         self._actions: npt.NDArray[np.int64] | None = None
         self._ready = False                                # reset() was called and no step failed since
-        # views of the engine's buffers (allocated once by VectorMusEnv)
-        e = self.engine
-        self._out_rewards = e._out["rewards"]
-        self._out_finished = e._out["finished"]
-        self._out_winner = e._out["winner"]
+        # the engine's observation and mask buffers, as its reset, step_tables and new_episodes return them
+        self._engine_obs: npt.NDArray[np.float32] | None = None
+        self._engine_mask: npt.NDArray[np.int8] | None = None
 
     # ------------------------------------------------------------------------------------------------
     def _resolve_opponents(self, opponents: Any) -> tuple[list[Any], npt.NDArray[np.int64]]:
         """The distinct batch agents, and for each seat its agent's index (or _RANDOM / _LEARNER)."""
         others = [s for s in range(4) if s not in self.learner_seats]
-        chosen = _chosen_agents(opponents, others)
+        chosen = chosen_agents(opponents, others)
         agents: list[Any] = []
         ids: dict[int, int] = {}
         seat_agent = np.full(4, _LEARNER, dtype=np.int64)
@@ -234,7 +238,7 @@ class MusVecEnv(VecEnv):
         self._ready = False
         self.seed_value = seed
         self._rng = np.random.default_rng([seed, 0x5B3])
-        self.engine.reset(seed)
+        self._engine_obs, self._engine_mask = self.engine.reset(seed)
         self._pending[:] = 0.0
         self._skip_run[:] = 0
         self.skipped_games[:] = 0
@@ -374,7 +378,7 @@ class MusVecEnv(VecEnv):
 
     def _opponent_actions(self, rows: npt.NDArray[np.int64], seats: npt.NDArray[np.int64]) -> None:
         """``self._acts[rows]``: each opponent agent's choices on the rows where one of its seats acts."""
-        obs, mask = self.engine._obs, self.engine._mask
+        obs, mask = self._engine_obs, self._engine_mask
         kinds = self._seat_agent[seats]
         first = kinds[0]
         groups = [(first, rows)] if (kinds == first).all() else [(k, rows[kinds == k]) for k in np.unique(kinds)]
@@ -401,22 +405,26 @@ class MusVecEnv(VecEnv):
         episode runs, into the next episode's pending reward once it is done); read terminal views and
         restart finished tables (a finish before the learner's first decision is a skip)."""
         e = self.engine
-        bad = kernel.step_rows(e._state, e._out, e._rules, rows, self._acts, e._seed_u64, e._obs, e._mask)
-        if bad >= 0:
+        acts = self._acts[rows]
+        try:
+            self._engine_obs, self._engine_mask = e.step_tables(rows, acts)
+        except ValueError as err:                          # nothing applied; name who chose the illegal action
             self._ready = False
-            b = int(rows[bad])
+            ok = (acts >= 0) & (acts < NUM_ACTIONS)
+            ok[ok] = self._engine_mask[rows[ok], acts[ok]] == 1
+            b = int(rows[np.flatnonzero(~ok)[0]]) if not ok.all() else int(rows[0])
             seat = int(self._current_seats()[b])
             act = int(self._acts[b])
             k = self._seat_agent[seat]
             who = "the learner" if k == _LEARNER else "uniform random" if k == _RANDOM else repr(self._agents[k])
             raise ValueError(f"table {b}: {who} at seat {seat} chose the illegal action {act}; the tables are now "
-                             "inconsistent: call reset()")
+                             "inconsistent: call reset()") from err
         self.decisions += rows.size
-        r = self._out_rewards[rows, self._reward_seat].astype(np.float64)
+        r = e.last_rewards[rows, self._reward_seat].astype(np.float64)
         waiting = done[rows]
         reward[rows] += np.where(waiting, 0.0, r)
         self._pending[rows] += np.where(waiting, r, 0.0)
-        fin = self._out_finished[rows]
+        fin = e.last_finished[rows]
         if not fin.any():
             return
         fin_rows = rows[fin]
@@ -424,7 +432,7 @@ class MusVecEnv(VecEnv):
         ended = fin_rows[~done[fin_rows]]
         if ended.size:
             self._terminal[ended] = e.observe(ended, self._seat[ended])[0]
-            self._winner[ended] = self._out_winner[ended]
+            self._winner[ended] = e.last_winner[ended]
             done[ended] = True
         if skipped.size:
             self._pending[skipped] = 0.0
@@ -434,12 +442,12 @@ class MusVecEnv(VecEnv):
                 self._ready = False
                 raise RuntimeError(f"the other seats ended {MAX_SKIPS} games in a row before a learner seat "
                                    f"{self.learner_seats} could act; check the opponents and the config")
-        kernel.new_episodes(e._state, e._rules, fin_rows, e._seed_u64, e._obs, e._mask)
+        self._engine_obs, self._engine_mask = e.new_episodes(fin_rows)
 
     def _publish(self) -> npt.NDArray[np.float32]:
         """The learner's observations (a copy) and masks after a reset or a step."""
-        self._masks = self.engine._mask.astype(bool)
-        return self.engine._obs.copy()
+        self._masks = self._engine_mask.astype(bool)
+        return self._engine_obs.copy()
 
     def _infos(self) -> list[dict[str, Any]]:
         seeds = self.engine.game_seeds.tolist()

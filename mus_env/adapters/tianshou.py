@@ -35,7 +35,7 @@ Example (random play through Tianshou's Collector)::
     from tianshou.algorithm import MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
     from tianshou.data import Collector, VectorReplayBuffer
     from tianshou.env import DummyVectorEnv
-    from mus_env.tianshou import MusTianshouEnv
+    from mus_env.adapters.tianshou import MusTianshouEnv
 
     env = MusTianshouEnv(reward="stones")
     algo = MultiAgentOffPolicyAlgorithm(
@@ -56,7 +56,7 @@ import numpy.typing as npt
 from pettingzoo import AECEnv
 from tianshou.env.pettingzoo_env import PettingZooEnv
 
-from . import mus_v0
+from .. import mus_v0
 
 __all__ = ["MusTianshouEnv", "FINAL_ACTION"]
 
