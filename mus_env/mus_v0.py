@@ -86,7 +86,6 @@ from .interfaces import (
     table_text,
     team_rewards,
 )
-from .observation import encode
 
 __all__ = [
     "env", "raw_env", "REWARD_MODES", "AGENTS", "ENV_ID", "observation_box", "state_box",
@@ -279,7 +278,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             raise RuntimeError("call reset() before observe()")
         buf = self._obs_buf[seat]
         if self._obs_version[seat] != self._version:
-            encode(game, seat, buf)
+            game.observe(seat, buf)
             self._obs_version[seat] = self._version
         mask = game.legal_action_mask() if game.current_player == seat else self._zero_mask.copy()
         return {"observation": buf.copy(), "action_mask": mask}

@@ -38,7 +38,7 @@ import numpy.typing as npt
 from .actions import ENVIDO_BASE, Action
 from .cards import NUM_CARDS, SUITS, slot_positions
 from .config import MusConfig, signals_on
-from .phases import NUM_OUTCOMES, NUM_PHASES, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES, Phase
+from .phases import NUM_OUTCOMES, NUM_PHASES, OUTCOME_NAMES, PHASE_NAMES, Phase
 from .signals import NUM_SIGNS, SIGNAL_DIM, SIGNAL_PIECES
 from .signals import SIGNAL_OFFSETS as _SIGNAL_REL_OFFSETS
 from .tables import LANCE_NAMES, get_tables, multiset_index
@@ -47,8 +47,8 @@ __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
     "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode",
     "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM", "HAND_DIM", "hand_key", "hand_keys",
-    "full_hand_keys", "hand_table", "SIGNAL_OBS_OFFSETS", "obs_dim", "state_dim", "obs_size", "state_size",
-    "obs_bounds",
+    "full_hand_keys", "cached_hand_key", "hand_table", "SIGNAL_OBS_OFFSETS", "obs_dim", "state_dim", "obs_size",
+    "state_size", "obs_bounds",
 ]
 
 STAKE_SCALE = 10.0
@@ -157,10 +157,6 @@ del _o, _name, _size, _hi
 #: ``signals.SIGNAL_OFFSETS`` (relative to the signal block) + OBS_DIM.
 SIGNAL_OBS_OFFSETS: dict[str, slice] = {name: slice(OBS_DIM + sl.start, OBS_DIM + sl.stop)
                                         for name, sl in _SIGNAL_REL_OFFSETS.items()}
-_S_WINDOW = SIGNAL_OBS_OFFSETS["sign_window"].start
-_S_MUS = SIGNAL_OBS_OFFSETS["signs_mus"].start
-_S_GRANDE = SIGNAL_OBS_OFFSETS["signs_grande"].start
-_S_CONFIG = SIGNAL_OBS_OFFSETS["sign_config"].start
 _PHASE_SIGNAL = Phase.SIGNAL
 
 
@@ -201,154 +197,23 @@ _RANK = {k: [int(r) for r in get_tables(k).rank_of_card] for k in (8, 4)}
 
 
 def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float32]:
-    """Encode the view of absolute ``seat`` of a :class:`~mus_env.game.MusGame`.
+    """Encode the view of absolute ``seat`` of a :class:`~mus_env.game.MusGame`: ``game.observe(seat, out)``.
+
+    The game writes its own view from its state in the layout of :data:`PIECES` (as the batched engine's
+    kernel writes each table's); this function is the entry point by the observation's name.
 
     Args:
-        game: the game (read through its attributes; nothing hidden from ``seat`` is used).
+        game: the game (nothing hidden from ``seat`` is used).
         seat: observing absolute seat 0..3.
-        out: optional float32 array of :func:`obs_size` entries to fill (it is zeroed first).
+        out: optional float32 array of :func:`obs_dim` entries to fill (it is zeroed first).
 
     Returns:
         ``(OBS_DIM,)`` float32; ``(OBS_DIM + signals.SIGNAL_DIM,)`` with signals on.
 
     Raises:
-        ValueError: ``out`` has the wrong length for the game's config.
+        ValueError: ``seat`` is not a seat 0..3, or ``out`` has the wrong length for the game's config.
     """
-    cfg = game.config
-    signals = cfg.signals != "off"
-    if out is None:
-        out = np.zeros(OBS_DIM + SIGNAL_DIM if signals else OBS_DIM, dtype=np.float32)
-    else:
-        if signals and out.shape != (OBS_DIM + SIGNAL_DIM,):
-            raise ValueError(f"encode: with signals on the observation has {OBS_DIM + SIGNAL_DIM} entries "
-                             f"(observation.obs_dim(config)); out has shape {out.shape}")
-        out.fill(0.0)
-    kings = cfg.kings
-    target = cfg.target
-    me = seat % 2
-    mano = game._mano
-    # own hand: one row of the hand table (numbers, suits, rank counts, pares class, points)
-    out[:HAND_DIM] = hand_table(kings)[_hand_key_memo(tuple(game._hands[seat]))]
-    ones = [_O["mano"] + (mano - seat) % 4]
-    vi: list[int] = []                                     # other values: indices and values
-    vv: list[float] = []
-    if kings == 8:
-        ones.append(_O["kings8"])
-    phase = game._phase
-    if phase != _PHASE_SIGNAL:                             # a sign decision has no phase one-hot (phases.py)
-        ones.append(_O["phase"] + phase)
-    if game._cur >= 0:
-        ones.append(_O["acting"] + (game._cur - seat) % 4)
-    if 2 <= phase <= 5:                                    # declaration or betting
-        ones.append(_O["lance"] + game._lances[game._slot].lance)
-        if phase >= 3:
-            ones.append(_O["responder"] + (0 if phase == 3 else game._resp_i + 1))
-    # betting record of each lance slot
-    for i, ls in enumerate(game._lances):
-        lo = _LANCE_O[i]
-        ones.append(lo["outcome"] + ls.outcome)
-        if ls.winner >= 0:
-            ones.append(lo["winner"] + (ls.winner != me))
-        if not ls.history:
-            continue
-        if ls.stake == ORDAGO_STAKE:
-            ones.append(lo["ordago"])
-        elif ls.stake:
-            vi.append(lo["stake"])
-            vv.append(ls.stake / STAKE_SCALE)
-        if ls.fallback:
-            vi.append(lo["fallback"])
-            vv.append(ls.fallback / STAKE_SCALE)
-        if ls.bettor >= 0:
-            ones.append(lo["bettor"] + (ls.bettor != me))
-        last = -1
-        said = {}
-        raised = {}
-        for s, a, amount in ls.history:
-            q = (s - seat) % 4
-            cat = _SPEECH_OF_ACTION[a]
-            said[q] = cat
-            if cat == 1 or cat == 4:
-                last = q
-                raised[q] = raised.get(q, 0) + amount
-        o = lo["speech"]
-        for q, cat in said.items():
-            ones.append(o + 5 * q + cat)
-        o = lo["raised"]
-        for q, r in raised.items():
-            if r:
-                vi.append(o + q)
-                vv.append(r / STAKE_SCALE)
-        if last >= 0:
-            ones.append(lo["last"] + last)
-    if game._lances[3].lance == 4:
-        ones.append(_O["punto"])
-    if game._slot >= 2:                                    # declarations have started
-        for o, decl in ((_O["pares_decl"], game._declared_pares), (_O["juego_decl"], game._declared_juego)):
-            for rel in range(4):
-                d = decl[rel]
-                if d >= 0:
-                    ones.append(o + 2 * ((rel + mano - seat) % 4) + (1 - d))
-    # mus phase summary
-    counts = game._discard_counts
-    if counts:
-        vi.append(_O["mus_rounds"])
-        vv.append(len(counts) / ROUNDS_SCALE)
-        o = _O["discards"]
-        for j, row in enumerate(reversed(counts[-DISCARD_ROUNDS:])):
-            for s in range(4):
-                if row[s]:
-                    vi.append(o + 4 * j + (s - seat) % 4)
-                    vv.append(row[s] / 4.0)
-    # stones, scores, games
-    hs, sc, gw, vw = game._hand_stones, game._scores, game._games_won, game._vacas_won
-    o1, o2, o3, o4 = _O["hand_stones"], _O["scores"], _O["games_won"], _O["vacas_won"]
-    vi += [o1, o1 + 1, o2, o2 + 1, _O["target"], o3, o3 + 1, o4, o4 + 1]
-    vv += [hs[me] / target, hs[1 - me] / target, sc[me] / target, sc[1 - me] / target, target / TARGET_SCALE,
-           gw[me], gw[1 - me], vw[me], vw[1 - me]]
-    if game.hand_log:
-        prev = game.hand_log[-1]
-        o = _O["prev_stones"]
-        st = prev.scores_after[0] - prev.scores_before[0], prev.scores_after[1] - prev.scores_before[1]
-        vi += [o, o + 1]
-        vv += [st[me] / target, st[1 - me] / target]
-        if prev.shown:
-            ones.append(_O["prev_shown"])
-            o = _O["prev_rank_counts"] - 1
-            rank = _RANK[kings]
-            cnt: dict[int, int] = {}
-            for s in range(4):
-                base = o + 10 * ((s - seat) % 4)
-                for c in prev.final_hands[s]:
-                    k = base + rank[c]
-                    cnt[k] = cnt.get(k, 0) + 1
-            vi.extend(cnt)
-            vv.extend(cnt.values())
-    if signals:
-        _encode_signals(game, seat, ones, vi, vv)
-    vi += ones                                             # one scatter: list -> array conversions dominate
-    vv += [1.0] * len(ones)
-    out[vi] = vv
-    return out
-
-
-def _encode_signals(game: Any, seat: int, ones: list[int], vi: list[int], vv: list[float]) -> None:
-    """Add the signal block of ``seat``'s view (signals.SIGNAL_PIECES) to the scatter lists of :func:`encode`."""
-    cfg = game.config
-    if game._sign_window >= 0:
-        ones.append(_S_WINDOW + game._sign_window)
-    bit = 1 << seat
-    for base, tokens, seen in ((_S_MUS, game._signs_mus, game._seen_mus),
-                               (_S_GRANDE, game._signs_grande, game._seen_grande)):
-        for s in range(4):
-            t = tokens[s]
-            if t >= 0 and seen[s] & bit:
-                ones.append(base + NUM_SIGNS * ((s - seat) % 4) + t)
-    if cfg.signals == "free":
-        ones.append(_S_CONFIG)
-    if cfg.signal_intercept_p:
-        vi.append(_S_CONFIG + 1)
-        vv.append(cfg.signal_intercept_p)
+    return game.observe(seat, out)
 
 
 # The own-hand pieces (hand_numbers .. points, contiguous from 0) as one table row per set of cards.
@@ -367,7 +232,8 @@ def hand_key(cards: Sequence[int]) -> int:
 
 
 @lru_cache(maxsize=1 << 17)
-def _hand_key_memo(cards: tuple[int, ...]) -> int:
+def cached_hand_key(cards: tuple[int, ...]) -> int:
+    """:func:`hand_key` of a hand given as a tuple, memoised (the scalar engine's hot path)."""
     return hand_key(cards)
 
 
@@ -434,10 +300,10 @@ def encode_state(game: Any, out: npt.NDArray[np.float32] | None = None) -> npt.N
     n = OBS_DIM + SIGNAL_DIM if game.config.signals != "off" else OBS_DIM
     if out is None:
         out = np.zeros(n + 4 * NUM_CARDS, dtype=np.float32)
-    encode(game, 0, out[:n])
+    game.observe(0, out[:n])
     out[n:] = 0.0
-    for s in range(4):
-        for c in game._hands[s]:
+    for s, hand in enumerate(game.hands):
+        for c in hand:
             out[n + NUM_CARDS * s + c] = 1.0
     return out
 

@@ -98,7 +98,7 @@ def game_record(game: MusGame, players: dict[int, str] | None = None, meta: dict
     elif first is not None:
         deck, mano, scores = [int(c) for c in first[0]], int(first[1]), [int(s) for s in first[2]]
     else:
-        deck, mano, scores = list(game._deck), game.mano, list(game._scores_before)
+        deck, mano, scores = list(game.deck), game.mano, list(game.scores_before)
     return {
         "format": RECORD_FORMAT, "version": RECORD_VERSION, "config": game.config.to_dict(), "seed": game.seed,
         "deck": deck, "mano": mano, "scores": scores,
@@ -353,7 +353,7 @@ def replay(record: dict[str, Any], check: bool = True) -> MusGame:
             raise RecordError(f"{where}: the game was over after hand {i - 1}; the record has more hands")
         if check:                                 # what is known when the hand is dealt
             start = {"hand_number": game.hand_number, "game_number": game.game_number, "mano": game.mano,
-                     "deck": list(game._deck), "scores_before": list(game.scores),
+                     "deck": list(game.deck), "scores_before": list(game.scores),
                      "initial_hands": [list(x) for x in game.hands]}
             for k, v in start.items():
                 _compare(v, h[k], f"{where}.{k}")

@@ -85,7 +85,7 @@ def _tournament_record() -> dict[str, Any]:
     g = MusGame(cfg, seed=11)
     rule, equity = make_agent("rule"), make_agent("equity")
     return play_record_game({0: rule, 2: rule, 1: equity, 3: equity}, {0: "rule", 2: "rule", 1: "equity",
-                            3: "equity"}, g._deck, g.mano, 11, cfg, np.random.default_rng(0), {"deal": 0})
+                            3: "equity"}, g.deck, g.mano, 11, cfg, np.random.default_rng(0), {"deal": 0})
 
 
 @pytest.fixture(scope="module")
