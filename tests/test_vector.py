@@ -673,3 +673,158 @@ def test_engine_imports_no_rl_framework() -> None:
             "bad = [m for m in ('gymnasium', 'pettingzoo', 'torch') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+# ----------------------------------------------------------------------------------------------------
+# subsets of tables and auto_reset=False (the public API mus_env.adapters.sb3 steps the engine with)
+def _arrays(venv: VectorMusEnv) -> dict[str, np.ndarray]:
+    return venv.state_dict()["arrays"]
+
+
+def _assert_same_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        assert np.array_equal(a[k], b[k]), f"{k} differs"
+
+
+@pytest.mark.parametrize("cfg", [MusConfig(), MusConfig(signals="truthful", signal_intercept_p=0.5, kings=4)],
+                         ids=["default", "signals"])
+def test_step_tables_in_parts_is_step(cfg: MusConfig) -> None:
+    """Stepping every table as two disjoint subsets, in any order, leaves the engine exactly as one step does:
+    state, views, rewards and episode ends (auto-resets included)."""
+    B = 24
+    whole, parts = VectorMusEnv(B, cfg, seed=8, num_threads=1), VectorMusEnv(B, cfg, seed=8, num_threads=1)
+    whole.reset()
+    parts.reset()
+    rng = np.random.default_rng(3)
+    finished = 0
+    for _ in range(400):
+        actions = whole.sample_actions(rng)
+        _, _, rewards, done, info = whole.step(actions)
+        order = rng.permutation(B)
+        cut = int(rng.integers(0, B + 1))
+        for tables in (order[:cut], order[cut:]):
+            obs, mask = parts.step_tables(tables, actions[tables])
+        _assert_same_arrays(_arrays(whole), _arrays(parts))
+        assert np.array_equal(parts.last_rewards, rewards) and np.array_equal(parts.last_finished, done)
+        assert np.array_equal(parts.last_winner, info["winner"])
+        assert obs.shape == (B, parts.obs_dim) and mask.shape == (B, parts.num_actions)
+        finished += int(done.sum())
+    assert finished >= 10, finished
+
+
+def test_without_auto_reset_a_finished_table_waits_at_game_over() -> None:
+    """auto_reset=False: a finished table stays at Phase.GAME_OVER (no legal action, its outputs readable) until
+    new_episodes; then it is exactly the table an auto-resetting engine has."""
+    B = 16
+    auto, kept = VectorMusEnv(B, seed=5), VectorMusEnv(B, seed=5, auto_reset=False)
+    assert (auto.auto_reset, kept.auto_reset) == (True, False)
+    auto.reset()
+    kept.reset()
+    rng = np.random.default_rng(0)
+    waited = 0
+    for _ in range(300):
+        actions = auto.sample_actions(rng)
+        _, _, rewards, done, info = auto.step(actions)
+        _, kmask, krewards, kdone, kinfo = kept.step(actions)
+        assert np.array_equal(krewards, rewards) and np.array_equal(kdone, done)
+        assert np.array_equal(kinfo["winner"], info["winner"])
+        fin = np.flatnonzero(done)
+        if not fin.size:
+            _assert_same_arrays(_arrays(auto), _arrays(kept))
+            continue
+        waited += fin.size
+        assert (kept.phase[fin] == Phase.GAME_OVER).all() and not kmask[fin].any()
+        assert (auto.phase[fin] != Phase.GAME_OVER).all()
+        assert (kept.last_winner[fin] >= 0).all() and kept.last_finished[fin].all()
+        assert (kept.sample_actions(rng)[fin] == -1).all()
+        view, view_mask = kept.observe(fin, kept.current_player[fin])
+        assert not view[:, OFFSETS["acting"]].any() and (view[:, OFFSETS["phase"]][:, Phase.GAME_OVER] == 1).all()
+        assert not view_mask.any()
+        snap = _arrays(kept)
+        with pytest.raises(ValueError, match=rf"table {fin[0]}, .*game over.*auto_reset is off.*legal actions: none"):
+            kept.step(auto.sample_actions(rng))
+        with pytest.raises(ValueError, match=rf"table {fin[0]},"):
+            kept.step_tables(fin, np.zeros(fin.size, dtype=np.int64))
+        _assert_same_arrays(snap, _arrays(kept))
+        episodes = kept.episode[fin].copy()
+        kept.new_episodes(fin)
+        assert np.array_equal(kept.episode[fin], episodes + 1) and (kept.phase[fin] != Phase.GAME_OVER).all()
+        _assert_same_arrays(_arrays(auto), _arrays(kept))
+    assert waited >= 5, waited
+
+
+def test_new_episodes_restarts_only_the_given_tables() -> None:
+    venv = VectorMusEnv(6, seed=2)
+    venv.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        venv.step(venv.sample_actions(rng))
+    before = _arrays(venv)
+    seeds, episodes = venv.game_seeds.copy(), venv.episode.copy()
+    obs, mask = venv.new_episodes([4, 1])
+    assert np.array_equal(venv.episode, episodes + np.isin(np.arange(6), [4, 1]))
+    from mus_env.shuffle import table_seeds
+    assert np.array_equal(venv.game_seeds[[1, 4]], table_seeds(2, [1, 4], episodes[[1, 4]] + 1))
+    for b in (0, 2, 3, 5):
+        assert venv.game_seeds[b] == seeds[b]
+        assert np.array_equal(before["state"][b], _arrays(venv)["state"][b])
+        assert np.array_equal(before["obs"][b], obs[b])
+    g = MusGame(MusConfig(), seed=int(venv.game_seeds[4]))
+    assert np.array_equal(obs[4], g.observe(g.current_player)) and np.array_equal(mask[4], g.legal_action_mask())
+    venv.new_episodes([])                                       # nothing to do
+
+
+def test_subset_calls_reject_bad_input_and_change_nothing() -> None:
+    venv = VectorMusEnv(4, seed=0)
+    for call in (lambda: venv.step_tables([0], [0]), lambda: venv.new_episodes([0])):
+        with pytest.raises(RuntimeError, match="reset"):
+            call()
+    obs, mask = venv.reset()
+    legal = mask.argmax(axis=1)
+    snap = _arrays(venv)
+    for tables, actions, match in (
+            ([0, 0], legal[[0, 0]], "distinct"), ([4], legal[:1], r"0\.\.3"), ([-1], legal[:1], r"0\.\.3"),
+            ([[0, 1]], legal[:2], "shape"), ([0, 1], legal[:1], r"actions must have shape \(2,\)"),
+            ([0.0], legal[:1], "integer"), ([0, 1], legal[:2].astype(float), "integer"),
+            ([2, 3], [int(legal[2]), 24], r"illegal action on 1 table\(s\); first: table 3, action 24 \(QUIERO\)"),
+            ([1], [99], r"table 1, action 99 \(out of range")):
+        with pytest.raises(ValueError, match=match):
+            venv.step_tables(tables, actions)
+        _assert_same_arrays(snap, _arrays(venv))
+    for tables, match in (([1, 1], "distinct"), ([7], r"0\.\.3"), ([0.5], "integer")):
+        with pytest.raises(ValueError, match=match):
+            venv.new_episodes(tables)
+        _assert_same_arrays(snap, _arrays(venv))
+    venv.step_tables([2, 0], legal[[2, 0]])                     # still usable; the other tables untouched
+    assert np.array_equal(_arrays(venv)["state"][[1, 3]], snap["state"][[1, 3]])
+    with pytest.raises(ValueError, match="auto_reset must be True or False"):
+        VectorMusEnv(2, auto_reset="no")
+
+
+def test_last_outputs_are_read_only_views() -> None:
+    venv = VectorMusEnv(3, seed=1)
+    venv.reset()
+    _, _, rewards, done, info = venv.step(venv.sample_actions(0))
+    for arr, shape, dtype in ((venv.last_rewards, (3, 4), np.float32), (venv.last_finished, (3,), np.bool_),
+                              (venv.last_winner, (3,), np.int8)):
+        assert arr.shape == shape and arr.dtype == dtype and not arr.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = 1
+    assert np.array_equal(venv.last_rewards, rewards) and np.array_equal(venv.last_finished, done)
+
+
+def test_state_dict_knows_auto_reset() -> None:
+    kept = VectorMusEnv(2, seed=1, auto_reset=False)
+    kept.reset()
+    state = kept.state_dict()
+    assert state["auto_reset"] is False
+    auto = VectorMusEnv(2, seed=1)
+    with pytest.raises(ValueError, match="auto_reset is False, this engine has True"):
+        auto.load_state_dict(state)
+    VectorMusEnv(2, seed=1, auto_reset=False).load_state_dict(state)
+    old = auto.state_dict()
+    del old["auto_reset"]                                         # saved before the option existed: auto-reset
+    auto.load_state_dict(old)
+    with pytest.raises(ValueError, match="auto_reset is True, this engine has False"):
+        kept.load_state_dict(old)

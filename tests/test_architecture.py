@@ -1,0 +1,248 @@
+"""The package's structure (DESIGN.md "Layout" and "Dependency direction"), checked on the source.
+
+* The static import graph of ``mus_env`` (every ``import`` statement, those inside functions too) has no
+  cycle, and the rules modules import in one direction: ``actions`` owns the action id space and imports none
+  of ``signals``, ``phases``, ``observation``; ``signals`` and ``phases`` import ``actions``, never ``observation``.
+* No module of ``mus_env`` or ``agents`` imports another module's private name or reads another object's
+  private attribute (``obj._x`` where ``obj`` is not ``self`` or ``cls``).
+* The framework adapters live in ``mus_env.adapters``; the old paths are the same module objects; importing
+  ``mus_env`` imports no framework.
+* The kernel: every function has a docstring, the rule handlers name their RULES.md section, ``prange`` only
+  runs over the tables.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "mus_env"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules(package: Path) -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(package.rglob("*.py"))}
+
+
+def _is_package(name: str, modules: dict[str, Path]) -> bool:
+    return modules.get(name, Path()).name == "__init__.py"
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The modules of the package that ``name`` imports anywhere in its source (functions included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    base = name if _is_package(name, modules) else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parent = base
+                for _ in range(node.level - 1):
+                    parent = parent.rpartition(".")[0]
+                target = f"{parent}.{node.module}" if node.module else parent
+            else:
+                target = node.module or ""
+            for a in node.names:                       # "from . import observation" imports the submodule
+                found.add(f"{target}.{a.name}" if f"{target}.{a.name}" in modules else target)
+    return {m for m in found if m in modules and m != name}
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules(PACKAGE)
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a path ``[a, b, ..., a]``, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_checker_finds_imports_and_cycles() -> None:
+    """The graph sees imports inside functions and relative imports of sibling modules, and reports a cycle."""
+    graph = _graph()
+    assert "mus_env.actions" in graph["mus_env.phases"]
+    assert "mus_env.observation" in graph["mus_env.game"]                  # "from . import observation"
+    assert "mus_env.adapters.sb3" in graph["mus_env.sb3"]
+    assert "mus_env.vector" in graph["mus_env.adapters.sb3"]              # "from ..vector import ..."
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_mus_env_import_graph_has_no_cycle() -> None:
+    cycle = _cycle(_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_rules_modules_import_in_one_direction() -> None:
+    graph = _graph()
+    rules = {f"mus_env.{m}" for m in ("actions", "signals", "phases", "observation")}
+    assert not graph["mus_env.actions"] & rules, graph["mus_env.actions"]
+    for name in ("mus_env.signals", "mus_env.phases"):
+        assert "mus_env.actions" in graph[name]
+        assert "mus_env.observation" not in graph[name], name
+    assert "mus_env.config" in graph["mus_env.actions"]
+
+
+def test_moved_names_stay_importable_where_they_were() -> None:
+    from mus_env import actions, config, interfaces, mus_v0, observation, signals, wrappers
+
+    for name in ("Sign", "NUM_SIGNS", "SIGNAL_BASE", "SIGN_NAMES", "SIGN_WORDS", "num_actions", "is_sign_action",
+                 "sign_of_action"):
+        assert getattr(signals, name) is getattr(actions, name), name
+    assert signals.signals_on is config.signals_on
+    assert signals.obs_dim is observation.obs_dim and signals.state_dim is observation.state_dim
+    assert observation.obs_size is observation.obs_dim and observation.state_size is observation.state_dim
+    from mus_env.signals import obs_dim, state_dim  # the lazy aliases
+    assert (obs_dim, state_dim) == (observation.obs_dim, observation.state_dim)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        signals.nope  # noqa: B018
+    for name in ("REWARD_MODES", "AGENTS", "observation_box", "state_box", "hand_stone_difference", "team_rewards",
+                 "table_text", "make_config", "render_table", "deal_game"):
+        assert getattr(mus_v0, name) is getattr(interfaces, name), name
+    assert wrappers.REWARD_MODES is interfaces.REWARD_MODES
+    assert wrappers._learner_seats is interfaces.check_learner_seats     # kept for experiments/ until it moves
+
+
+# ----------------------------------------------------------------------------------------------------------
+# private names and private attributes
+#: ``obj._x`` on an instance the class itself has just made: MusGame.from_deck builds the game it returns
+#: (``cls.__new__(cls)``) and MusGame.clone copies itself (``copy.copy(self)``); both are MusGame's own code.
+_OWN_NEW_INSTANCES = {("mus_env/game.py", "from_deck", "game"), ("mus_env/game.py", "clone", "g")}
+
+
+def _private_uses(path: Path, rel: str | None = None) -> list[str]:
+    """Every private name imported from another module, and every ``obj._x`` with ``obj`` not self/cls."""
+    rel = rel or path.relative_to(ROOT).as_posix()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+
+    def scan(node: ast.AST, func: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            here = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            if isinstance(child, ast.ImportFrom) and child.module != "__future__":
+                found.extend(f"{rel}:{child.lineno} imports {a.name}" for a in child.names
+                             if a.name.startswith("_") and not a.name.startswith("__"))
+            if (isinstance(child, ast.Attribute) and child.attr.startswith("_") and not child.attr.startswith("__")
+                    and not (isinstance(child.value, ast.Name) and child.value.id in ("self", "cls"))):
+                owner = child.value.id if isinstance(child.value, ast.Name) else ast.unparse(child.value)
+                if (rel, here, owner) not in _OWN_NEW_INSTANCES:
+                    found.append(f"{rel}:{child.lineno} {owner}.{child.attr} (in {here})")
+            scan(child, here)
+
+    scan(tree, "<module>")
+    return found
+
+
+def test_the_private_use_checker_finds_them(tmp_path: Path) -> None:
+    bad = tmp_path / "probe.py"
+    bad.write_text("from .game import _sign_legal\n\n\ndef f(game, self):\n    return game._mano, self._ok, g._x\n")
+    found = _private_uses(bad, "mus_env/probe.py")
+    assert len(found) == 3 and "imports _sign_legal" in found[0] and "game._mano" in found[1], found
+    assert len(_private_uses(bad, "mus_env/game.py")) == 3                 # the exemption is for two functions only
+
+
+@pytest.mark.parametrize("package", ["mus_env", "agents"])
+def test_no_private_names_or_attributes_of_others(package: str) -> None:
+    found = [use for path in sorted((ROOT / package).rglob("*.py")) for use in _private_uses(path)]
+    assert not found, "private names or attributes of another module or object:\n" + "\n".join(found)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the adapters subpackage and its old paths
+@pytest.mark.parametrize(("name", "needs", "attr"), [("sb3", "stable_baselines3", "MusVecEnv"),
+                                                     ("rllib", "ray.rllib", "MusMultiAgentEnv"),
+                                                     ("tianshou", "tianshou", "MusTianshouEnv")])
+def test_old_adapter_paths_are_the_same_modules(name: str, needs: str, attr: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip(needs)
+    new = importlib.import_module(f"mus_env.adapters.{name}")
+    old = importlib.import_module(f"mus_env.{name}")
+    assert old is new and sys.modules[f"mus_env.{name}"] is new
+    import mus_env
+    assert getattr(mus_env, name) is new
+    ns: dict = {}
+    exec(f"from mus_env.{name} import {attr} as cls", ns)                  # the import statement users write
+    assert ns["cls"] is getattr(new, attr)
+    monkeypatch.setattr(old, "_PROBE", 7, raising=False)                   # patched through the old name
+    assert new._PROBE == 7
+    assert ast.get_docstring(ast.parse((PACKAGE / f"{name}.py").read_text())).startswith("Deprecated alias")
+
+
+def test_importing_mus_env_and_its_interfaces_imports_no_framework() -> None:
+    code = ("import sys\nimport mus_env, mus_env.adapters, mus_env.interfaces, mus_env.wrappers, mus_env.vector\n"
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in\n"
+            "             ('stable_baselines3', 'sb3_contrib', 'ray', 'tianshou', 'torch', 'pettingzoo'))\n"
+            "bad += [m for m in ('mus_env.adapters.sb3', 'mus_env.adapters.rllib', 'mus_env.adapters.tianshou',\n"
+            "                    'mus_env.mus_v0') if m in sys.modules]\n"
+            "print(bad)\nsys.exit(1 if bad else 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, f"imported: {out.stdout.strip()} {out.stderr[-2000:]}"
+
+
+def test_interfaces_are_public_and_documented() -> None:
+    from mus_env import interfaces
+
+    for name in interfaces.__all__:
+        obj = getattr(interfaces, name)
+        assert not name.startswith("_")
+        if callable(obj):
+            assert (obj.__doc__ or "").strip(), f"interfaces.{name} has no docstring"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the kernel
+def _kernel_functions() -> dict[str, ast.FunctionDef]:
+    tree = ast.parse((PACKAGE / "kernel.py").read_text(encoding="utf-8"))
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def test_every_kernel_function_has_a_docstring_and_handlers_name_their_rules() -> None:
+    funcs = _kernel_functions()
+    missing = [name for name, f in funcs.items() if not ast.get_docstring(f)]
+    assert not missing, f"kernel functions without a docstring: {missing}"
+    handlers = ["on_mus_call", "on_discard", "on_declare", "on_open", "on_respond", "on_confirm", "on_sign",
+                "after_lance", "accept", "refuse", "add_stones", "do_showdown", "end_game", "serve_replacements",
+                "reshuffle", "declare", "start_declared_lance", "bet", "raise_stake", "lance_winner", "next_hand"]
+    for name in handlers:
+        doc = ast.get_docstring(funcs[name])
+        assert "RULES.md §" in doc and "MusGame." in doc, name
+        args = [a.arg for a in funcs[name].args.args]
+        assert "master" not in args and "b" not in args, (name, args)   # only the stepping loop resets a table
+
+
+def test_prange_only_over_the_tables() -> None:
+    uses = [name for name, f in _kernel_functions().items()
+            if any(isinstance(n, ast.Name) and n.id == "prange" for n in ast.walk(f))]
+    assert uses == ["step_parallel"], uses
