@@ -2,15 +2,19 @@
 
 Specs (command line and tournaments): ``random``, ``rule``, ``equity``, ``ordago``, ``human``, ``ppo`` (the
 shipped trained agent), the path of a policy file or training checkpoint (``*.pt``, written by
-``mus train``), or an sb3-contrib ``MaskablePPO`` model trained on ``MusGymEnv`` (``*.zip``). The last three
-need the ``train`` extra (torch); ``TorchPolicyAgent`` and ``SB3PolicyAgent`` are imported on first use, so
-``import agents`` works without torch. Any spec followed by ``-nosigns`` (``rule-nosigns``) is that agent
-never signing (it still reads the rival signs it intercepts), ``-blind`` never signing and seeing no sign
-(:class:`agents.signs.SilentAgent`), for games with signals on.
+``mus train``), an sb3-contrib ``MaskablePPO`` model trained on ``MusGymEnv`` (``*.zip``), or your own agent
+class as ``my_bot.py:MyBot`` (a Python file) or ``my_package.bots:MyBot`` (an importable module). ``ppo``,
+``*.pt`` and ``*.zip`` need the ``train`` extra (torch); ``TorchPolicyAgent`` and ``SB3PolicyAgent`` are
+imported on first use, so ``import agents`` works without torch. Any spec followed by ``-nosigns``
+(``rule-nosigns``) is that agent never signing (it still reads the rival signs it intercepts), ``-blind`` never
+signing and seeing no sign (:class:`agents.signs.SilentAgent`), for games with signals on.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import sys
 from pathlib import Path
 
 from .base import Agent, OrdagoAgent, RandomAgent, uniform_legal
@@ -26,7 +30,7 @@ BLIND_SUFFIX = "-blind"
 
 __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
            "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX",
-           "BLIND_SUFFIX", "uniform_legal"]
+           "BLIND_SUFFIX", "uniform_legal", "load_agent_class"]
 
 #: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths).
 AGENT_SPECS = ("random", "rule", "equity", "ordago", "ppo", "human")
@@ -54,7 +58,8 @@ def _torch_module():  # noqa: ANN202 - the agents.policy module
 
 def make_agent(spec: str, **kwargs: object) -> Agent:
     """Build an agent from a spec: ``random``, ``rule``, ``equity``, ``ordago``, ``ppo``, ``human``, a policy
-    file or checkpoint (``*.pt``) or an sb3-contrib MaskablePPO model (``*.zip``).
+    file or checkpoint (``*.pt``), an sb3-contrib MaskablePPO model (``*.zip``), or ``FILE.py:NAME`` /
+    ``MODULE:NAME`` for an agent of your own (:func:`load_agent_class`).
 
     Keyword arguments go to the agent's constructor (``greedy=True`` for the policy agents). A spec ending
     in ``-nosigns`` (no signs made) or ``-blind`` (none made or seen) wraps the agent in
@@ -87,6 +92,8 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
         kwargs.setdefault("name", "ppo")
         return policy.TorchPolicyAgent.from_file(policy.SHIPPED_POLICY, **kwargs)  # type: ignore[arg-type]
     path = Path(spec.strip())
+    if ":" in spec and path.suffix.lower() not in (".pt", ".zip"):
+        return load_agent_class(spec.strip(), **kwargs)
     if path.suffix.lower() in (".pt", ".zip"):
         if not path.is_file():
             raise ValueError(f"agent file {spec!r} does not exist")
@@ -95,5 +102,54 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
         from .sb3 import SB3PolicyAgent
 
         return SB3PolicyAgent.from_file(path, **kwargs)  # type: ignore[arg-type]
-    raise ValueError(f"unknown agent spec {spec!r}; use one of {', '.join(AGENT_SPECS)}, a policy file (*.pt) "
-                     "or an sb3-contrib MaskablePPO model (*.zip)")
+    raise ValueError(f"unknown agent spec {spec!r}; use one of {', '.join(AGENT_SPECS)}, a policy file (*.pt), "
+                     "an sb3-contrib MaskablePPO model (*.zip) or your own class as my_bot.py:MyBot")
+
+
+def load_agent_class(spec: str, **kwargs: object) -> Agent:
+    """Build your own agent from ``FILE.py:NAME`` (a Python file) or ``MODULE:NAME`` (an importable module).
+
+    ``NAME`` is a class (called with ``kwargs``) or an already built agent. It must have ``act_batch`` or
+    ``act`` (subclass :class:`agents.base.Agent`: it gives each from the other). The file runs as Python code,
+    so give only files you trust, as with any script.
+
+    Raises:
+        ValueError: the file or module cannot be found or fails to import, ``NAME`` is missing, or it is not
+            an agent (the message names which).
+    """
+    source, _, attr = spec.rpartition(":")
+    if not source or not attr.isidentifier():
+        raise ValueError(f"agent spec {spec!r}: write your own agent as my_bot.py:MyBot or my_package.bots:MyBot")
+    try:
+        if source.endswith(".py"):
+            path = Path(source)
+            if not path.is_file():
+                raise ValueError(f"agent spec {spec!r}: the file {source!r} does not exist")
+            name = f"mus_user_agent_{abs(hash(str(path.resolve())))}"
+            module = sys.modules.get(name)
+            if module is None:
+                loader_spec = importlib.util.spec_from_file_location(name, path)
+                module = importlib.util.module_from_spec(loader_spec)  # type: ignore[arg-type]
+                sys.modules[name] = module
+                try:
+                    loader_spec.loader.exec_module(module)  # type: ignore[union-attr]
+                except BaseException:
+                    del sys.modules[name]
+                    raise
+        else:
+            module = importlib.import_module(source)
+    except ValueError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any failure of the user's code is reported with the spec
+        raise ValueError(f"agent spec {spec!r}: importing {source!r} failed: {type(e).__name__}: {e}") from e
+    if not hasattr(module, attr):
+        raise ValueError(f"agent spec {spec!r}: {source!r} has no {attr!r}")
+    obj = getattr(module, attr)
+    agent = obj(**kwargs) if isinstance(obj, type) else obj
+    if not (callable(getattr(agent, "act_batch", None)) or callable(getattr(agent, "act", None))):
+        raise ValueError(f"agent spec {spec!r}: {attr!r} is not an agent (it needs act_batch or act; "
+                         "subclass agents.Agent)")
+    if not callable(getattr(agent, "act_batch", None)):
+        raise ValueError(f"agent spec {spec!r}: {attr!r} has act but no act_batch; subclass agents.Agent, which "
+                         "gives one from the other")
+    return agent

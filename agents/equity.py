@@ -2,7 +2,7 @@
 
 The agent reads only its observation (through :mod:`agents.features`) and is vectorised. Its knowledge
 of the cards is the table file ``agents/data/equity_tables_k{8,4}.npz`` written by
-``python -m experiments.tools.make_equity_tables`` (see that module for how the tables are made). Per own hand
+``mus make-tables equity`` (:mod:`experiments.tools.make_equity_tables` for how the tables are made). Per own hand
 (rank multiset), own relative seat S0..S3 and lance context it holds ``win[tau]`` = P(own team wins the
 lance and the opponents' best hand is at or above percentile ``tau``) and ``acc[tau]`` = P(opponents'
 best >= ``tau``); the contexts of pares and juego are the public declarations (partner sí / no, which
@@ -46,7 +46,7 @@ where ``drift`` is the average improvement a discard round brings to a hand (the
 **Señas** (with signals on, :mod:`agents.signs`): it signs as :class:`~agents.rule.RuleBasedAgent` does
 (the most useful true sign; MUS when it would not cut) and cuts the mus on a strong partner sign. Betting,
 it reads the partner's grande-window sign ``t`` from the sign tables ``agents/data/sign_tables_k{8,4}.npz``
-(``python -m experiments.tools.make_sign_tables``): with ``P_t`` = P(win the lance | own hand, seat, partner signs
+(``mus make-tables signs``): with ``P_t`` = P(win the lance | own hand, seat, partner signs
 ``t``) and ``P_u`` the same without the sign, each of its lance-win chances (``p_range``, ``p_w``, and
 ``win_x`` relative to ``acc_x``) is multiplied by ``min(P_t / P_u, 1)`` and clipped to [0, 1] (``win_x``
 to [0, ``acc_x``]): by default only bad news is acted on (``sign_boost=False``). Measured against the
@@ -127,7 +127,7 @@ def _read_table_file(path: Path, version: int, kings: int, dtypes: dict[str, typ
 def _missing(path: Path) -> FileNotFoundError:
     return FileNotFoundError(
         f"equity tables {path} are missing or outdated; regenerate them with "
-        f"`python -m experiments.tools.make_equity_tables` (add --quick for a fast, noisy version)")
+        f"`mus make-tables equity` (add --quick for a fast, noisy version)")
 
 
 @lru_cache(maxsize=4)
@@ -164,7 +164,7 @@ _SIGN_FORMAT_VERSION = 1
 def _missing_signs(path: Path) -> FileNotFoundError:
     return FileNotFoundError(
         f"sign tables {path} are missing or outdated; regenerate them with "
-        f"`python -m experiments.tools.make_sign_tables` (about a minute)")
+        f"`mus make-tables signs` (about a minute)")
 
 
 @lru_cache(maxsize=4)
@@ -226,8 +226,12 @@ class EquityAgent(Agent):
     """Expected-value bidding from win-probability tables (the module docstring states the policy).
 
     Args:
-        tau_bet, tau_raise, tau_accept, tau_ordago, tau_ordago_accept: the opponent model (percentile
-            thresholds; a number or five: grande, chica, pares, juego, punto).
+        tau_bet: the opponent model: percentile threshold at which the opponents bet (a number, or five:
+            grande, chica, pares, juego, punto).
+        tau_raise: the same, at which they raise.
+        tau_accept: the same, at which they accept a bet.
+        tau_ordago: the same, at which they say órdago.
+        tau_ordago_accept: the same, at which they accept an órdago.
         tau_accept_per_stone: increase of the opponents' accepting threshold per stone of stake above 2.
         tau_accept_max: the opponents' accepting threshold never exceeds this; they accept anything when
             refusing would give the game away.

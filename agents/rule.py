@@ -115,19 +115,29 @@ class RuleBasedAgent(Agent):
     """Threshold play of a sound club player (the module docstring states the policy).
 
     Args:
-        cut_grande, cut_chica: hands (rank letters) from which grande / chica alone cut the mus.
+        cut_grande: hand (rank letters) from which grande alone cuts the mus.
+        cut_chica: hand (rank letters) from which chica alone cuts the mus.
         cut_pares_class: pares class that cuts the mus (2 medias; 3 duples only; 4 never).
         cut_kings_pair_with_juego: a par of reyes with juego cuts the mus.
         cut_juego: juego totals that cut the mus.
         cut_after_rounds: after this many completed mus rounds any pares or juego cuts.
-        keep_aces, keep_caballo_with_kings: discard options (module docstring).
-        bet, call, raise_, ordago_open, ordago_call: thresholds on ``q``, a number or five (grande, chica,
-            pares, juego, punto).
+        keep_aces: discard option: keep aces (module docstring).
+        keep_caballo_with_kings: discard option: keep a caballo beside kings (module docstring).
+        bet: threshold on ``q`` to open a bet, a number or five (grande, chica, pares, juego, punto).
+        call: threshold on ``q`` to accept a bet (a number or five, as ``bet``).
+        raise_: threshold on ``q`` to raise (a number or five, as ``bet``).
+        ordago_open: threshold on ``q`` to open with an órdago (a number or five, as ``bet``).
+        ordago_call: threshold on ``q`` to accept an órdago (a number or five, as ``bet``).
         call_per_stone: added to the call threshold per stone of stake above 2.
-        partner_bonus, both_opponents_malus: pares / juego adjustments from the declarations.
+        partner_bonus: pares / juego adjustment when the partner declared them.
+        both_opponents_malus: pares / juego adjustment when both opponents declared them.
         max_stake: no raise at or above this live stake.
-        safe_zone, safe_margin, desperate_zone, desperate_gap, desperate_ordago, desperate_call: score
-            awareness (module docstring).
+        safe_zone: safe play when the team needs at most this many stones and the opponents need more.
+        safe_margin: added, when safe, to every call threshold and to ``ordago_call``.
+        desperate_zone: desperate play when the opponents need at most this many stones ...
+        desperate_gap: ... and the team needs at least this many more than they do.
+        desperate_ordago: when desperate, open or raise ÓRDAGO from this ``q``.
+        desperate_call: when desperate, accept an órdago from this ``q``.
         bluff_rate: chance of an opening ENVIDO without the hand for it (uses the rng).
     """
 

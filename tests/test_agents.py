@@ -9,6 +9,8 @@ clearly to random in hands mode, and one that accepts every órdago loses games 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -384,19 +386,19 @@ def test_win_probability_table() -> None:
 
 
 def test_missing_tables_say_how_to_regenerate(tmp_path) -> None:
-    with pytest.raises(FileNotFoundError, match="python -m experiments.tools.make_equity_tables"):
+    with pytest.raises(FileNotFoundError, match="mus make-tables equity"):
         EquityAgent(tables_dir=tmp_path)
     for kings in (8, 4):
         (tmp_path / f"equity_tables_k{kings}.npz").write_bytes(b"not a table file")
-    with pytest.raises(FileNotFoundError, match="make_equity_tables"):
+    with pytest.raises(FileNotFoundError, match="make-tables equity"):
         EquityAgent(tables_dir=tmp_path)
 
 
 def test_table_generator_quick(tmp_path) -> None:
     """The generator runs (quick mode), is seeded, and its output loads and plays."""
-    from experiments.tools.make_equity_tables import main
+    from experiments.commands.make_tables import main
 
-    args = ["--quick", "--samples", "300", "--selfplay-hands", "300", "--no-progress"]
+    args = ["equity", "--quick", "--samples", "300", "--selfplay-hands", "300", "--no-progress"]
     main(args + ["--out-dir", str(tmp_path / "a")])
     main(args + ["--kings", "8", "--out-dir", str(tmp_path / "b")])
     with np.load(tmp_path / "a" / "equity_tables_k8.npz") as a, np.load(tmp_path / "b" / "equity_tables_k8.npz") as b:
@@ -406,7 +408,7 @@ def test_table_generator_quick(tmp_path) -> None:
     obs, mask = _observations(MusConfig(kings=4), n_steps=20, B=32)
     a = agent.act_batch(obs, mask, np.random.default_rng(0))
     assert (mask[np.arange(len(a)), a] == 1).all()
-    with pytest.raises(FileNotFoundError, match="make_equity_tables"):          # b has no 4-kings file
+    with pytest.raises(FileNotFoundError, match="make-tables equity"):          # b has no 4-kings file
         EquityAgent(tables_dir=tmp_path / "b")
 
 
@@ -431,3 +433,56 @@ def test_bluff_rate_uses_rng() -> None:
         b = agent.act_batch(obs, mask, np.random.default_rng(1))
         assert np.array_equal(a, b)
 
+
+
+_OWN_AGENT = '''
+import numpy as np
+from agents import Agent
+
+class LastLegal(Agent):
+    name = "last"
+    def act(self, observation, action_mask, rng):
+        return int(np.flatnonzero(action_mask)[-1])
+
+NOT_AN_AGENT = 3
+'''
+
+
+def test_own_agent_class_from_a_file_or_module(tmp_path, monkeypatch) -> None:
+    """``make_agent("file.py:Class")`` and ``"module:Class"`` build the user's agent; it plays legal moves."""
+    from agents import make_agent
+    from mus_env import MusGame
+
+    (tmp_path / "first_bot.py").write_text(_OWN_AGENT, encoding="utf-8")
+    from_file = make_agent(str(tmp_path / "first_bot.py") + ":LastLegal")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from_module = make_agent("first_bot:LastLegal")
+    assert type(from_file).__name__ == type(from_module).__name__ == "LastLegal"
+    g, rng = MusGame(seed=3), np.random.default_rng(0)
+    while not g.is_over:
+        a = from_file.act(g.observe(g.current_player), g.legal_action_mask(), rng)
+        assert a == g.legal_actions()[-1]
+        g.step(a)
+
+
+@pytest.mark.parametrize("suffix, words", [
+    (":Missing", "has no 'Missing'"), (":NOT_AN_AGENT", "is not an agent"), (":1bad", "my_bot.py:MyBot"),
+])
+def test_own_agent_spec_errors_name_the_problem(tmp_path, suffix: str, words: str) -> None:
+    from agents import make_agent
+
+    (tmp_path / "first_bot.py").write_text(_OWN_AGENT, encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(words)):
+        make_agent(str(tmp_path / "first_bot.py") + suffix)
+
+
+def test_own_agent_spec_missing_file_or_broken_code(tmp_path) -> None:
+    from agents import make_agent
+
+    with pytest.raises(ValueError, match="does not exist"):
+        make_agent(str(tmp_path / "nowhere.py") + ":Bot")
+    (tmp_path / "broken.py").write_text("raise RuntimeError('boom')\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="importing .* failed: RuntimeError: boom"):
+        make_agent(str(tmp_path / "broken.py") + ":Bot")
+    with pytest.raises(ValueError, match="importing 'no_such_module_xyz' failed"):
+        make_agent("no_such_module_xyz:Bot")
