@@ -18,7 +18,7 @@ __all__ = [
     "action_to_string", "string_to_action",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str) -> object:

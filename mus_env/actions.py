@@ -39,7 +39,7 @@ __all__ = [
     "Action", "NUM_ACTIONS", "DISCARD_BASE", "ENVIDO_BASE", "ENVIDO_ACTIONS", "DISCARD_ACTIONS",
     "action_to_string", "string_to_action", "discard_action", "discard_mask", "envido_amount",
     "Sign", "NUM_SIGNS", "SIGNAL_BASE", "SIGN_NAMES", "SIGN_WORDS", "num_actions", "is_sign_action",
-    "sign_of_action",
+    "sign_of_action", "ACTION_ROWS", "action_table",
 ]
 
 
@@ -221,3 +221,32 @@ def string_to_action(name: str, config: MusConfig = _DEFAULT_CONFIG) -> int:
         return int(Action[key])
     except KeyError:
         raise ValueError(f"unknown action name {name!r}; names are {', '.join(a.name for a in Action)}") from None
+
+
+#: Rows of :func:`action_table`: (first id, last id, name, meaning); ENVIDO's meaning takes the bet sizes.
+ACTION_ROWS = (
+    (int(Action.MUS), int(Action.MUS), "MUS", "ask to draw"),
+    (int(Action.NO_MUS), int(Action.NO_MUS), "NO_MUS", 'cut the mus ("no hay mus"); betting starts with the mano'),
+    (DISCARD_BASE, DISCARD_BASE + 15, "DISCARD_m",
+     "discard the hand slots whose bit is set in m (slot order: rank, value, number desc, suit)"),
+    (int(Action.PASO), int(Action.PASO), "PASO", "no bet (opening round)"),
+    (ENVIDO_BASE, ENVIDO_BASE + 4, "ENVIDO_k",
+     "open with k, or raise by k; k = `bet_sizes` = {sizes} (`MusGame.step_envido(k)` takes any k ≥ 2)"),
+    (int(Action.QUIERO), int(Action.QUIERO), "QUIERO", "accept"),
+    (int(Action.NO_QUIERO), int(Action.NO_QUIERO), "NO_QUIERO", "refuse (the bettor scores the fallback at once)"),
+    (int(Action.ORDAGO), int(Action.ORDAGO), "ORDAGO", "stake the whole game"),
+    (int(Action.PARES_SI), int(Action.JUEGO_NO), "PARES_SI/NO, JUEGO_SI/NO",
+     "forced declarations, applied automatically by default"),
+    (SIGNAL_BASE, SIGNAL_BASE + NUM_SIGNS - 1, "SIGN_NONE, SIGN_DOS_REYES, …",
+     'señas, only with `MusConfig(signals="truthful" or "free")`'),
+)
+
+
+def action_table(config: MusConfig = _DEFAULT_CONFIG) -> str:
+    """The action id space as a markdown table (the docs' table is generated from it)."""
+    sizes = ", ".join(str(k) for k in config.bet_sizes)
+    lines = ["| id | action | meaning |", "|---|---|---|"]
+    for first, last, name, meaning in ACTION_ROWS:
+        ids = str(first) if first == last else f"{first}–{last}"
+        lines.append(f"| {ids} | {name} | {meaning.format(sizes=sizes)} |")
+    return "\n".join(lines)

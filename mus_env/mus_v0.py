@@ -43,7 +43,7 @@ Registered as ``"mus_env/mus_v0"`` in PettingZoo's registry when the installed P
 (``pettingzoo.make("aec", "mus_env/mus_v0")`` after ``import mus_env.mus_v0``).
 
 Version history:
-    * v0: initial release (mus-env 0.1.0).
+    * v0: initial release (mus-env 0.1.0); unchanged in 0.2.0.
 
 Example:
     >>> from mus_env import mus_v0

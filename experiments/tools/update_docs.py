@@ -1,59 +1,125 @@
-"""Regenerate the generated sections of README.md.
+"""Regenerate the generated blocks of the documentation pages and of the README.
 
-* ``observation-table``, ``sign-table``, ``signal-observation-table``: from ``observation_table()``,
-  ``mus_env.signals.sign_table()`` and ``observation_table(signals=True)`` (always);
-* ``signals-value``: from a ``mus signals`` run (``--signals runs/signals/signals_value.json``);
-* ``ladder``: from a tournament's ``results.json`` (``--ladder runs/ladder/results.json``);
-* ``bench``: from ``mus bench --json`` output (``--bench bench.json``);
-* ``exploit``: from ``mus exploit`` results (``--exploit runs/exploit/*/exploit.json``), with the bar chart
-  ``docs/exploit.png``.
+Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in one file (:data:`BLOCKS`):
 
-Each section sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers.
+* ``action-table`` and ``observation-table`` (``docs/environments.md``), ``sign-table`` and
+  ``signal-observation-table`` (``docs/senas.md``): from the code (:func:`mus_env.actions.action_table`,
+  :func:`mus_env.observation.observation_table`, :func:`mus_env.signals.sign_table`); always rewritten, and
+  ``tests/test_docs.py`` fails when a page is out of date;
+* ``ladder`` (``docs/evaluation.md``) and ``ladder-summary`` (``README.md``): from a tournament's
+  ``results.json`` (``ladder=``; the README's summary is rebuilt from ``docs/ladder_results.json`` every time);
+* ``bench`` (``docs/performance.md``): from ``mus bench --json`` output;
+* ``exploit`` (``docs/exploitability.md``): from ``mus exploit`` results, with the bar chart ``docs/exploit.png``;
+* ``signals-value`` (``docs/senas.md``): from a ``mus signals`` run.
+
+Images in a generated block are linked relative to the page (the pages and figures both live in ``docs/``).
+``mus update-docs`` is the command line.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from mus_env.actions import action_table
 from mus_env.observation import observation_table
 from mus_env.signals import sign_table
 
-__all__ = ["replace_section", "ladder_markdown", "bench_markdown", "exploit_markdown", "main"]
+__all__ = ["ROOT", "DOCS", "BLOCKS", "LADDER_RESULTS", "replace_section", "section", "code_blocks",
+           "ladder_markdown", "ladder_summary", "bench_markdown", "exploit_markdown", "signals_markdown",
+           "update_docs"]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+#: The repository root (the docs are not installed with the package: run this from a checkout).
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+#: The ladder that the README's summary and the evaluation page show.
+LADDER_RESULTS = DOCS / "ladder_results.json"
+
+#: Generated block -> the file that holds it, relative to the repository root.
+BLOCKS = {
+    "action-table": "docs/environments.md",
+    "observation-table": "docs/environments.md",
+    "sign-table": "docs/senas.md",
+    "signal-observation-table": "docs/senas.md",
+    "signals-value": "docs/senas.md",
+    "ladder": "docs/evaluation.md",
+    "ladder-summary": "README.md",
+    "bench": "docs/performance.md",
+    "exploit": "docs/exploitability.md",
+}
 
 
 def replace_section(text: str, name: str, body: str) -> str:
-    """``text`` with the section ``name`` replaced by ``body``."""
+    """``text`` with the body of block ``name`` replaced by ``body``.
+
+    Raises:
+        ValueError: ``text`` has no such block.
+    """
     pattern = re.compile(rf"(<!-- {name}:start -->\n)(.*?)(<!-- {name}:end -->)", re.S)
     if not pattern.search(text):
-        raise ValueError(f"README has no <!-- {name}:start --> ... <!-- {name}:end --> section")
+        raise ValueError(f"no <!-- {name}:start --> ... <!-- {name}:end --> block (see BLOCKS)")
     return pattern.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(3), text)
 
 
 def section(text: str, name: str) -> str:
-    """The current body of section ``name``."""
+    """The current body of block ``name`` in ``text``.
+
+    Raises:
+        ValueError: ``text`` has no such block.
+    """
     m = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", text, re.S)
     if not m:
-        raise ValueError(f"README has no {name} section")
+        raise ValueError(f"no {name} block")
     return m.group(1)
 
 
-def ladder_markdown(results: dict, command: str) -> str:
+def code_blocks(text: str, language: str) -> list[tuple[str, str]]:
+    """The fenced code blocks of ``language`` in a markdown text, in order, as ``(marker, code)``.
+
+    ``marker`` is the text of an HTML comment on the line just before the fence (``<!-- file: my_bot.py -->``,
+    ``<!-- skip: why -->``), or ``""``; the docs tests use it to save a block as a file or to skip it.
+    """
+    out = []
+    pattern = re.compile(rf"(?:<!--\s*(.*?)\s*-->\n)?```{language}\n(.*?)```", re.S)
+    for m in pattern.finditer(text):
+        out.append((m.group(1) or "", m.group(2)))
+    return out
+
+
+def _rating(results: dict[str, Any]) -> dict[str, Any]:
     meta = results["meta"]
     # results.json before the ladder said what it rates: Elo only, under "elo", from meta["elo_from"]
-    rating = results.get("rating") or {"unit": "Elo", "source": meta["elo_from"],
-                                       "method": f"Elo from {meta['elo_from']}, random = 1000", "contradictions": []}
+    return results.get("rating") or {"unit": "Elo", "source": meta["elo_from"],
+                                     "method": f"Elo from {meta['elo_from']}, random = 1000", "contradictions": []}
+
+
+def _ladder_rows(results: dict[str, Any]) -> list[str]:
+    rating = _rating(results)
     unit, fmt = rating["unit"], (".0f" if rating["unit"] == "Elo" else "+.2f")
-    lines = [f"Measured with `{command}` ({meta['hands_played']:,} hands in {meta['seconds']:.0f} s, "
-             f"{meta['hands_per_second']:,.0f} hands/s on this 2-core machine; {rating['method']}):", "",
-             f"| rank | agent | {unit} | 95% CI |", "|---|---|---|---|"]
+    lines = [f"| rank | agent | {unit} | 95% CI |", "|---|---|---|---|"]
     for rank, (name, r) in enumerate(results["ladder"].items(), 1):
         value = r.get("rating", r.get("elo"))
         lines.append(f"| {rank} | {name} | {value:{fmt}} | ± {1.96 * r['se']:{fmt.lstrip('+')}} |")
+    return lines
+
+
+def ladder_command(results: dict[str, Any]) -> str:
+    """The ``mus tournament`` command that reproduces a ladder (from its ``meta``)."""
+    meta = results["meta"]
+    return (f"mus tournament --agents {','.join(meta['agents'])} --hands {meta['hands']} --games {meta['games']} "
+            f"--seed {meta['seed']} --out runs/ladder")
+
+
+def ladder_markdown(results: dict[str, Any], command: str | None = None) -> str:
+    """The evaluation page's ladder: the rating table, every pair's duplicate results, the two figures."""
+    meta, rating = results["meta"], _rating(results)
+    command = command or ladder_command(results)
+    lines = [f"Measured with `{command}` ({meta['hands_played']:,} hands in {meta['seconds']:.0f} s, "
+             f"{meta['hands_per_second']:,.0f} hands/s on this 2-core machine; {rating['method']}):", ""]
+    lines += _ladder_rows(results)
     if rating["contradictions"]:
         lines += ["", "The ladder reverses: " + "; ".join(rating["contradictions"]) + "."]
     lines += ["", "Duplicate pairs (stones per hand, A minus B, 95% CI over deals; games: A's win rate):", "",
@@ -61,19 +127,26 @@ def ladder_markdown(results: dict, command: str) -> str:
               "|---|---|---|---|---|---|---|"]
     pairs: dict[tuple[str, str], dict] = {}
     for p in results["pairs"]:
-        pairs.setdefault((p["a"], p["b"]), {}).update(
-            {"hands": p} if p["mode"] == "hands" else {"games": p})
+        pairs.setdefault((p["a"], p["b"]), {}).update({"hands": p} if p["mode"] == "hands" else {"games": p})
     for (a, b), d in pairs.items():
         h, g = d.get("hands"), d.get("games")
         hs = (f"{h['deals']:,} | {h['mean_diff']:+.3f} | [{h['ci_low']:+.3f}, {h['ci_high']:+.3f}]" if h
               else "– | – | –")
         gs = (f"{g['game_win_rate']:.3f} | [{g['win_ci_low']:.3f}, {g['win_ci_high']:.3f}]" if g else "– | –")
         lines.append(f"| {a} | {b} | {hs} | {gs} |")
-    lines += ["", "![ladder](docs/ladder.png) ![stones per lance](docs/lances.png)"]
+    lines += ["", "![ladder](ladder.png) ![stones per lance](lances.png)"]
     return "\n".join(lines)
 
 
-def exploit_markdown(results: list[dict]) -> str:
+def ladder_summary(results: dict[str, Any]) -> str:
+    """The README's ladder: the rating table and the command that made it."""
+    meta, rating = results["meta"], _rating(results)
+    source = (f"Elo from {meta['games']:,} duplicate games per pair, random = 1000" if rating["unit"] == "Elo"
+              else rating["method"])
+    return "\n".join(_ladder_rows(results) + ["", f"`{ladder_command(results)}`: {source}."])
+
+
+def exploit_markdown(results: Sequence[dict[str, Any]]) -> str:
     """The exploitability table: one row per probe (held-out gain of the best response, 95% CIs, budget)."""
     lines = ["| agent | probe | start | best response's gain, stones/hand | 95% CI | game win rate | 95% CI | "
              "greedy gain | trained | seed |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -88,11 +161,12 @@ def exploit_markdown(results: list[dict]) -> str:
     lines += ["", "Held out: " + ", ".join(f"{h:,} hands and {g:,} games, deal seed {s}" for h, g, s in sorted(held))
               + ". Commands, in the table's order:", ""]
     lines += [f"* `{r['command']}`" for r in results]
-    lines += ["", "![exploitability](docs/exploit.png)"]
+    lines += ["", "![exploitability](exploit.png)"]
     return "\n".join(lines)
 
 
-def bench_markdown(report: dict, command: str) -> str:
+def bench_markdown(report: dict[str, Any], command: str) -> str:
+    """The performance page's table from ``mus bench --json`` output."""
     lines = [f"`{command}` on this 2-core machine (random legal play, median of "
              f"{report.get('repeats', '?')} runs of {report.get('seconds', '?')} s; obs and mask included):", "",
              "| engine / interface | decisions/s | µs/decision |", "|---|---|---|"]
@@ -113,41 +187,65 @@ def bench_markdown(report: dict, command: str) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--ladder", help="results.json of a tournament")
-    p.add_argument("--ladder-command", default="mus tournament")
-    p.add_argument("--bench", help="JSON output of mus bench --json")
-    p.add_argument("--bench-command", default="mus bench --json")
-    p.add_argument("--exploit", nargs="+", help="exploit.json files of mus exploit runs, in table order")
-    p.add_argument("--signals", help="signals_value.json of a mus signals run")
-    args = p.parse_args(argv)
-    text = README.read_text(encoding="utf-8")
-    text = replace_section(text, "observation-table", observation_table())
-    text = replace_section(text, "sign-table", sign_table())
-    text = replace_section(text, "signal-observation-table", observation_table(signals=True))
-    if args.signals:
-        from experiments.evaluate.signals_value import markdown_table
+def signals_markdown(data: dict[str, Any]) -> str:
+    """The señas page's value table from a ``mus signals`` run's ``signals_value.json``."""
+    from experiments.evaluate.signals_value import markdown_table
 
-        data = json.loads(Path(args.signals).read_text())
-        body = (markdown_table(data["rows"]) + f"\n\n`{data['meta']['command']}` (seed {data['meta']['seed']}, "
-                f"{data['meta']['kings']} kings, target {data['meta']['target']}).")
-        text = replace_section(text, "signals-value", body)
-    if args.ladder:
-        text = replace_section(text, "ladder", ladder_markdown(json.loads(Path(args.ladder).read_text()),
-                                                              args.ladder_command))
-    if args.bench:
-        text = replace_section(text, "bench", bench_markdown(json.loads(Path(args.bench).read_text()),
-                                                            args.bench_command))
-    if args.exploit:
+    meta = data["meta"]
+    return (markdown_table(data["rows"]) + f"\n\n`{meta['command']}` (seed {meta['seed']}, {meta['kings']} kings, "
+            f"target {meta['target']}).")
+
+
+def _write_block(blocks: dict[str, str], name: str, body: str) -> None:
+    path = BLOCKS[name]
+    blocks[path] = replace_section(blocks[path], name, body)
+
+
+def update_docs(ladder: str | Path | None = None, bench: str | Path | None = None, bench_command: str = "mus bench",
+                exploit: Sequence[str | Path] = (), signals: str | Path | None = None,
+                root: str | Path | None = None) -> list[Path]:
+    """Rewrite the generated blocks (see the module docstring) and return the files that changed.
+
+    Args:
+        ladder: a tournament's ``results.json``: copied to ``docs/ladder_results.json``, then the evaluation
+            page's ladder and the README's summary are rebuilt from it (None: only the summary, from the copy).
+        bench: ``mus bench --json`` output for the performance page (None: left as it is).
+        bench_command: the command shown above the bench table.
+        exploit: ``exploit.json`` files of ``mus exploit`` runs, in table order; also redraws ``docs/exploit.png``.
+        signals: a ``mus signals`` run's ``signals_value.json``.
+        root: the repository root (default: this checkout's).
+
+    Raises:
+        ValueError: a page lost one of its block markers (the message names the block).
+        OSError: an input file cannot be read.
+    """
+    base = Path(root) if root is not None else ROOT
+    texts = {path: (base / path).read_text(encoding="utf-8") for path in sorted(set(BLOCKS.values()))}
+    blocks = dict(texts)
+    _write_block(blocks, "action-table", action_table())
+    _write_block(blocks, "observation-table", observation_table())
+    _write_block(blocks, "sign-table", sign_table())
+    _write_block(blocks, "signal-observation-table", observation_table(signals=True))
+    results_path = base / "docs" / "ladder_results.json"
+    if ladder is not None:
+        results = json.loads(Path(ladder).read_text(encoding="utf-8"))
+        results_path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        _write_block(blocks, "ladder", ladder_markdown(results))
+    _write_block(blocks, "ladder-summary", ladder_summary(json.loads(results_path.read_text(encoding="utf-8"))))
+    if bench is not None:
+        _write_block(blocks, "bench", bench_markdown(json.loads(Path(bench).read_text(encoding="utf-8")),
+                                                      bench_command))
+    if exploit:
         from experiments.evaluate.exploit import exploit_bars
 
-        results = [json.loads(Path(f).read_text()) for f in args.exploit]
-        text = replace_section(text, "exploit", exploit_markdown(results))
-        exploit_bars(results, README.parent / "docs" / "exploit.png")
-    README.write_text(text, encoding="utf-8")
-    print(f"updated {README}")
-
-
-if __name__ == "__main__":
-    main()
+        results_list = [json.loads(Path(f).read_text(encoding="utf-8")) for f in exploit]
+        _write_block(blocks, "exploit", exploit_markdown(results_list))
+        exploit_bars(results_list, base / "docs" / "exploit.png")
+    if signals is not None:
+        _write_block(blocks, "signals-value", signals_markdown(json.loads(Path(signals).read_text(encoding="utf-8"))))
+    changed = []
+    for path, text in blocks.items():
+        if text != texts[path]:
+            (base / path).write_text(text, encoding="utf-8")
+            changed.append(base / path)
+    return changed

@@ -1,0 +1,38 @@
+"""``mus update-docs``: rewrite the generated blocks of the docs pages and the README
+(:func:`experiments.tools.update_docs.update_docs`) from the code and from measurement files."""
+
+from __future__ import annotations
+
+import sys
+
+from experiments.commands.options import ArgumentParser
+from experiments.tools.update_docs import BLOCKS, update_docs
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run ``mus update-docs`` with ``argv`` (default: the process's arguments)."""
+    p = ArgumentParser(prog="mus update-docs",
+                       description="Rewrite the generated blocks of the documentation pages and of the README "
+                                   f"({', '.join(BLOCKS)}). The tables that come from the code are always "
+                                   "rewritten; the measured ones only when their file is given. Run it from a "
+                                   "checkout.")
+    p.add_argument("--ladder", help="results.json of a mus tournament: the ladder (copied to docs/ladder_results.json)")
+    p.add_argument("--bench", help="JSON output of mus bench --json: the performance table")
+    p.add_argument("--bench-command", default="mus bench --json", help="the command shown above the bench table")
+    p.add_argument("--exploit", nargs="+", default=(), metavar="EXPLOIT_JSON",
+                   help="exploit.json files of mus exploit runs, in table order (redraws docs/exploit.png)")
+    p.add_argument("--signals", help="signals_value.json of a mus signals run")
+    args = p.parse_args(argv)
+    try:
+        changed = update_docs(ladder=args.ladder, bench=args.bench, bench_command=args.bench_command,
+                              exploit=args.exploit, signals=args.signals)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"mus update-docs: error: {type(e).__name__}: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print("updated " + (", ".join(str(c) for c in changed) if changed else "nothing (every block is up to date)"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""The README and the docs pages: the front door stays short and its links resolve; every generated block is
+in sync with the code and the measurement files; every Python example runs as written (with smaller budgets);
+the tutorial's bot and the integrations' commands run; the old module paths still import.
+
+A fenced block preceded by ``<!-- file: NAME -->`` is written to ``NAME`` in the example's folder (later
+blocks of the same page import it); one preceded by ``<!-- skip: WHY -->`` is not run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from experiments.tools.update_docs import BLOCKS, code_blocks, section, update_docs
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PAGES = sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "DESIGN_ADDITIONS.md")
+
+#: Replacements that shrink an example's budget, per page: each must match at least once in that page's code.
+SMALLER = {
+    "integrations.md": [(".learn(10_000", ".learn(64"), ("n_steps=1024", "n_steps=64"),
+                        ("make_deals(1000,", "make_deals(50,"), ("MusVecEnv(64,", "MusVecEnv(8,"),
+                        ("n_steps=64, batch_size=1024", "n_steps=8, batch_size=64"), (".learn(200_000)", ".learn(64)")],
+    "evaluation.md": [("make_deals(500,", "make_deals(50,")],
+}
+#: Libraries of optional extras: a block that imports one that is missing is skipped.
+OPTIONAL = ("sb3_contrib", "stable_baselines3", "ray", "tianshou", "torch")
+
+
+def test_readme_is_a_short_front_door() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines: long sections belong in docs/"
+    text = "\n".join(lines)
+    for heading in ("## Install", "## Quick start", "## Hello world", "## Interfaces", "## Results", "## Commands",
+                    "## Layout", "## Tests and docs"):
+        assert heading in text, heading
+
+
+@pytest.mark.parametrize("page", [README, *PAGES], ids=lambda p: p.name)
+def test_relative_links_resolve(page: Path) -> None:
+    """Every relative link of the README and the pages names a file that exists (mkdocs checks the pages' links
+    and anchors again in ``mkdocs build --strict``)."""
+    text = page.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+://", target) or target.startswith("#"):
+            continue
+        path = (page.parent / target.split("#", 1)[0]).resolve()
+        assert path.exists(), f"{page.name}: broken link {target}"
+
+
+def test_quick_start_has_two_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = text.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.strip().splitlines() if line.strip() and not line.startswith("#")]
+    assert len(commands) == 2
+    assert ".ci/run" in commands[1] and "mus train" in commands[0]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python -m pytest -q -n 2" in ci and "python -m pytest -q -n 2" in text
+    assert "mkdocs build --strict" in ci
+
+
+def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
+    """Regenerating every block from the code and ``docs/ladder_results.json`` changes nothing."""
+    for path in set(BLOCKS.values()):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / path, tmp_path / path)
+    shutil.copy(ROOT / "docs" / "ladder_results.json", tmp_path / "docs" / "ladder_results.json")
+    changed = update_docs(root=tmp_path)
+    assert changed == [], f"out of date: {changed}; run: mus update-docs"
+    # and the check can fail: a stale table is rewritten
+    env = tmp_path / "docs" / "environments.md"
+    env.write_text(env.read_text(encoding="utf-8").replace("| 24 | QUIERO |", "| 24 | QUIERO? |"), encoding="utf-8")
+    assert update_docs(root=tmp_path) == [env]
+
+
+def test_every_block_has_its_markers() -> None:
+    for name, path in BLOCKS.items():
+        assert section((ROOT / path).read_text(encoding="utf-8"), name).strip(), (name, path)
+
+
+def _examples(page: Path) -> list[tuple[str, str]]:
+    return code_blocks(page.read_text(encoding="utf-8"), "python")
+
+
+@pytest.mark.parametrize("page", [p for p in [README, *PAGES] if _examples(p)], ids=lambda p: p.name)
+def test_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Python block of the page runs as written, in order, in one folder (later blocks import the files of
+    earlier ones), with the budgets of :data:`SMALLER` made smaller."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shrink = SMALLER.get(page.name, [])
+    used = set()
+    ran = 0
+    for marker, code in _examples(page):
+        if marker.startswith("skip:"):
+            continue
+        if marker.startswith("file:"):
+            (tmp_path / marker.split(":", 1)[1].strip()).write_text(code, encoding="utf-8")
+            compile(code, marker, "exec")
+            continue
+        missing = [m for m in OPTIONAL if re.search(rf"^\s*(from|import) {m}\b", code, re.M) and not _has(m)]
+        if missing:
+            continue
+        for old, new in shrink:
+            if old in code:
+                code, _ = code.replace(old, new), used.add(old)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DeprecationWarning)
+            exec(compile(code, f"{page.name}", "exec"), {"__name__": f"docs_example_{page.stem}"})
+        moved = [str(w.message) for w in caught if "moved to" in str(w.message)]
+        assert not moved, f"{page.name} uses an old import path: {moved}"
+        ran += 1
+    assert ran >= 1
+    assert used == {old for old, _ in shrink}, f"budget replacements that match nothing: {set(dict(shrink)) - used}"
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def _bash_commands(page: Path) -> list[list[str]]:
+    commands = []
+    for _, block in code_blocks(page.read_text(encoding="utf-8"), "bash"):
+        for line in block.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                commands.append(shlex.split(line))
+    return commands
+
+
+def _mus(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "experiments.cli", *argv], cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_tutorial_bot_plays_a_duplicate_tournament(tmp_path: Path) -> None:
+    """The tutorial's ``my_bot.py`` and its ``mus tournament`` command, with fewer hands: the bot is rated."""
+    page = ROOT / "docs" / "tutorial-bot.md"
+    files = [(m, c) for m, c in _examples(page) if m.startswith("file:")]
+    assert len(files) == 1 and len(files[0][1].strip().splitlines()) <= 40
+    (tmp_path / "my_bot.py").write_text(files[0][1], encoding="utf-8")
+    [command] = [c for c in _bash_commands(page) if c[:2] == ["mus", "tournament"]]
+    assert "my_bot.py:KingsBot" in command[command.index("--agents") + 1]
+    argv = command[1:] + ["--hands", "60", "--games", "4", "--no-plots", "--quiet"]
+    run = _mus(argv, tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = tmp_path / command[command.index("--out") + 1] / "results.json"
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert "my_bot.py:KingsBot" in results["ladder"]
+    assert {(p["a"], p["b"]) for p in results["pairs"]} >= {("rule", "my_bot.py:KingsBot")}
+
+
+#: Extra flags that shrink each library command's budget (argparse keeps the last value of a repeated flag).
+_SMALLER_COMMANDS = {
+    "sb3": ["--timesteps", "512", "--tables", "8", "--n-steps", "16", "--batch-size", "64", "--n-epochs", "1",
+            "--eval-deals", "20"],
+    "rllib": ["--num-env-runners", "0", "--envs-per-runner", "4", "--train-batch-size", "128", "--minibatch-size",
+              "64", "--num-epochs", "1", "--hidden", "32,32", "--eval-deals", "10"],
+    "tianshou": ["--epochs", "1", "--epoch-steps", "200", "--eval-games", "10", "--envs", "2"],
+    "tournament": ["--hands", "20", "--no-plots", "--quiet"],
+}
+
+
+def test_integration_commands_run(tmp_path: Path) -> None:
+    """Every command of the integrations page and the Ray tournament of the scaling page runs as written, in
+    order, in one folder (later commands use earlier ones' files), with smaller budgets: ``--iterations N`` of
+    ``mus rllib`` becomes 1, then 2 for the resumed run, and each command gets the flags of
+    :data:`_SMALLER_COMMANDS` appended. The cluster commands (``ray start``, in a ``text`` block) need several
+    machines and are not run."""
+    pytest.importorskip("ray")
+    pytest.importorskip("tianshou")
+    pytest.importorskip("sb3_contrib")
+    commands = _bash_commands(ROOT / "docs" / "integrations.md") + _bash_commands(ROOT / "docs" / "scaling.md")
+    assert [c[:2] for c in commands] == [["mus", "sb3"], ["mus", "tournament"], ["mus", "rllib"], ["mus", "rllib"],
+                                         ["mus", "rllib"], ["mus", "tournament"], ["mus", "tianshou"],
+                                         ["mus", "tianshou"], ["mus", "tournament"]]
+    iterations = iter(["1", "2"])
+    for words in commands:
+        name = words[1]
+        argv = list(words[1:])
+        if "--iterations" in argv:
+            argv[argv.index("--iterations") + 1] = next(iterations)
+        if name != "rllib" or "--export" not in argv:
+            argv += _SMALLER_COMMANDS[name]
+        if name == "tournament" and "--games" in argv and argv[argv.index("--games") + 1] != "0":
+            argv += ["--games", "4"]
+        run = _mus(argv, tmp_path)
+        assert run.returncode == 0, (words, run.stdout[-2000:], run.stderr[-4000:])
+    runs = tmp_path / "runs"
+    for produced in ("sb3/model.zip", "sb3/run.json", "sb3/tournament/results.json", "rllib/policy.pt",
+                     "rllib/exported.pt", "rllib/tournament/results.json", "t_ray/results.json"):
+        assert (runs / produced).stat().st_size > 0, produced
+    progress = (runs / "rllib" / "progress.json").read_text(encoding="utf-8")
+    assert '"iterations": 2' in progress
+
+
+def test_old_module_paths_still_import() -> None:
+    """The 0.1 paths of every moved module import (with a DeprecationWarning) as the module at its new path."""
+    import importlib
+
+    import experiments
+
+    for old, new in experiments.MOVED.items():
+        with pytest.warns(DeprecationWarning, match=re.escape(new)):
+            sys.modules.pop(old, None)
+            module = importlib.import_module(old)
+        assert module is importlib.import_module(new), old
