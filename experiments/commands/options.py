@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["ArgumentParser", "HelpFormatter", "int_in", "positive_float", "int_list", "check_writable_dir",
-           "check_writable_file", "check_agent_specs", "version", "MAX_TARGET", "MAX_DEALS"]
+           "check_writable_file", "check_agent_specs", "version", "MAX_TARGET", "MAX_DEALS", "boolean"]
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -84,6 +84,16 @@ def int_list(lo: int, hi: int | None = None) -> Callable[[str], tuple[int, ...]]
         return values
 
     return parse
+
+
+def boolean(text: str) -> bool:
+    """An argparse ``type``: ``true`` or ``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``; any case)."""
+    t = text.strip().lower()
+    if t in ("1", "true", "yes", "on"):
+        return True
+    if t in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
 def check_writable_dir(parser: argparse.ArgumentParser, option: str, folder: str | Path) -> Path:
