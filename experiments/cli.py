@@ -35,9 +35,9 @@ _EXTRAS = {"torch": "train", "ray": "rllib", "tianshou": "tianshou", "sb3_contri
 
 #: Subcommand -> (module, one-line description).
 COMMANDS = {
-    "train": ("experiments.train.ppo",
+    "train": ("experiments.commands.train",
               "train a policy by self-play PPO with a league (needs the train extra)"),
-    "exploit": ("experiments.evaluate.exploit",
+    "exploit": ("experiments.commands.exploit",
                 "best response to a frozen agent (a lower bound on its exploitability)"),
     "tournament": ("experiments.evaluate.tournament",
                    "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
@@ -55,6 +55,10 @@ COMMANDS = {
               "Ray RLlib PPO self-play, local or on a cluster (needs the rllib extra)"),
     "tianshou": ("experiments.integrations.tianshou_example",
                  "Tianshou masked DQN at one seat (needs the tianshou extra)"),
+    "ship-agent": ("experiments.commands.ship_agent",
+                   "maintainers: evaluate a run's policy on fresh deals, ship it as ppo with its model card"),
+    "bench-train": ("experiments.commands.bench_train",
+                    "maintainers: the trainer's decisions/s and where they go (env, learner, league, update)"),
 }
 
 

@@ -1,4 +1,5 @@
-"""The self-play trainer (experiments/train/ppo.py) and the policy agents (agents/policy.py, agents/sb3.py).
+"""The self-play trainer (experiments/train/ppo.py and its parts, mus train and mus ship-agent) and the policy
+agents (agents/policy.py, agents/sb3.py).
 
 Turn-based returns are checked against sums written out by hand; a tiny run is stopped, resumed and
 compared with an uninterrupted one metric for metric; damaged checkpoints and policy files give errors that
@@ -26,7 +27,12 @@ from agents.policy import (  # noqa: E402
     sample_masked,
     save_policy,
 )
+from experiments.commands import ship_agent as ship_command  # noqa: E402
+from experiments.commands import train as train_command  # noqa: E402
 from experiments.train import ppo as ps  # noqa: E402
+from experiments.train import ship_agent  # noqa: E402
+from experiments.train.buffer import HANDS_DIM, TurnBuffer, hands_input, relative_hands  # noqa: E402
+from experiments.train.league import SnapshotBank, frozen_agent, split_specs  # noqa: E402
 from mus_env import MusConfig, MusGame, VectorMusEnv  # noqa: E402
 from mus_env.actions import NUM_ACTIONS  # noqa: E402
 from mus_env.observation import OBS_DIM  # noqa: E402
@@ -36,7 +42,7 @@ GAMMA, LAM = 0.9, 0.8
 
 # ----------------------------------------------------------------------------------------------------
 # turn-based returns on a hand-made trajectory
-def _hand_made_buffer(split: bool) -> tuple[ps.TurnBuffer, dict[str, float]]:
+def _hand_made_buffer(split: bool) -> tuple[TurnBuffer, dict[str, float]]:
     """One table, all four seats learners. Steps (seat acting, then rewards paid by seat after the step):
 
     step 0: seat 0 acts (e0, V=0.1)
@@ -49,7 +55,7 @@ def _hand_made_buffer(split: bool) -> tuple[ps.TurnBuffer, dict[str, float]]:
 
     With ``split`` the rollout ends after step 3 and the rest is a second rollout (the carry-over path).
     """
-    buf = ps.TurnBuffer(num_tables=1, steps=8, obs_dim=3, num_actions=2)
+    buf = TurnBuffer(num_tables=1, steps=8, obs_dim=3, num_actions=2)
     values = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     seats = [0, 1, 2, 0, 3, 0, 1]
     pay = {2: [1, -1, 1, -1], 4: [-2, 2, -2, 2], 5: [3, -3, 3, -3]}
@@ -107,7 +113,7 @@ def test_turn_based_advantages_equal_hand_computation(split: bool) -> None:
 
 def test_open_entry_bootstraps_its_predecessor() -> None:
     # one seat decides twice and the rollout ends: the first is trained with the second's value as bootstrap
-    buf = ps.TurnBuffer(num_tables=1, steps=4, obs_dim=1, num_actions=2)
+    buf = TurnBuffer(num_tables=1, steps=4, obs_dim=1, num_actions=2)
     for v in (0.5, 2.0):
         buf.add(np.array([0]), np.array([1]), np.zeros((1, 1), np.float32), np.ones((1, 2), np.int8),
                 np.array([0]), np.zeros(1, np.float32), np.array([v], np.float32))
@@ -199,7 +205,7 @@ def test_tiny_run_writes_everything_and_resume_equals_uninterrupted(tmp_path) ->
     _plays_legal(agent)
     _plays_legal(make_agent(str(out / "checkpoint.pt"), greedy=True))
     # best_policy.pt is the policy of the evaluation with the best smallest margin (the latest on ties)
-    opponents = ps._split(full.args.eval_opponents)
+    opponents = split_specs(full.args.eval_opponents)
     scores = [min(e[f"{s}_stones"] for s in opponents) for e in full.evals]
     meta = load_policy_file(out / "best_policy.pt")["meta"]
     assert meta["eval_score"] == pytest.approx(max(scores))
@@ -394,7 +400,7 @@ def test_central_critic_input_is_the_hidden_state_relative_to_the_seat() -> None
     rng = np.random.default_rng(0)
     for step in range(30):
         seat = venv.current_player.astype(np.int64)
-        got = ps.hands_input(ps.relative_hands(venv.hands, seat)).reshape(16, 4, 40)
+        got = hands_input(relative_hands(venv.hands, seat)).reshape(16, 4, 40)
         for b in range(16):
             g = MusGame(MusConfig(), seed=int(venv.game_seeds[b]))
             state_hands = None
@@ -410,9 +416,9 @@ def test_central_critic_input_is_the_hidden_state_relative_to_the_seat() -> None
 
 def test_central_critic_run_and_policy_ignores_the_hands(tmp_path) -> None:
     t = ps.train(_tiny(tmp_path, "cc", central_critic=True, total_decisions=32 * 8 * 2), log=lambda *a: None)
-    assert t.net.arch["value_dim"] == ps.HANDS_DIM
+    assert t.net.arch["value_dim"] == HANDS_DIM
     obs = torch.rand(8, OBS_DIM)
-    h1, h2 = torch.rand(8, ps.HANDS_DIM), torch.rand(8, ps.HANDS_DIM)
+    h1, h2 = torch.rand(8, HANDS_DIM), torch.rand(8, HANDS_DIM)
     l1, v1 = t.net(obs, h1)
     l2, v2 = t.net(obs, h2)
     assert torch.equal(l1, l2) and not torch.equal(v1, v2)
@@ -421,16 +427,14 @@ def test_central_critic_run_and_policy_ignores_the_hands(tmp_path) -> None:
 
 def test_args_round_trip_through_json(tmp_path) -> None:
     args = _tiny(tmp_path, "j")
-    d = json.loads(json.dumps(ps._args_dict(args)))
+    d = json.loads(json.dumps(args.to_dict()))
     assert ps.make_args("tiny", **{**d, "hidden": tuple(d["hidden"])}) == args
 
 
 def test_ship_agent_writes_weights_card_and_curve(tmp_path, capsys) -> None:
-    from experiments.train import ship_agent
-
     ps.train(_tiny(tmp_path, "run"), log=lambda *a: None)
     dest, curve = tmp_path / "ship", tmp_path / "curve.png"
-    ship_agent.main([str(tmp_path / "run"), "--policy", "best_policy.pt", "--hands", "12", "--games", "4",
+    ship_command.main([str(tmp_path / "run"), "--policy", "best_policy.pt", "--hands", "12", "--games", "4",
                      "--dest", str(dest), "--curve", str(curve)])
     assert curve.is_file()
     blob = load_policy_file(dest / "ppo.pt")
@@ -443,17 +447,17 @@ def test_ship_agent_writes_weights_card_and_curve(tmp_path, capsys) -> None:
     assert "--policy best_policy.pt" in card and "the run's `best_policy.pt`" in card
     _plays_legal(make_agent(str(dest / "ppo.pt")))
     (dest / "ppo.md").write_text("stale")
-    ship_agent.main(["unused", "--card-only", "--dest", str(dest)])     # the card again, from the stored meta
+    ship_command.main(["unused", "--card-only", "--dest", str(dest)])     # the card again, from the stored meta
     assert (dest / "ppo.md").read_text() == card
     with pytest.raises(SystemExit):
-        ship_agent.main([str(tmp_path / "nothing")])
+        ship_command.main([str(tmp_path / "nothing")])
     assert "does not exist" in capsys.readouterr().err
 
 
 def test_snapshot_bank_equals_each_snapshot_net() -> None:
     torch.manual_seed(0)
     nets = [PolicyNet(hidden=(16, 8)) for _ in range(3)]
-    bank = ps.SnapshotBank([n.state_dict() for n in nets])
+    bank = SnapshotBank([n.state_dict() for n in nets])
     rng = np.random.default_rng(0)
     env = VectorMusEnv(40, seed=1)
     obs, mask = env.reset()
@@ -490,7 +494,7 @@ def test_bad_signal_args_are_clear_errors(capsys) -> None:
         ps.make_args("tiny", signal_intercept_p=0.2)
     for argv in (["--signals", "loud"], ["--signal-intercept-p", "0.5"]):
         with pytest.raises(SystemExit) as e:
-            ps.main(["--preset", "tiny", *argv])
+            train_command.main(["--preset", "tiny", *argv])
         assert e.value.code == 2
         assert "signal" in capsys.readouterr().err
 
@@ -523,7 +527,7 @@ def _plays_signals_game(agent, signals: str) -> int:
 def test_signals_run_writes_a_477_47_policy_that_signs_and_resumes_only_with_its_signals(tmp_path, capsys) -> None:
     out = tmp_path / "free"
     base = ["--preset", "tiny", "--out", str(out), "--progress", "false", "--total-decisions", str(32 * 8 * 2)]
-    ps.main([*base, "--signals", "free", "--signal-intercept-p", "0.25"])
+    train_command.main([*base, "--signals", "free", "--signal-intercept-p", "0.25"])
     for name in ("policy.pt", "best_policy.pt", "checkpoint.pt"):
         blob = load_policy_file(out / name)
         assert (blob["arch"]["obs_dim"], blob["arch"]["num_actions"]) == (477, 47), name
@@ -538,7 +542,7 @@ def test_signals_run_writes_a_477_47_policy_that_signs_and_resumes_only_with_its
     for other in (["--signals", "off"], ["--signals", "free"],
                   ["--signals", "truthful", "--signal-intercept-p", "0.25"]):
         with pytest.raises(SystemExit) as e:
-            ps.main([*base, "--resume", *other])
+            train_command.main([*base, "--resume", *other])
         assert e.value.code == 2
         err = capsys.readouterr().err
         assert "trained with signals='free', signal_intercept_p=0.25" in err and "477 observations" in err, err
@@ -546,13 +550,13 @@ def test_signals_run_writes_a_477_47_policy_that_signs_and_resumes_only_with_its
     with pytest.raises(ps.CheckpointError, match="now signals='off'"):
         ps.Trainer(ps.make_args("tiny", out=str(out), progress=False, total_decisions=32 * 8 * 2), resume=True)
     # with the same settings it resumes (a larger budget: one more update)
-    ps.main([*base[:-1], str(32 * 8 * 3), "--resume", "--signals", "free", "--signal-intercept-p", "0.25"])
+    train_command.main([*base[:-1], str(32 * 8 * 3), "--resume", "--signals", "free", "--signal-intercept-p", "0.25"])
     assert len(list(csv.DictReader(open(out / "metrics.csv")))) == 3
     # a policy trained with señas cannot sit in a run without them; one trained without plays a signals run
     with pytest.raises(ValueError, match="trained with señas"):
         ps.Trainer(ps.make_args("tiny", out=str(tmp_path / "off"), progress=False,
                                 league_mix=f"{out / 'policy.pt'}:1"))
-    opp = ps.frozen_agent("ppo", MusConfig(signals="free"))
+    opp = frozen_agent("ppo", MusConfig(signals="free"))
     obs, mask = VectorMusEnv(4, MusConfig(signals="free"), seed=1).reset()
     assert (mask[np.arange(4), opp.act_batch(obs, mask, np.random.default_rng(0))] == 1).all()
 

@@ -1,6 +1,6 @@
 """Ship a trained policy as the ``ppo`` agent: evaluate it in duplicate and write its weights and model card.
 
-``python -m experiments.train.ship_agent runs/ship`` reads a training run's folder (``policy.pt``, ``args.json``,
+``mus ship-agent runs/ship`` (:func:`ship`) reads a training run's folder (``policy.pt``, ``args.json``,
 ``run.json``, ``eval.csv``, ``learning_curve.png``), plays the policy in duplicate against every baseline
 (``--hands`` deals as single hands for stones/hand, ``--games`` deals as whole games for the game win rate,
 both with 95% confidence intervals and two-sided p-values; sampled play, and greedy play against ``rule``
@@ -12,11 +12,12 @@ and ``equity``), and writes:
 * ``docs/ppo_learning_curve.png``: the run's learning curve, for the README.
 
 The evaluation deals come from ``--seed`` (default 7), never from the training or in-training evaluation seeds.
+The command line is :mod:`experiments.commands.ship_agent`; this module takes plain Python values.
 """
 
 from __future__ import annotations
 
-import argparse
+import csv
 import json
 import math
 import shutil
@@ -24,13 +25,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agents import make_agent
+from agents.policy import build_net, load_policy_file, save_policy
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.tournament import PairResult, play_pair
+from experiments.train.report import learning_curve
 from mus_env import MusConfig
 
-__all__ = ["evaluate_policy", "write_card", "main"]
+__all__ = ["ship", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve", "BASELINES",
+           "ROOT"]
 
+#: The repository's root: ``agents/data`` and ``docs`` are written below it by default.
 ROOT = Path(__file__).resolve().parents[2]
+#: The baselines the shipped policy is evaluated against (sampled play).
 BASELINES = ("rule", "equity", "ordago", "random")
 
 
@@ -70,8 +77,6 @@ def evaluate_policy(policy: str | Path, hands: int, games: int, seed: int = 7, k
                     opponents: tuple[str, ...] = BASELINES, greedy_opponents: tuple[str, ...] = ("rule", "equity"),
                     log: Any = print) -> list[dict[str, Any]]:
     """Duplicate evaluation of a policy file against baselines: one row per (opponent, sampled/greedy)."""
-    from agents import make_agent
-
     cfg = MusConfig(kings=kings, target=target)
     hand_deals = make_deals(hands, seed, cfg.target)
     game_deals = make_deals(games, seed + 1, cfg.target)
@@ -129,7 +134,7 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         "Every setting is in `meta[\"args\"]` of `agents/data/ppo.pt` "
         "(`agents.policy.load_policy_file(...)[\"meta\"]`).", "",
         "## Evaluation", "",
-        f"Duplicate, `{meta.get('ship_command', 'python -m experiments.train.ship_agent')}` (deal seed "
+        f"Duplicate, `{meta.get('ship_command', 'mus ship-agent')}` (deal seed "
         f"{meta.get('eval_seed', '?')}, disjoint from training; the weights are the run's "
         f"`{_policy_of(meta)}`): each deal is played twice with the seats swapped. Stones/hand is ppo minus the "
         "baseline (an accepted órdago counts as the stones the winners lacked); the game win rate is over paired "
@@ -158,59 +163,54 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
     return path
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m experiments.train.ship_agent", description=__doc__.splitlines()[0])
-    p.add_argument("run", help="a training run's folder (mus train --out)")
-    p.add_argument("--policy", default="policy.pt",
-                   help="which of the run's policies: policy.pt (the last) or best_policy.pt")
-    p.add_argument("--hands", type=int, default=20000, help="duplicate deals played as single hands")
-    p.add_argument("--games", type=int, default=2000, help="duplicate deals played as whole games")
-    p.add_argument("--seed", type=int, default=7, help="seed of the evaluation deal sets")
-    p.add_argument("--dest", default=str(ROOT / "agents" / "data"), help="where ppo.pt and ppo.md go")
-    p.add_argument("--curve", default=str(ROOT / "docs" / "ppo_learning_curve.png"),
-                   help="where the run's learning curve goes (for the README)")
-    p.add_argument("--card-only", action="store_true",
-                   help="only rewrite DEST/ppo.md from the evaluation stored in DEST/ppo.pt (RUN is not read)")
-    a = p.parse_args(argv)
-    from agents.policy import build_net, load_policy_file, save_policy
+def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: int = 2000, seed: int = 7,
+         dest: str | Path = ROOT / "agents" / "data", curve: str | Path = ROOT / "docs" / "ppo_learning_curve.png",
+         log: Any = print) -> list[Path]:
+    """Evaluate the policy ``policy`` of the training run in folder ``run`` and ship it.
 
-    if a.card_only:
-        meta = load_policy_file(Path(a.dest) / "ppo.pt")["meta"]
-        print(f"wrote {write_card(Path(a.dest) / 'ppo.md', meta, meta['evaluation'])}")
-        return
+    Plays it in duplicate (:func:`evaluate_policy`, deals from ``seed``) and writes ``dest/ppo.pt`` (the weights,
+    with the run's command, settings, machine and the evaluation in its ``meta``), ``dest/ppo.md`` (the model
+    card) and ``curve`` (the run's learning curve, :func:`draw_curve`).
 
-    run = Path(a.run)
-    policy = run / a.policy
-    if not policy.is_file():
-        p.error(f"{policy} does not exist: give the folder of a run made by mus train (--out)")
-    blob = load_policy_file(policy)
-    net = build_net(blob, policy)
-    info = json.loads((run / "run.json").read_text()) if (run / "run.json").is_file() else {}
+    Returns:
+        The files written.
+
+    Raises:
+        FileNotFoundError: ``run`` holds no file ``policy``.
+    """
+    folder = Path(run)
+    path = folder / policy
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: give the folder of a run made by mus train (--out)")
+    blob = load_policy_file(path)
+    net = build_net(blob, path)
+    info = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
     train_meta = dict(blob.get("meta") or {})
-    rows = evaluate_policy(policy, a.hands, a.games, a.seed,
-                           kings=train_meta.get("args", {}).get("kings", 8),
-                           target=train_meta.get("args", {}).get("target", 40))
+    rows = evaluate_policy(path, hands, games, seed, kings=train_meta.get("args", {}).get("kings", 8),
+                           target=train_meta.get("args", {}).get("target", 40), log=log)
     meta = {"command": info.get("command", "?"), "run": info, "args": train_meta.get("args", {}),
             "arch": dict(net.arch), "parameters": sum(p.numel() for p in net.parameters()),
             "decisions": train_meta.get("decisions"), "updates": train_meta.get("update"),
-            "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": a.seed,
-            "ship_command": f"python -m experiments.train.ship_agent {a.run} --policy {a.policy} --hands {a.hands} "
-                            f"--games {a.games} --seed {a.seed}",
+            "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": seed,
+            "ship_command": f"mus ship-agent {run} --policy {policy} --hands {hands} --games {games} --seed {seed}",
             "evaluation": rows}
-    dest = Path(a.dest)
+    dest = Path(dest)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
     write_card(dest / "ppo.md", meta, rows)
-    curve = draw_curve(run, Path(a.curve))
-    print(f"wrote {dest / 'ppo.pt'}, {dest / 'ppo.md'}" + (f", {curve}" if curve else ""))
+    drawn = draw_curve(folder, Path(curve))
+    return [dest / "ppo.pt", dest / "ppo.md", *([drawn] if drawn else [])]
+
+
+def rewrite_card(dest: str | Path = ROOT / "agents" / "data") -> Path:
+    """Rewrite ``dest/ppo.md`` from the evaluation stored in ``dest/ppo.pt`` (no run is read, nothing is
+    played)."""
+    meta = load_policy_file(Path(dest) / "ppo.pt")["meta"]
+    return write_card(Path(dest) / "ppo.md", meta, meta["evaluation"])
 
 
 def draw_curve(run: Path, dest: Path) -> Path | None:
     """Redraw ``run``'s learning curve from its ``eval.csv`` with the current plotting code (falling back to a
     copy of its ``learning_curve.png``); ``None`` when the run has neither."""
-    import csv
-
-    from experiments.train.ppo import learning_curve
-
     if (run / "eval.csv").is_file():
         with open(run / "eval.csv", newline="") as f:
             evals = [{k: float(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
@@ -222,6 +222,3 @@ def draw_curve(run: Path, dest: Path) -> Path | None:
         return dest
     return None
 
-
-if __name__ == "__main__":
-    main()

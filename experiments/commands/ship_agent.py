@@ -1,0 +1,44 @@
+"""``mus ship-agent RUN``: evaluate a training run's policy on fresh deals and ship it as the ``ppo`` agent, with
+its model card (:func:`experiments.train.ship_agent.ship`; maintainers)."""
+
+from __future__ import annotations
+
+from experiments.commands.options import ArgumentParser
+from experiments.train import ship_agent
+
+__all__ = ["parser", "main"]
+
+
+def parser() -> ArgumentParser:
+    """The ``mus ship-agent`` parser (defaults shown in ``-h``)."""
+    p = ArgumentParser(prog="mus ship-agent", description=ship_agent.__doc__.splitlines()[0])
+    p.add_argument("run", help="a training run's folder (mus train --out)")
+    p.add_argument("--policy", default="policy.pt",
+                   help="which of the run's policies: policy.pt (the last) or best_policy.pt")
+    p.add_argument("--hands", type=int, default=20000, help="duplicate deals played as single hands")
+    p.add_argument("--games", type=int, default=2000, help="duplicate deals played as whole games")
+    p.add_argument("--seed", type=int, default=7, help="seed of the evaluation deal sets")
+    p.add_argument("--dest", default=str(ship_agent.ROOT / "agents" / "data"), help="where ppo.pt and ppo.md go")
+    p.add_argument("--curve", default=str(ship_agent.ROOT / "docs" / "ppo_learning_curve.png"),
+                   help="where the run's learning curve goes (for the README)")
+    p.add_argument("--card-only", action="store_true",
+                   help="only rewrite DEST/ppo.md from the evaluation stored in DEST/ppo.pt (RUN is not read)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``mus ship-agent RUN [options]``; a run folder without the policy is one line on stderr, exit status 2."""
+    p = parser()
+    a = p.parse_args(argv)
+    if a.card_only:
+        print(f"wrote {ship_agent.rewrite_card(a.dest)}")
+        return
+    try:
+        written = ship_agent.ship(a.run, a.policy, a.hands, a.games, a.seed, dest=a.dest, curve=a.curve)
+    except FileNotFoundError as e:
+        p.error(str(e))
+    print("wrote " + ", ".join(map(str, written)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""``mus train``: self-play PPO with a league (:mod:`experiments.train.ppo`).
+
+Every field of :class:`experiments.train.ppo.Args` is a flag (``--num-tables``, ``--league-mix``, ...), with
+the field's docstring as its help; ``--preset`` picks the values the flags not given take (``tiny``,
+``default``, ``ship``). ``--resume`` continues the run in ``--out`` from its checkpoint, ``--overwrite``
+replaces it. At the end the last and best evaluations and the files written are printed.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import sys
+from pathlib import Path
+
+from experiments.commands.options import ArgumentParser, boolean, check_writable_dir
+from experiments.train import ppo
+from experiments.train.checkpoint import CheckpointError
+from experiments.train.report import print_summary
+from mus_env.config import SIGNALS_CHOICES
+
+__all__ = ["field_docs", "parser", "main"]
+
+
+def field_docs() -> dict[str, str]:
+    """The docstring under each field of :class:`experiments.train.ppo.Args` (shown by ``--help``)."""
+    tree = ast.parse(inspect.getsource(ppo.Args))
+    docs: dict[str, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for node, nxt in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+            docs[node.target.id] = str(nxt.value.value)  # type: ignore[union-attr]
+    return docs
+
+
+def parser() -> ArgumentParser:
+    """The ``mus train`` parser: ``--preset``, ``--resume``, ``--overwrite`` and one flag per ``Args`` field
+    (default None: the preset's value), its help the field's docstring with the default preset's value and, where
+    it differs, the ship preset's."""
+    p = ArgumentParser(prog="mus train", description=ppo.__doc__.splitlines()[0],
+                       epilog="Every value not given comes from the preset; [brackets] show the default "
+                              "preset's value and where the ship preset differs.")
+    p.add_argument("--preset", default="default", choices=sorted(ppo.PRESETS),
+                   help="named settings to start from [default]")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    p.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
+    defaults = ppo.Args()
+    docs = field_docs()
+    for f in dataclasses.fields(ppo.Args):
+        flag = "--" + f.name.replace("_", "-")
+        value = getattr(defaults, f.name)
+        shown = " ".join(map(str, value)) if isinstance(value, tuple) else value
+        doc = f"{docs.get(f.name, '')} [{shown}"
+        if f.name in ppo.PRESETS["ship"]:
+            doc += f"; ship: {ppo.PRESETS['ship'][f.name]}"
+        doc = (doc + "]").replace("%", "%%")
+        if isinstance(value, bool):
+            p.add_argument(flag, type=boolean, default=None, metavar="BOOL", help=doc)
+        elif f.name == "signals":
+            p.add_argument(flag, default=None, choices=SIGNALS_CHOICES, help=doc)
+        elif isinstance(value, tuple):
+            p.add_argument(flag, type=int, nargs="+", default=None, help=doc)
+        else:
+            p.add_argument(flag, type=type(value), default=None, help=doc)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``mus train [options]``: parse, check the settings and the output folder, train, print the summary.
+
+    A bad option, setting or output folder is one line on stderr and exit status 2, as is a run that cannot be
+    resumed (or a folder that already holds one, without ``--resume`` or ``--overwrite``).
+    """
+    p = parser()
+    ns = p.parse_args(argv)
+    overrides = {k: v for k, v in vars(ns).items() if k not in ("preset", "resume", "overwrite") and v is not None}
+    if "hidden" in overrides:
+        overrides["hidden"] = tuple(overrides["hidden"])
+    try:
+        args = ppo.make_args(ns.preset, **overrides)
+    except ValueError as e:
+        p.error(str(e))
+    check_writable_dir(p, "--out", Path(args.out))
+    command = "mus train " + " ".join(sys.argv[1:] if argv is None else argv)
+    try:
+        t = ppo.train(args, resume=ns.resume, run_info={"command": command, "preset": ns.preset},
+                      overwrite=ns.overwrite)
+    except CheckpointError as e:
+        print(f"mus train: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print_summary(t)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,350 @@
+"""The league of :mod:`experiments.train.ppo`: who sits opposite the learner, and how the frozen members play.
+
+* :class:`League`: per table, the opponent kind (``self``, a baseline or policy file, the ``exploiter``, a
+  snapshot of the learner) and which seats are the learner's, redrawn at every new game from ``league_mix``
+  (:func:`parse_mix`); the pool of snapshots; the frozen opponents' actions (:meth:`League.opponent_actions`);
+  the learner's results against the league since the last log row (:attr:`League.recent`).
+* :class:`SnapshotBank`: every snapshot of the pool in one batched forward pass.
+* :func:`frozen_agent`: an ``agents.make_agent`` spec ready for a game of the run's config.
+* :func:`learner_free` and :class:`RestrictedAgent`: the learner deciding only some of its decisions
+  (``Args.learner_decides``, the probes of ``mus exploit``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+from agents import make_agent
+from agents.policy import masked_log_probs, sample_masked
+from agents.signs import SilentAgent
+from mus_env import MusConfig
+from mus_env.actions import Action
+from mus_env.observation import OBS_DIM, OFFSETS, obs_dim
+from mus_env.tables import LANCE_NAMES
+
+__all__ = ["BASELINES", "LEARNING_MEMBERS", "LEARNER_DECIDES", "BETTING", "RECENT", "split_specs", "is_fixed_spec",
+           "policy_obs_dim", "frozen_agent", "learner_free", "parse_mix", "check_league_args", "League",
+           "SnapshotBank", "RestrictedAgent"]
+
+#: Baseline agents the league and the evaluation may use.
+BASELINES = ("rule", "equity", "random", "ordago")
+
+#: League members that are not frozen agents: the learner itself, its snapshots and its exploiter.
+LEARNING_MEMBERS = ("self", "snapshot", "exploiter")
+
+#: Values of ``Args.learner_decides``.
+LEARNER_DECIDES = ("all", "bidding", *LANCE_NAMES)
+
+#: The betting actions (paso .. órdago): what the learner still decides under ``learner_decides="bidding"``.
+BETTING = slice(int(Action.PASO), int(Action.ORDAGO) + 1)
+
+#: The learner's results against the league since the last log row (:attr:`League.recent`), all zero.
+RECENT = {"games": 0, "learner_wins": 0.0, "learner_stones": 0.0, "hands": 0, "exploiter_stones": 0.0,
+          "exploiter_hands": 0}
+
+
+def split_specs(text: str) -> list[str]:
+    """``"rule, equity"`` -> ``["rule", "equity"]``: the items of a comma-separated list, stripped, none empty."""
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def is_fixed_spec(name: str) -> bool:
+    """A frozen agent the league and the evaluation can seat: a baseline, the shipped ``ppo``, or a policy file
+    (``*.pt`` from ``mus train``, ``*.zip`` from sb3-contrib), as ``agents.make_agent`` reads them."""
+    return name in BASELINES or name == "ppo" or name.endswith((".pt", ".zip"))
+
+
+def policy_obs_dim(agent: Any) -> int | None:
+    """The observation length a frozen policy agent reads (its network's input), None for the baselines (they
+    read any observation)."""
+    net = getattr(agent, "net", None)
+    if net is not None and isinstance(getattr(net, "arch", None), dict):
+        return int(net.arch["obs_dim"])
+    shape = getattr(getattr(getattr(agent, "model", None), "observation_space", None), "shape", None)
+    return int(shape[0]) if shape else None
+
+
+def frozen_agent(spec: str, config: MusConfig) -> Any:
+    """``agents.make_agent(spec)`` ready to play games of ``config`` (league opponents and evaluation).
+
+    A policy trained without señas plays a signals game silently (it never signs and sees no sign:
+    :class:`agents.signs.SilentAgent`; ``TorchPolicyAgent`` does this itself). A policy trained with señas
+    cannot play a game without them.
+
+    Raises:
+        ValueError: ``spec`` is a policy whose observation does not fit ``config``; the message says which
+            ``--signals`` it needs.
+    """
+    agent = make_agent(spec)
+    reads, game = policy_obs_dim(agent), obs_dim(config)
+    if reads is None or reads == game:
+        return agent
+    if reads == OBS_DIM:
+        return agent if hasattr(agent, "net") else SilentAgent(agent, obs_dim=OBS_DIM)
+    raise ValueError(f"opponent {spec!r} reads observations of {reads} entries (a policy trained with señas) but "
+                     f"this run plays signals={config.signals!r} ({game} entries): train with --signals truthful "
+                     "or free, or choose another opponent")
+
+
+def learner_free(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], decides: str) -> npt.NDArray[np.bool_]:
+    """Which of these decisions the learner makes under ``Args.learner_decides``: all of them, the betting ones
+    (``bidding``: paso, envites, quiero, no quiero, órdago), or the betting of one lance (its name)."""
+    if decides == "all":
+        return np.ones(len(mask), dtype=bool)
+    betting = np.asarray(mask)[:, BETTING].any(axis=1)
+    if decides == "bidding":
+        return betting
+    lance = np.asarray(obs)[:, OFFSETS["lance"]].argmax(axis=1)
+    return betting & (lance == LANCE_NAMES.index(decides))
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    """``"self:0.4,snapshot:0.2,rule:0.4"`` -> normalised shares; ``ValueError`` names a bad entry."""
+    mix: dict[str, float] = {}
+    for item in split_specs(text):
+        name, sep, share = item.rpartition(":")
+        if not sep:
+            name, share = item, ""
+        name = name.strip()
+        if name not in LEARNING_MEMBERS and not is_fixed_spec(name):
+            raise ValueError(f"league_mix: unknown opponent {name!r} (use self, snapshot, exploiter, "
+                             f"{', '.join(BASELINES)}, "
+                             "ppo, or a policy file *.pt / *.zip)")
+        try:
+            w = float(share) if share else 1.0
+        except ValueError:
+            raise ValueError(f"league_mix: share of {name!r} must be a number, got {share!r}") from None
+        if w < 0 or not np.isfinite(w):
+            raise ValueError(f"league_mix: share of {name!r} must be >= 0, got {w}")
+        mix[name] = mix.get(name, 0.0) + w
+    total = sum(mix.values())
+    if total <= 0:
+        raise ValueError(f"league_mix {text!r} has no opponent with a positive share")
+    return {k: v / total for k, v in mix.items() if v > 0}
+
+
+def check_league_args(league_mix: str, eval_opponents: str, learner_decides: str, exploiter_reset_every: int) -> None:
+    """Check the league's settings of ``experiments.train.ppo.Args`` together; ``ValueError`` names the bad one."""
+    mix = parse_mix(league_mix)
+    for spec in split_specs(eval_opponents):
+        if not is_fixed_spec(spec):
+            raise ValueError(f"Args.eval_opponents: {spec!r} is not a baseline ({', '.join(BASELINES)}), "
+                             "ppo or a policy file")
+    if learner_decides not in LEARNER_DECIDES:
+        raise ValueError(f"Args.learner_decides must be one of {', '.join(LEARNER_DECIDES)}, "
+                         f"got {learner_decides!r}")
+    if learner_decides != "all" and (set(LEARNING_MEMBERS) & set(mix)):
+        raise ValueError("Args.learner_decides: the decisions the learner does not make are played by the "
+                         "opposing agent's own policy, so the league_mix must hold frozen agents only "
+                         f"(no self, snapshot or exploiter), got {league_mix!r}")
+    if exploiter_reset_every and "exploiter" not in mix:
+        raise ValueError(f"Args.exploiter_reset_every={exploiter_reset_every} needs an exploiter in the "
+                         f"league_mix (e.g. 'exploiter:0.25'), got {league_mix!r}")
+
+
+class League:
+    """Who sits opposite the learner on each table, redrawn at every new game.
+
+    ``kind[b]`` indexes :attr:`members`: 0 is ``self`` (the current policy on both teams), then the
+    baselines of the mix, then the ``exploiter`` when the mix has one (:attr:`exploiter_kind`), then one entry
+    per snapshot of the pool (from :attr:`first_snapshot`). ``learner[b, s]`` says which seats are the
+    learner's. :attr:`recent` counts the learner's games and hands against the other kinds since the last log
+    row (:meth:`count_games`, :meth:`count_hands`, :meth:`take_recent`).
+    """
+
+    def __init__(self, mix: dict[str, float], pool_size: int, num_tables: int,
+                 config: MusConfig | None = None) -> None:
+        self.mix = mix
+        self.pool_size = pool_size
+        # the baselines in a fixed order, then any other frozen agents (policy files) in the mix's order
+        self.baselines = [name for name in BASELINES if name in mix] + \
+            [name for name in mix if name not in (*LEARNING_MEMBERS, *BASELINES)]
+        self.has_exploiter = "exploiter" in mix
+        #: kind of the exploiter's tables (-1: no exploiter), and of the pool's first snapshot
+        self.exploiter_kind = 1 + len(self.baselines) if self.has_exploiter else -1
+        self.first_snapshot = 1 + len(self.baselines) + int(self.has_exploiter)
+        self.agents = {name: frozen_agent(name, config or MusConfig()) for name in self.baselines}
+        self.pool: list[dict[str, Any]] = []           # snapshot state dicts, oldest first
+        self.pool_ids: list[int] = []                  # the update each snapshot was taken at
+        self.kind = np.zeros(num_tables, dtype=np.int64)
+        self.learner = np.ones((num_tables, 4), dtype=bool)
+        self.recent = dict(RECENT)
+        self.bank: SnapshotBank | None = None          # the pool, stacked for batched play (built on use)
+
+    @property
+    def members(self) -> list[str]:
+        """The name of each kind: ``self``, the frozen agents, ``exploiter``, ``snapshot@<update>``."""
+        return ["self", *self.baselines, *(["exploiter"] if self.has_exploiter else []),
+                *(f"snapshot@{u}" for u in self.pool_ids)]
+
+    def draw(self, tables: npt.NDArray[np.int64], rng: np.random.Generator) -> None:
+        """New opponents (and learner team) for the games starting on ``tables``."""
+        if not len(tables):
+            return
+        names = list(self.mix)
+        shares = np.array([self.mix[n] for n in names])
+        pick = rng.choice(len(names), size=len(tables), p=shares)
+        team = rng.integers(0, 2, len(tables))
+        snap = rng.integers(0, max(len(self.pool), 1), len(tables))
+        kind = np.zeros(len(tables), dtype=np.int64)
+        for j, name in enumerate(names):
+            sel = pick == j
+            if name == "snapshot":
+                kind[sel] = np.where(len(self.pool) > 0, self.first_snapshot + snap[sel], 0)
+            elif name == "exploiter":
+                kind[sel] = self.exploiter_kind
+            elif name != "self":
+                kind[sel] = 1 + self.baselines.index(name)
+        self.kind[tables] = kind
+        seats = np.arange(4)
+        self.learner[tables] = (seats[None, :] % 2 == team[:, None]) | (kind[:, None] == 0)
+
+    def add_snapshot(self, state: dict[str, Any], update: int) -> None:
+        """Add a frozen copy of the learner; past ``pool_size`` the oldest leaves (tables that faced it face
+        the next oldest until their game ends)."""
+        self.pool.append(state)
+        self.pool_ids.append(update)
+        if len(self.pool) > self.pool_size:
+            self.pool.pop(0)
+            self.pool_ids.pop(0)
+            first = self.first_snapshot
+            # tables facing the dropped snapshot now face the next one (the indices shift by one)
+            old = self.kind >= first
+            self.kind[old] = np.maximum(self.kind[old] - 1, first)
+
+    def exploiter_seats(self) -> npt.NDArray[np.bool_]:
+        """``(B, 4)`` True for the seats the exploiter plays (the opponents' seats of its tables)."""
+        return (self.kind == self.exploiter_kind)[:, None] & ~self.learner
+
+    def snapshot_bank(self) -> SnapshotBank:
+        """The pool stacked for one batched forward pass (rebuilt when the pool changes)."""
+        key = tuple(self.pool_ids)
+        if self.bank is None or self.bank.key != key:
+            self.bank = SnapshotBank(self.pool, key)
+        return self.bank
+
+    def opponent_actions(self, rows: npt.NDArray[np.int64], obs: npt.NDArray[np.float32],
+                         mask: npt.NDArray[np.int8], rng: np.random.Generator,
+                         actions: npt.NDArray[np.int64]) -> None:
+        """Fill ``actions[rows]`` with the frozen opponents' choices on tables ``rows`` (``obs``, ``mask``: all
+        tables' current views): each frozen agent on its tables, and all snapshots in one batched forward pass."""
+        kinds = self.kind[rows]
+        nb = len(self.baselines)
+        first = self.first_snapshot
+        if ((kinds == 0) | (kinds == self.exploiter_kind)).any():
+            raise AssertionError("a 'self' or 'exploiter' table reached the frozen opponents")
+        for kind in np.unique(kinds[kinds <= nb]):
+            sel = rows[kinds == kind]
+            agent = self.agents[self.baselines[kind - 1]]
+            actions[sel] = agent.act_batch(obs[sel], mask[sel], rng)
+        snap = kinds >= first
+        if snap.any():
+            sel = rows[snap]
+            probs = self.snapshot_bank().probabilities(obs[sel], mask[sel], kinds[snap] - first)
+            actions[sel] = sample_masked(probs, rng)
+
+    def count_games(self, fin: npt.NDArray[np.int64], winner: npt.NDArray[np.int64]) -> None:
+        """Count the learner's results in the games just ended on tables ``fin`` (``winner``: every table's
+        winning team), except self-play games (50/50 by construction); call before :meth:`draw`."""
+        vs = fin[self.kind[fin] != 0]
+        if vs.size:
+            learner_team = np.argmax(self.learner[vs], axis=1) % 2
+            self.recent["games"] += int(vs.size)
+            self.recent["learner_wins"] += float((winner[vs] == learner_team).sum())
+
+    def count_hands(self, hand: npt.NDArray[np.int64], rewards: npt.NDArray[np.float32]) -> None:
+        """Count the learner's stones in the hands just ended on tables ``hand`` (``rewards``: ``(B, 4)`` stones
+        per seat), and the exploiter's on its tables, except in self-play."""
+        vs = hand[self.kind[hand] != 0]
+        if vs.size:
+            learner_seat = np.argmax(self.learner[vs], axis=1)
+            stones = rewards[vs, learner_seat]
+            self.recent["hands"] += int(vs.size)
+            self.recent["learner_stones"] += float(stones.sum())
+            ex = self.kind[vs] == self.exploiter_kind
+            self.recent["exploiter_hands"] += int(ex.sum())
+            self.recent["exploiter_stones"] -= float(stones[ex].sum())
+
+    def take_recent(self) -> dict[str, Any]:
+        """The counts of :attr:`recent` as they are, and start new ones from zero."""
+        recent, self.recent = self.recent, dict(RECENT)
+        return recent
+
+
+class SnapshotBank:
+    """The league's frozen snapshots, stacked: one batched forward pass plays every snapshot's tables.
+
+    Each snapshot's rows are gathered into a zero-padded block ``(K, G, obs_dim)`` (K snapshots, G the largest
+    group) and pushed through the stacked layers with ``torch.baddbmm``, so a step costs one pass instead of
+    one per snapshot; the probabilities equal each snapshot's own ``PolicyNet`` (tested).
+    """
+
+    def __init__(self, states: list[dict[str, Any]], key: tuple[int, ...] = ()) -> None:
+        self.key = key
+        self.layers: list[tuple[torch.Tensor, torch.Tensor]] = []
+        if not states:
+            return
+        names = sorted({k.rsplit(".", 1)[0] for k in states[0] if k.startswith("trunk.")},
+                       key=lambda n: int(n.split(".")[1])) + ["policy_head"]
+        for name in names:
+            w = torch.stack([st[f"{name}.weight"].detach().float() for st in states]).transpose(1, 2).contiguous()
+            b = torch.stack([st[f"{name}.bias"].detach().float() for st in states])[:, None, :].contiguous()
+            self.layers.append((w, b))
+
+    def probabilities(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8],
+                      which: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """Masked action probabilities of row ``i`` under snapshot ``which[i]``."""
+        k = len(self.layers[0][0])
+        which = np.asarray(which, dtype=np.int64)
+        order = np.argsort(which, kind="stable")
+        counts = np.bincount(which, minlength=k)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        pos = np.empty(len(which), dtype=np.int64)
+        pos[order] = np.arange(len(which)) - np.repeat(starts, counts)
+        x = torch.zeros((k, int(counts.max()), obs.shape[1]), dtype=torch.float32)
+        x[torch.from_numpy(which), torch.from_numpy(pos)] = torch.from_numpy(np.ascontiguousarray(obs))
+        with torch.no_grad():
+            for i, (w, b) in enumerate(self.layers):
+                x = torch.baddbmm(b, x, w)
+                if i < len(self.layers) - 1:
+                    x = torch.relu(x)
+            logits = x[torch.from_numpy(which), torch.from_numpy(pos)]
+            logp = masked_log_probs(logits, torch.from_numpy(np.ascontiguousarray(mask)))
+        return logp.exp().numpy()
+
+
+class RestrictedAgent:
+    """The learner where ``Args.learner_decides`` lets it decide, another agent (the opponent's own policy)
+    everywhere else: how a restricted probe's policy plays, in training and in evaluation."""
+
+    def __init__(self, learner: Any, proxy: Any, decides: str, name: str | None = None) -> None:
+        if decides not in LEARNER_DECIDES:
+            raise ValueError(f"decides must be one of {', '.join(LEARNER_DECIDES)}, got {decides!r}")
+        self.learner, self.proxy, self.decides = learner, proxy, decides
+        self.name = name or f"{getattr(learner, 'name', 'learner')}[{decides}]"
+
+    def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
+                  rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        """One action per row: the learner's where it decides (:func:`learner_free`), the proxy's elsewhere."""
+        obs, masks = np.asarray(obs), np.asarray(masks)
+        free = learner_free(obs, masks, self.decides)
+        out = np.zeros(len(obs), dtype=np.int64)
+        if free.any():
+            out[free] = self.learner.act_batch(obs[free], masks[free], rng)
+        if (~free).any():
+            out[~free] = self.proxy.act_batch(obs[~free], masks[~free], rng)
+        return out
+
+    def act(self, observation: npt.NDArray[np.float32], action_mask: npt.NDArray[np.int8],
+            rng: np.random.Generator) -> int:
+        """One decision (:meth:`act_batch` on a batch of one)."""
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None], rng)[0])
+
+    def __call__(self, observation: npt.NDArray[np.float32], action_mask: npt.NDArray[np.int8],
+                 rng: np.random.Generator) -> int:
+        """Agents are plain callables too: the same as :meth:`act`."""
+        return self.act(observation, action_mask, rng)

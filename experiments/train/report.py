@@ -1,0 +1,169 @@
+"""What a run of :mod:`experiments.train.ppo` reports: ``metrics.csv``, ``eval.csv``, ``learning_curve.png``,
+``args.json`` and ``run.json`` in its folder, the progress bar, and the summary printed at the end.
+
+:func:`eval_score` is how ``best_policy.pt`` is chosen among the evaluations; :func:`machine_text` describes
+the machine for run records and model cards. TensorBoard scalars are written by the training loop itself.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from tqdm import tqdm
+
+from experiments.train.league import split_specs
+
+__all__ = ["machine_text", "eval_score", "eval_text", "write_run_record", "write_csv", "write_logs",
+           "learning_curve", "progress_bar", "NullBar", "print_summary"]
+
+
+def machine_text() -> str:
+    """A line describing this machine (CPU model, cores, memory), for run records and model cards."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        lines = Path("/proc/meminfo").read_text().splitlines()
+        kb = int(next(ln for ln in lines if ln.startswith("MemTotal")).split()[1])
+        mem = f", {kb / 2**20:.0f} GiB"
+    except (OSError, StopIteration, ValueError):
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.machine()}, "
+            f"Python {platform.python_version()}")
+
+
+def eval_score(ev: dict[str, Any], opponents: list[str]) -> float:
+    """How ``best_policy.pt`` is chosen: the smallest stones/hand margin over the evaluation opponents (the
+    policy that beats its hardest baseline by the most)."""
+    return min(float(ev[f"{spec}_stones"]) for spec in opponents)
+
+
+def eval_text(row: dict[str, Any], opponents: list[str]) -> str:
+    """An evaluation row in a few words, for the progress bar: ``rule +0.12/h 0.55w equity ...``."""
+    return " ".join(f"{s} {row[f'{s}_stones']:+.2f}/h {row[f'{s}_win']:.2f}w" for s in opponents)
+
+
+def write_run_record(out: Path, args: dict[str, Any], run_info: dict[str, Any] | None, resume: bool,
+                     torch_threads: int, from_update: int) -> None:
+    """Write ``args.json`` (the settings) and add this session to ``run.json`` (what ``run_info`` says, e.g.
+    the command line and preset, with the machine, torch version and threads, start time and first update;
+    a resumed run keeps its first session's fields and appends to ``sessions``)."""
+    (out / "args.json").write_text(json.dumps(args, indent=2))
+    record = out / "run.json"
+    info = json.loads(record.read_text()) if resume and record.is_file() else {}
+    session = {**(run_info or {}), "machine": machine_text(), "torch": torch.__version__,
+               "torch_threads": torch_threads, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+               "from_update": from_update}
+    info = {**session, **{k: v for k, v in info.items() if k != "sessions"}} if not info else info
+    info.setdefault("sessions", []).append(session)
+    record.write_text(json.dumps(info, indent=2))
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Rows as a CSV file (columns in order of first appearance), written whole and renamed into place."""
+    if not rows:
+        return
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def write_logs(out: Path, history: list[dict[str, Any]], evals: list[dict[str, Any]], opponents: list[str]) -> None:
+    """Rewrite ``metrics.csv`` (one row per update), ``eval.csv`` and ``learning_curve.png`` (one row and point
+    per evaluation) in ``out``."""
+    write_csv(out / "metrics.csv", history)
+    write_csv(out / "eval.csv", evals)
+    if evals:
+        learning_curve(evals, out / "learning_curve.png", opponents)
+
+
+def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str]) -> Path:
+    """Evaluation stones/hand and game win rate (95% CI bands) against decisions and against wall time."""
+    fig = Figure(figsize=(10, 6.5))
+    axes = fig.subplots(2, 2, sharey="row")
+    for col, (xkey, xlabel) in enumerate((("decisions", "environment decisions (millions)"),
+                                          ("minutes", "wall time (minutes)"))):
+        x = np.array([e[xkey] for e in evals], dtype=float) / (1e6 if xkey == "decisions" else 1.0)
+        for row, (key, label, ref) in enumerate((("stones", "stones/hand, learner − baseline", 0.0),
+                                                 ("win", "game win rate", 0.5))):
+            ax = axes[row, col]
+            for spec in opponents:
+                y = np.array([e.get(f"{spec}_{key}", np.nan) for e in evals], dtype=float)
+                lo = np.array([e.get(f"{spec}_{key}_lo", np.nan) for e in evals], dtype=float)
+                hi = np.array([e.get(f"{spec}_{key}_hi", np.nan) for e in evals], dtype=float)
+                ax.plot(x, y, marker="o", ms=3, label=f"vs {spec}")
+                ax.fill_between(x, lo, hi, alpha=0.2)
+            ax.axhline(ref, color="grey", lw=0.8, ls="--")
+            ax.grid(alpha=0.3)
+            if col == 0:
+                ax.set_ylabel(label)
+            if row == 1:
+                ax.set_xlabel(xlabel)
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle("Duplicate evaluation during training (95% CI)")
+    fig.tight_layout()
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    os.replace(tmp, path)
+    return path
+
+
+class NullBar:
+    """A progress bar that shows nothing (``progress=False``)."""
+
+    def update(self, n: int = 1) -> None:
+        """Nothing to show."""
+
+    def set_postfix_str(self, s: str) -> None:
+        """Nothing to show."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+def progress_bar(total: int, desc: str, enabled: bool, initial: int = 0) -> tqdm | NullBar:
+    """A tqdm bar on stderr counting to ``total`` from ``initial`` (a :class:`NullBar` when not ``enabled``)."""
+    if not enabled:
+        return NullBar()
+    return tqdm(total=total, desc=desc, initial=initial, unit_scale=True, dynamic_ncols=True, file=sys.stderr)
+
+
+def print_summary(t: Any, log: Any = print) -> None:
+    """The end of a run in a few lines: the last evaluation with its 95% CIs, the best one, the files written
+    (``t``: the run's :class:`experiments.train.ppo.Trainer`)."""
+    if not t.evals:
+        return
+    opponents = split_specs(t.args.eval_opponents)
+    ev = t.evals[-1]
+    log(f"\nevaluation after {ev['decisions']:,} decisions ({t.elapsed / 60:.1f} min), duplicate, "
+        "learner minus baseline:")
+    for spec in opponents:
+        log(f"  vs {spec:<7} stones/hand {ev[f'{spec}_stones']:+.3f} [{ev[f'{spec}_stones_lo']:+.3f}, "
+            f"{ev[f'{spec}_stones_hi']:+.3f}]  game win rate {ev[f'{spec}_win']:.3f} "
+            f"[{ev[f'{spec}_win_lo']:.3f}, {ev[f'{spec}_win_hi']:.3f}]")
+    best = max(t.evals, key=lambda e: eval_score(e, opponents))
+    log(f"best evaluation: update {best['update']} ({best['decisions']:,} decisions), "
+        + ", ".join(f"{s} {best[f'{s}_stones']:+.3f}" for s in opponents)
+        + f" stones/hand: {t.out / 'best_policy.pt'}")
+    log(f"wrote {t.out / 'checkpoint.pt'}, {t.out / 'policy.pt'}, {t.out / 'best_policy.pt'}, "
+        f"{t.out / 'metrics.csv'}, {t.out / 'eval.csv'}, {t.out / 'learning_curve.png'}, {t.out / 'tb'}")

@@ -1,0 +1,85 @@
+"""The warm starts of :mod:`experiments.train.ppo` (``Args.warm_start``): behaviour cloning of ``EquityAgent``
+before PPO (:func:`behaviour_cloning`), or the weights of a policy file (:func:`load_warm_start`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents import EquityAgent
+from agents.policy import MASKED_LOGIT, PolicyFileError, PolicyNet, load_policy_file
+from experiments.train.checkpoint import CheckpointError
+from experiments.train.report import progress_bar
+from mus_env import MusConfig, VectorMusEnv
+
+__all__ = ["behaviour_cloning", "load_warm_start"]
+
+
+def behaviour_cloning(net: PolicyNet, config: MusConfig, rng: np.random.Generator, decisions: int, epochs: int,
+                      minibatch_size: int, num_tables: int, seed: int, progress: bool = False) -> dict[str, float]:
+    """Fit ``net``'s policy head to EquityAgent's decisions (EquityAgent on all four seats of ``num_tables``
+    fresh tables of ``config``, seeded by ``seed``, for about ``decisions`` decisions; with señas its sign
+    decisions too): ``epochs`` passes of Adam (learning rate 1e-3) on the masked categorical's negative
+    log-likelihood, in minibatches of ``minibatch_size``. Decisions with a single legal action are skipped.
+
+    Returns:
+        ``bc_loss`` and ``bc_accuracy`` (of the last pass), ``bc_samples`` (decisions fitted).
+    """
+    teacher = EquityAgent()
+    env = VectorMusEnv(num_tables, config, seed=seed, reward="stones")
+    obs, mask = env.reset()
+    steps = max(1, decisions // num_tables)
+    X = np.zeros((steps * num_tables, obs.shape[1]), dtype=np.float32)
+    M = np.zeros((steps * num_tables, mask.shape[1]), dtype=np.int8)
+    Y = np.zeros(steps * num_tables, dtype=np.int64)
+    bar = progress_bar(steps, "cloning equity: playing", progress)
+    for t in range(steps):
+        act = teacher.act_batch(obs, mask, rng)
+        sl = slice(t * num_tables, (t + 1) * num_tables)
+        X[sl], M[sl], Y[sl] = obs, mask, act
+        obs, mask, *_ = env.step(act)
+        bar.update(1)
+    bar.close()
+    # only real choices teach anything: skip decisions with a single legal action
+    keep = np.flatnonzero(M.sum(axis=1) > 1)
+    X_t, illegal, Y_t = torch.from_numpy(X), torch.from_numpy(M) == 0, torch.from_numpy(Y)
+    bar = progress_bar(epochs * ((len(keep) + minibatch_size - 1) // minibatch_size), "cloning equity: fitting",
+                       progress)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    loss_v = acc = 0.0
+    for _ in range(epochs):
+        order = torch.from_numpy(rng.permutation(keep))
+        losses, hits = [], []
+        for start in range(0, len(order), minibatch_size):
+            mb = order[start:start + minibatch_size]
+            # the masked categorical: illegal actions get the logit MASKED_LOGIT (probability exactly 0)
+            logp = torch.log_softmax(net.logits(X_t[mb]).masked_fill(illegal[mb], MASKED_LOGIT), dim=-1)
+            loss = torch.nn.functional.nll_loss(logp, Y_t[mb])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            hits.append((logp.argmax(1) == Y_t[mb]).float().mean().item())
+            bar.update(1)
+        loss_v, acc = float(np.mean(losses)), float(np.mean(hits))
+    bar.close()
+    return {"bc_loss": loss_v, "bc_accuracy": acc, "bc_samples": int(len(keep))}
+
+
+def load_warm_start(net: PolicyNet, path: str | Path) -> None:
+    """Load the weights (policy and value head) of the policy file ``path`` into ``net``.
+
+    Raises:
+        CheckpointError: the file cannot be read or its network is not ``net``'s shape.
+    """
+    try:
+        blob = load_policy_file(path)
+    except PolicyFileError as e:
+        raise CheckpointError(f"warm start: {e}") from e
+    arch = {k: blob.get("arch", {}).get(k, 0 if k == "value_dim" else None) for k in net.arch}
+    if arch != net.arch:
+        raise CheckpointError(f"warm start: {path} holds a network {blob.get('arch')}, this run's is "
+                              f"{net.arch}: give the same --hidden, --signals and --central-critic")
+    net.load_state_dict(blob["model"])
