@@ -176,3 +176,29 @@ def test_library_subcommands_show_their_help(capsys: pytest.CaptureFixture) -> N
             mus([command, "--help"])
         assert e.value.code == 0
         assert f"usage: mus {command}" in capsys.readouterr().out
+
+
+def test_training_subcommands_show_their_help(capsys: pytest.CaptureFixture) -> None:
+    """mus train, exploit, ship-agent and bench-train: the command lines over experiments.train and exploit."""
+    helps = {}
+    for command in ("train", "exploit", "ship-agent", "bench-train"):
+        with pytest.raises(SystemExit) as e:
+            mus([command, "--help"])
+        assert e.value.code == 0
+        helps[command] = " ".join(capsys.readouterr().out.split())
+        assert helps[command].startswith(f"usage: mus {command} "), helps[command][:80]
+    # every Args field is a flag whose help is the field's docstring, with the default and the ship preset's value
+    assert "--league-mix LEAGUE_MIX opponent kinds and their shares" in helps["train"]
+    assert "--total-decisions TOTAL_DECISIONS training budget in environment decisions" in helps["train"]
+    assert "[24000000; ship: 160000000]" in helps["train"]
+    assert "--progress BOOL show a progress bar [True]" in helps["train"]
+    assert "--lance {grande,chica,pares,juego,punto}" in helps["exploit"]
+    assert "--card-only" in helps["ship-agent"] and "--no-snapshots" in helps["bench-train"]
+
+
+def test_train_bool_flags_take_true_or_false(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as e:
+        mus(["train", "--progress", "maybe"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "mus train: error: argument --progress: expected true or false, got 'maybe' (mus train -h for help)"
