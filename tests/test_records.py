@@ -484,7 +484,7 @@ def _strict(name: str) -> None:
 
 
 def test_tournament_files_are_strict_json_fresh_and_listed(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from experiments.evaluate.tournament import main as tournament_main
+    from experiments.commands.tournament import main as tournament_main
 
     out = tmp_path / "t"
     (out / "records").mkdir(parents=True)

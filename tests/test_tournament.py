@@ -12,9 +12,11 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-import experiments.evaluate.tournament as tournament
+import experiments.evaluate.duplicate as duplicate
 from agents import Agent, RandomAgent, RuleBasedAgent, make_agent
+from experiments.commands.tournament import main as tournament_main
 from experiments.evaluate.deals import DealSet, make_deals
+from experiments.evaluate.report import ProgressBar
 from experiments.evaluate.tournament import (
     PairResult,
     chunk_seed,
@@ -25,7 +27,6 @@ from experiments.evaluate.tournament import (
     round_robin,
     stones_ladder,
 )
-from experiments.evaluate.tournament import main as tournament_main
 from mus_env import Action, VectorMusEnv
 from mus_env.records import load_record, replay
 
@@ -435,7 +436,7 @@ def test_round_robin_in_chunks_is_play_pair_on_each_chunk_merged(monkeypatch: py
     """random draws from the agents' seed, so the chunks' seeds and borders show in its results: round_robin
     with a small chunk size is play_pair on each chunk with chunk_seed, merged, and not one play_pair call."""
     deals = make_deals(n, seed=9)
-    monkeypatch.setattr(tournament, "DEAL_CHUNK", chunk)
+    monkeypatch.setattr(duplicate, "DEAL_CHUNK", chunk)
     (got,) = round_robin(["random", "rule"], deals, mode=mode, max_tables=8, seed=3, progress=False)
     bounds = [(s, min(s + chunk, n)) for s in range(0, n, chunk)]
     assert len(bounds) >= 3 and bounds[-1][1] - bounds[-1][0] < chunk          # a short last chunk too
@@ -460,7 +461,7 @@ def test_round_robin_in_chunks_is_play_pair_on_each_chunk_merged(monkeypatch: py
     whole = play_pair(*agents, deals, mode=mode, max_tables=8, seed=3, names=("random", "rule"))
     assert not np.array_equal(per_deal, whole.hand_value if mode == "hands" else whole.game_wins)
     # an explicit deal_chunk overrides the module's constant
-    monkeypatch.setattr(tournament, "DEAL_CHUNK", 10**6)
+    monkeypatch.setattr(duplicate, "DEAL_CHUNK", 10**6)
     (again,) = round_robin(["random", "rule"], deals, mode=mode, max_tables=8, seed=3, progress=False,
                            deal_chunk=chunk)
     _same_result(again, got)
@@ -470,7 +471,7 @@ def test_round_robin_in_chunks_is_play_pair_on_each_chunk_merged(monkeypatch: py
 def test_round_robin_up_to_one_chunk_is_one_play_pair_call(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     """Up to the chunk size (64 here; the default 65,536 is too many for a unit test), round_robin's result is
     today's single play_pair call with the tournament's seed, bit for bit."""
-    monkeypatch.setattr(tournament, "DEAL_CHUNK", 64)
+    monkeypatch.setattr(duplicate, "DEAL_CHUNK", 64)
     deals = make_deals(n, seed=12)
     (got,) = round_robin(["random", "ordago"], deals, max_tables=16, seed=7, progress=False)
     _same_result(got, play_pair(make_agent("random"), make_agent("ordago"), deals, max_tables=16, seed=7,
@@ -479,7 +480,7 @@ def test_round_robin_up_to_one_chunk_is_one_play_pair_call(monkeypatch: pytest.M
 
 def test_round_robin_progress_counts_every_deal_of_every_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
     advanced: list[int] = []
-    monkeypatch.setattr(tournament._Progress, "advance", lambda self, k: advanced.append(k))
+    monkeypatch.setattr(ProgressBar, "advance", lambda self, k: advanced.append(k))
     round_robin(["random", "rule", "ordago"], make_deals(25, seed=1), max_tables=8, progress=False, deal_chunk=10)
     assert sum(advanced) == 3 * 25
 

@@ -18,9 +18,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-import experiments.evaluate.tournament as tournament  # noqa: E402
+import experiments.evaluate.duplicate as duplicate  # noqa: E402
+from experiments.commands.tournament import main as tournament_main  # noqa: E402
 from experiments.evaluate.deals import make_deals  # noqa: E402
-from experiments.evaluate.tournament import main as tournament_main  # noqa: E402
 from experiments.evaluate.tournament import ray_round_robins, round_robin  # noqa: E402
 
 TIMINGS = ("seconds", "hands_per_second")
@@ -73,7 +73,7 @@ def test_ray_tournament_in_chunks_equals_single_process_run(local_ray: None, tmp
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """16-deal chunks: 60 hands are 4 tasks per pair (the last one of 12 deals) and 20 games 2, each chunk
     with its own seed; the tables still equal the single-process run's, which plays the same chunks."""
-    monkeypatch.setattr(tournament, "DEAL_CHUNK", 16)
+    monkeypatch.setattr(duplicate, "DEAL_CHUNK", 16)
     args = ["--agents", "random,rule", "--hands", "60", "--games", "20", "--seed", "5", "--tables", "8",
             "--quiet", "--no-plots"]
     tournament_main([*args, "--out", str(tmp_path / "single")])
@@ -107,7 +107,7 @@ def test_bare_ray_option_starts_a_local_instance(monkeypatch: pytest.MonkeyPatch
     """``--ray`` without ADDRESS asks for a new local instance: Ray's default would join the cluster named by
     RAY_ADDRESS or a stale /tmp/ray/ray_current_cluster (and retry for minutes where it is gone)."""
     from experiments.cli import ArgumentParser
-    from experiments.evaluate.tournament import _start_ray
+    from experiments.commands.tournament import _start_ray
 
     calls: list[dict] = []
     monkeypatch.setattr(ray, "is_initialized", lambda: False)

@@ -1,6 +1,7 @@
 """Options of the ``mus`` subcommands: the argument parser with one-line errors, argument types that name the
 accepted values, and checks of output paths and agent specs. Only the command line (:mod:`experiments.cli`,
-:mod:`experiments.commands`) imports this module; the libraries take plain Python values.
+:mod:`experiments.commands`) imports this module; the libraries take plain Python values. ``MAX_TARGET`` and
+``MAX_DEALS`` are the library's limits (:mod:`experiments.evaluate.deals`), re-exported here.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ import math
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+# the limits of --target and of deal-set sizes belong to the library; the options re-export them
+from experiments.evaluate.deals import MAX_DEALS, MAX_TARGET
 
 __all__ = ["ArgumentParser", "HelpFormatter", "int_in", "positive_float", "int_list", "check_writable_dir",
            "check_writable_file", "check_agent_specs", "version", "MAX_TARGET", "MAX_DEALS", "boolean"]
@@ -116,13 +120,6 @@ def check_writable_file(parser: argparse.ArgumentParser, option: str, path: str 
         parser.error(f"argument {option}: {str(path)!r} is a folder; give a file path")
     check_writable_dir(parser, option, path.parent)
     return path
-
-
-#: Largest ``--target`` the commands accept: Mus plays to 40 or 30, and the equity agent's table of win
-#: probabilities grows as the square of the target.
-MAX_TARGET = 1000
-#: Largest deal set a command makes at once (``make_deals`` holds ``40 * n`` float64 keys while it shuffles).
-MAX_DEALS = 10**6
 
 
 def check_agent_specs(parser: argparse.ArgumentParser, option: str, specs: list[str],

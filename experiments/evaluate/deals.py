@@ -4,8 +4,8 @@ A deal is a deck (a permutation of the 40 card ids), a mano, starting scores and
 drives reshuffles and every later hand). Playing a deal twice with the teams' seats swapped is the
 duplicate format: luck of the cards cancels and only the play differs.
 
-Run ``python -m experiments.evaluate.deals --n 50000 --seed 0 --out deals.npz`` to write one; tournaments make
-theirs the same way from ``--seed``, so a seed names a deal set.
+Run ``mus deals --n 50000 --seed 0 --out deals.npz`` to write one; tournaments make theirs the same way from
+``--seed``, so a seed names a deal set.
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DealSet", "make_deals"]
+__all__ = ["DealSet", "make_deals", "MAX_DEALS", "MAX_TARGET"]
+
+#: Largest deal set the commands make at once (``make_deals`` holds ``40 * n`` float64 keys while it shuffles).
+MAX_DEALS = 10**6
+#: Largest game target the commands accept: Mus plays to 40 or 30, and the equity agent's table of win
+#: probabilities grows as the square of the target.
+MAX_TARGET = 1000
 
 
 @dataclass(frozen=True)
@@ -77,24 +83,3 @@ def make_deals(n: int, seed: int = 0, target: int = 40, random_scores: bool = Fa
     seeds = rng.integers(0, 2**62, n, dtype=np.int64)
     return DealSet(decks, mano, scores, seeds)
 
-
-def main(argv: list[str] | None = None) -> None:
-    from experiments.cli import MAX_DEALS, MAX_TARGET, ArgumentParser, check_writable_file, int_in
-
-    p = ArgumentParser(prog="mus deals",
-                       description="Write a seeded deal set (decks, manos, starting scores, game seeds) for "
-                                   "duplicate evaluation to an .npz file.")
-    p.add_argument("--n", type=int_in(1, MAX_DEALS), default=10_000, help="number of deals")
-    p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0, help="seed naming the deal set")
-    p.add_argument("--target", type=int_in(1, MAX_TARGET, "Mus plays to 40 or 30"), default=40,
-                   help="game target (bounds random scores)")
-    p.add_argument("--random-scores", action="store_true", help="start deals from random scores instead of 0-0")
-    p.add_argument("--out", default="deals.npz", help="output .npz path")
-    args = p.parse_args(argv)
-    check_writable_file(p, "--out", args.out)
-    deals = make_deals(args.n, args.seed, args.target, args.random_scores)
-    deals.save(args.out)
-    print(f"wrote {len(deals)} deals (seed {args.seed}) to {args.out}")
-
-if __name__ == "__main__":
-    main()

@@ -8,11 +8,11 @@ team's stones per hand minus the silent team's (single hands from 0-0 or random 
 whole games won, with 95 % confidence intervals over deals. At ``p = 0`` it is what the partners learn from
 each other; at ``p > 0`` the silent rivals also read a share of the signing team's signs, which costs it.
 
-Writes ``signals_value.json`` and ``signals_value.png`` (the gains with their intervals) to ``--out``, and
-prints a Markdown table (the README's "value of information" table is made from the JSON by
-``python -m experiments.tools.update_docs --signals FILE``).
+:func:`save` writes ``signals_value.json`` and ``signals_value.png`` (the gains with their intervals) to a folder,
+and :func:`markdown_table` gives the table the command prints (the README's "value of information" table is made
+from the JSON by ``python -m experiments.tools.update_docs --signals FILE``).
 
-Example:
+Example (:mod:`experiments.commands.signals`):
     mus signals --agents rule,equity --intercept 0,0.3 --hands 20000 --games 2000
 """
 
@@ -24,11 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from experiments.cli import MAX_DEALS, ArgumentParser, check_agent_specs, check_writable_dir, int_in
 from experiments.evaluate.deals import make_deals
 from mus_env import MusConfig
 
-__all__ = ["signals_value", "markdown_table", "main"]
+__all__ = ["signals_value", "markdown_table", "plot", "save"]
 
 
 def signals_value(agents: Sequence[str], intercepts: Sequence[float], hands: int, games: int, seed: int = 0,
@@ -42,7 +41,7 @@ def signals_value(agents: Sequence[str], intercepts: Sequence[float], hands: int
         ``win_low`` / ``win_high`` (the signing side's share of games), ``seconds``.
     """
     from agents import make_agent
-    from experiments.evaluate.tournament import play_pair
+    from experiments.evaluate.duplicate import play_pair
 
     hand_deals = make_deals(hands, seed, target) if hands > 0 else None
     game_deals = make_deals(games, seed + 1, target) if games > 0 else None
@@ -110,47 +109,11 @@ def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = ArgumentParser(prog="mus signals", description="Value of the señas channel: agent with truthful signs vs "
-                                                        "the same agent without signs, in duplicate.")
-    p.add_argument("--agents", default="rule,equity", help="comma-separated agent specs (each plays its -nosigns twin)")
-    p.add_argument("--intercept", default="0,0.3",
-                   help="comma-separated interception probabilities (signal_intercept_p) to compare")
-    p.add_argument("--hands", type=int_in(0, MAX_DEALS), default=20000, help="duplicate deals played as single hands")
-    p.add_argument("--games", type=int_in(0, MAX_DEALS), default=2000, help="duplicate deals played as whole games")
-    p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0, help="seed of the deal sets")
-    p.add_argument("--kings", type=int, choices=(8, 4), default=8, help="8 or 4 kings")
-    p.add_argument("--target", type=int_in(1, 1000), default=40, help="stones that win a game")
-    p.add_argument("--tables", type=int_in(2, 2**20), default=2048, help="tables stepped at once")
-    p.add_argument("--out", default="runs/signals", help="output directory (JSON, PNG)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
-    args = p.parse_args(argv)
-    specs = [s.strip() for s in args.agents.split(",") if s.strip()]
-    if not specs:
-        p.error("argument --agents: give at least one agent spec")
-    if any(s.lower().endswith("-nosigns") for s in specs):
-        p.error("argument --agents: give the agents themselves; each plays its -nosigns twin")
-    check_agent_specs(p, "--agents", specs)
-    try:
-        intercepts = [float(x) for x in args.intercept.split(",") if x.strip()]
-    except ValueError:
-        p.error(f"argument --intercept: comma-separated probabilities in [0, 1], got {args.intercept!r}")
-    if not intercepts or not all(0.0 <= x <= 1.0 for x in intercepts):
-        p.error(f"argument --intercept: comma-separated probabilities in [0, 1], got {args.intercept!r}")
-    if args.hands <= 0 and args.games <= 0:
-        p.error("nothing to play: give --hands N and/or --games N (N >= 1)")
-    check_writable_dir(p, "--out", args.out)
-    rows = signals_value(specs, intercepts, args.hands, args.games, seed=args.seed, kings=args.kings,
-                         target=args.target, max_tables=args.tables, progress=not args.quiet)
-    out = Path(args.out)
+def save(rows: Sequence[dict[str, Any]], out: str | Path, meta: dict[str, Any]) -> tuple[Path, Path]:
+    """Write ``{"meta": meta, "rows": rows}`` to ``OUT/signals_value.json`` and the bar chart to
+    ``OUT/signals_value.png`` (made if needed; the chart only when some row has hands); returns both paths."""
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    meta = {"command": "mus signals " + " ".join(argv if argv is not None else __import__("sys").argv[1:]),
-            "kings": args.kings, "target": args.target, "seed": args.seed, "signals": "truthful"}
     (out / "signals_value.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     plot(rows, out / "signals_value.png")
-    print(markdown_table(rows))
-    print(f"wrote {out / 'signals_value.json'}, {out / 'signals_value.png'}")
-
-
-if __name__ == "__main__":
-    main()
+    return out / "signals_value.json", out / "signals_value.png"
