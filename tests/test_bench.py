@@ -6,11 +6,12 @@ import json
 
 import pytest
 
+from experiments.commands import bench as bench_command
 from experiments.tools import bench
 
 
 def test_vector_entries_and_processes(capsys: pytest.CaptureFixture[str]) -> None:
-    bench.main(["--engine", "vector", "--batches", "1,64", "--threads", "1,2", "--seconds", "0.05",
+    bench_command.main(["--engine", "vector", "--batches", "1,64", "--threads", "1,2", "--seconds", "0.05",
                 "--repeats", "1", "--processes", "2", "--json"])
     report = json.loads(capsys.readouterr().out)
     res = report["results"]

@@ -1,2 +1,3 @@
-"""Tools for maintainers: the engine benchmark (``mus bench``), the kernel profile, the generators of the equity
-and sign tables in ``agents/data``, and the generator of the docs' and README's generated blocks."""
+"""Tools: the engine benchmark (``mus bench``), and for maintainers the kernel profile (``mus profile``), the
+generators of the equity and sign tables in ``agents/data`` (``mus make-tables equity|signs``), and the generator
+of the docs' and README's generated blocks."""

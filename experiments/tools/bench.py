@@ -1,4 +1,4 @@
-"""``mus bench``: decisions per second of every engine and interface, and of peer environments, in one run.
+"""Decisions per second of every engine and interface, and of peer environments, in one run (``mus bench``).
 
 Each entry plays random legal actions for about ``--seconds`` seconds (after a short warm-up) and counts
 decisions (one action of one player; chance events are not counted):
@@ -25,7 +25,6 @@ from the cache (what every later run pays).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import statistics
@@ -37,7 +36,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from experiments.cli import ArgumentParser, int_in, int_list, positive_float
 from mus_env import MusConfig, MusGame, VectorMusEnv
 
 #: How to install the peers (OpenSpiel, RLCard, pygame) from a checkout of this repository.
@@ -47,7 +45,12 @@ PEERS_HINT = 'pip install -e ".[bench]" in the repository root'
 #: of the auction, which costs ~0.1 s per deal and measures the solver rather than the environment).
 OPENSPIEL_BRIDGE = "bridge(use_double_dummy_result=false)"
 
-__all__ = ["bench_scalar", "bench_aec", "bench_vector", "bench_vector_processes", "bench_openspiel", "main"]
+__all__ = ["bench_scalar", "bench_aec", "bench_vector", "bench_vector_processes", "bench_openspiel", "bench_compile",
+           "vector_rows", "memory_report", "run_all", "run_group", "print_table", "ENGINE_GROUPS", "PEERS_HINT",
+           "OPENSPIEL_BRIDGE"]
+
+#: What ``run_group`` can run: every entry, or one group.
+ENGINE_GROUPS = ("all", "scalar", "aec", "vector", "peers")
 
 
 def _timed(run: Callable[[float], int], seconds: float, repeats: int) -> float:
@@ -262,6 +265,7 @@ def _numba_version() -> str:
 
 
 def print_table(report: dict) -> None:
+    """Print a report of :func:`run_all` or :func:`run_group` as rich tables (plain lines without rich)."""
     try:
         from rich.console import Console
         from rich.table import Table
@@ -297,59 +301,41 @@ def print_table(report: dict) -> None:
                       "(import and every entry point once, fresh processes)")
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = ArgumentParser(prog="mus bench", description="Decisions/s of the engines and peer environments.")
-    p.add_argument("--seconds", type=positive_float, default=2.0, help="seconds per timed run (a number > 0)")
-    p.add_argument("--repeats", type=int_in(1), default=3, help="timed runs per entry (the median is reported)")
-    p.add_argument("--batches", type=int_list(1, 2**20), default="1,16,256,4096,16384",
-                   help="VectorMusEnv batch sizes, comma-separated")
-    p.add_argument("--threads", type=int_list(1, 1024), default=None,
-                   help="thread counts of the batched kernel, comma-separated (default: 1 and all cores)")
-    p.add_argument("--compile", action="store_true",
-                   help="also time the kernel's cold compile and cached load (fresh processes, about a minute)")
-    p.add_argument("--engine", choices=("all", "scalar", "aec", "vector", "peers"), default="all",
-                   help="run only one group")
-    p.add_argument("--no-peers", action="store_true", help="skip texas_holdem_v4 and OpenSpiel")
-    p.add_argument("--processes", type=int_in(1, 1024), default=os.cpu_count() or 1,
-                   help="also run the largest batch split over this many concurrent processes (1: skip)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    args = p.parse_args(argv)
-    batches = args.batches
-    import numba
 
-    cores = numba.config.NUMBA_NUM_THREADS
-    threads = tuple(sorted({1, cores})) if args.threads is None else tuple(args.threads)
-    if max(threads) > cores:
-        p.error(f"argument --threads: at most {cores} (numba's thread pool on this machine), got {max(threads)}")
-    log = (lambda s: print(s, file=sys.stderr)) if not args.json else (lambda s: None)
-    if args.engine == "all":
-        report = run_all(args.seconds, args.repeats, batches, peers=not args.no_peers, log=log,
-                         processes=args.processes, threads=threads, compile_times=args.compile)
+def run_group(engine: str, seconds: float = 2.0, repeats: int = 3,
+              batches: tuple[int, ...] = (1, 16, 256, 4096, 16384), threads: tuple[int, ...] = (1,),
+              processes: int = 1, peers: bool = True, compile_times: bool = False,
+              log: Callable[[str], None] = print) -> dict:
+    """Run ``engine``'s group of :data:`ENGINE_GROUPS`: ``"all"`` is :func:`run_all`; ``"scalar"``, ``"aec"``
+    (``raw_env`` and ``env()``), ``"vector"`` (:func:`vector_rows`, and the largest batch over ``processes``
+    processes when ``processes > 1``) or ``"peers"`` (texas_holdem_v4 and OpenSpiel bridge) report those rows only,
+    without ratios, with the memory figures (and the kernel's compile times with ``compile_times``).
+
+    Raises:
+        ValueError: an unknown ``engine``.
+    """
+    if engine not in ENGINE_GROUPS:
+        raise ValueError(f"engine must be one of {ENGINE_GROUPS}, got {engine!r}")
+    if engine == "all":
+        return run_all(seconds, repeats, batches, peers=peers, log=log, processes=processes, threads=threads,
+                       compile_times=compile_times)
+    from mus_env import mus_v0
+    res: dict[str, float | None] = {}
+    if engine == "scalar":
+        res["scalar"] = bench_scalar(seconds, repeats)
+    elif engine == "aec":
+        res["raw_env"] = bench_aec(mus_v0.raw_env, seconds, repeats)
+        res["env"] = bench_aec(mus_v0.env, seconds, repeats)
+    elif engine == "vector":
+        res.update(vector_rows(batches, threads, seconds, repeats, log))
+        if processes > 1 and batches:
+            res[f"vector B={max(batches)} in {processes} processes"] = bench_vector_processes(
+                max(batches), processes, seconds, repeats)
     else:
-        from mus_env import mus_v0
-        res: dict[str, float | None] = {}
-        if args.engine == "scalar":
-            res["scalar"] = bench_scalar(args.seconds, args.repeats)
-        elif args.engine == "aec":
-            res["raw_env"] = bench_aec(mus_v0.raw_env, args.seconds, args.repeats)
-            res["env"] = bench_aec(mus_v0.env, args.seconds, args.repeats)
-        elif args.engine == "vector":
-            res.update(vector_rows(batches, threads, args.seconds, args.repeats, log))
-            if args.processes > 1 and batches:
-                res[f"vector B={max(batches)} in {args.processes} processes"] = bench_vector_processes(
-                    max(batches), args.processes, args.seconds, args.repeats)
-        else:
-            texas = _texas()
-            res["texas_holdem_v4"] = bench_aec(texas, args.seconds, args.repeats) if texas else None
-            res["openspiel bridge"] = bench_openspiel(OPENSPIEL_BRIDGE, args.seconds, args.repeats)
-        report = {"results": res, "ratios": {}, **memory_report()}
-        if args.compile:
-            report["kernel_seconds"] = bench_compile(max(threads))
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print_table(report)
-
-
-if __name__ == "__main__":
-    main()
+        texas = _texas()
+        res["texas_holdem_v4"] = bench_aec(texas, seconds, repeats) if texas else None
+        res["openspiel bridge"] = bench_openspiel(OPENSPIEL_BRIDGE, seconds, repeats)
+    report = {"results": res, "ratios": {}, **memory_report()}
+    if compile_times:
+        report["kernel_seconds"] = bench_compile(max(threads))
+    return report

@@ -30,14 +30,12 @@ cards (exact enumeration over the rank multisets of the draw; ``m = 0`` keeps th
 pares / juego bonus of a holder; and ``hand_pmf[x, y]``, the distribution of the stones both teams win
 in one hand in rule-based self-play (which the agent turns into game-win probabilities).
 
-Run ``python -m experiments.tools.make_equity_tables`` (about ten minutes on two cores; ``--quick`` for a
-small, noisy version in seconds). The output is deterministic for a given seed and sample size.
+Run ``mus make-tables equity`` (:mod:`experiments.commands.make_tables`; about ten minutes on two cores;
+``--quick`` for a small, noisy version in seconds). The output is deterministic for a given seed and sample size.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
 from itertools import combinations_with_replacement
 from math import comb
 from pathlib import Path
@@ -49,18 +47,25 @@ from agents.features import hand_weights, percentile_table
 from mus_env.cards import NUM_CARDS
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, get_tables, multiset_index
 
-__all__ = ["TAU", "NUM_CONTEXTS", "FORMAT_VERSION", "build_tables", "deal_multisets", "main"]
+__all__ = ["TAU", "NUM_CONTEXTS", "FORMAT_VERSION", "DEFAULT_SAMPLES", "DEFAULT_SELFPLAY_HANDS", "QUICK_SAMPLES",
+           "QUICK_SELFPLAY_HANDS", "build_tables", "write_tables", "deal_multisets", "progress_bar", "team_wins"]
 
 #: Thresholds on the opponents' best percentile.
 TAU = np.array([0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99])
 NUM_CONTEXTS = 15
 FORMAT_VERSION = 1
 _CTX_GRANDE, _CTX_CHICA, _CTX_PARES, _CTX_JUEGO, _CTX_PUNTO = 0, 1, 2, 8, 14
+#: Monte Carlo deals per own hand, and rule-based self-play hands for ``hand_pmf``: the shipped tables' and
+#: ``--quick``'s (small and noisy: for tests and trials).
+DEFAULT_SAMPLES, DEFAULT_SELFPLAY_HANDS = 200_000, 40_000
+QUICK_SAMPLES, QUICK_SELFPLAY_HANDS = 2_000, 2_000
 _PMF_MAX = 40                       # hand stones above this are lumped into the last bin
 _SHRINK = 50                        # pseudo-samples of the pooled estimate in each context
 
 
-def _progress(total: int, desc: str, enabled: bool):  # noqa: ANN202 - tqdm or a no-op
+def progress_bar(total: int, desc: str, enabled: bool):  # noqa: ANN202 - tqdm or a no-op
+    """A tqdm bar of ``total`` steps (``update(n)``, ``close()``), or one that does nothing when disabled or
+    tqdm is missing."""
     if enabled:
         try:
             from tqdm import tqdm
@@ -87,7 +92,7 @@ def _representative(ranks_asc: npt.NDArray[np.int8], rank_of_card: npt.NDArray[n
     return used
 
 
-def _win(comp: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+def team_wins(comp: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
     """Own team wins, from per-player composite keys ``comp`` (N, 4) in q order (higher wins)."""
     return np.maximum(comp[:, 0], comp[:, 2]) > np.maximum(comp[:, 1], comp[:, 3])
 
@@ -121,7 +126,7 @@ def _monte_carlo(kings: int, samples: int, seed: int, progress: bool) -> dict[st
     win = np.zeros((NUM_CONTEXTS, 4, M, n_tau))
     count = np.zeros((NUM_CONTEXTS, M), dtype=np.int64)
     ev = np.zeros((4, 4, M))
-    bar = _progress(M, f"equity tables, {kings} kings", progress)
+    bar = progress_bar(M, f"equity tables, {kings} kings", progress)
     for h in range(M):
         idx = deal_multisets(h, t.ranks[h], rank_of_card, perm)
         holds_p = pares_holder[idx]                                         # (N, 4) in q order
@@ -150,7 +155,7 @@ def _monte_carlo(kings: int, samples: int, seed: int, progress: bool) -> dict[st
                 comp = s * 4 + (3 - rel)
                 if elig[L] is not None:
                     comp = np.where(elig[L], comp, -1)
-                w = _win(comp)
+                w = team_wins(comp)
                 hist_w = np.bincount(key, weights=w[sel], minlength=NUM_CONTEXTS * (n_tau + 1))
                 ge_w = np.cumsum(hist_w.reshape(NUM_CONTEXTS, n_tau + 1)[:, ::-1], axis=1)[:, ::-1][:, 1:]
                 acc[:, p, h] += ge_n
@@ -244,7 +249,7 @@ def selfplay_pmf(kings: int, hands: int, seed: int, progress: bool) -> npt.NDArr
     obs, mask = venv.reset()
     pmf = np.zeros((_PMF_MAX + 1, _PMF_MAX + 1))
     seen = 0
-    bar = _progress(hands, f"self-play hands, {kings} kings", progress)
+    bar = progress_bar(hands, f"self-play hands, {kings} kings", progress)
     while seen < hands:
         obs, mask, _, _, info = venv.step(agent.act_batch(obs, mask, rng))
         fin = np.flatnonzero(info["hand_finished"])[: hands - seen]
@@ -283,30 +288,13 @@ def build_tables(kings: int, samples: int, seed: int, selfplay_hands: int,
     }
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--samples", type=int, default=None, help="Monte Carlo deals per own hand (default 200,000)")
-    p.add_argument("--selfplay-hands", type=int, default=None,
-                   help="rule-based self-play hands for hand_pmf (default 40,000)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--kings", type=int, nargs="+", default=[8, 4], choices=[8, 4])
-    p.add_argument("--quick", action="store_true",
-                   help="small and noisy defaults (2,000 samples, 2,000 hands): for tests and trials")
-    p.add_argument("--out-dir", default=str(Path(__file__).resolve().parents[2] / "agents" / "data"))
-    p.add_argument("--no-progress", action="store_true")
-    args = p.parse_args(argv)
-    samples = args.samples or (2_000 if args.quick else 200_000)
-    hands = args.selfplay_hands or (2_000 if args.quick else 40_000)
-    out = Path(args.out_dir)
+
+def write_tables(out_dir: str | Path, kings: int, samples: int = DEFAULT_SAMPLES, seed: int = 0,
+                 selfplay_hands: int = DEFAULT_SELFPLAY_HANDS, progress: bool = True) -> Path:
+    """Build one variant's tables (:func:`build_tables`) and write ``OUT_DIR/equity_tables_k{kings}.npz`` (the
+    folder made if needed); returns the file."""
+    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for kings in args.kings:
-        t0 = time.perf_counter()
-        arrays = build_tables(kings, samples, args.seed, hands, progress=not args.no_progress)
-        path = out / f"equity_tables_k{kings}.npz"
-        np.savez_compressed(path, **arrays)
-        print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB, {samples} samples per hand, "
-              f"{time.perf_counter() - t0:.0f} s)")
-
-
-if __name__ == "__main__":
-    main()
+    path = out / f"equity_tables_k{kings}.npz"
+    np.savez_compressed(path, **build_tables(kings, samples, seed, selfplay_hands, progress=progress))
+    return path

@@ -20,26 +20,24 @@ Each ``(c, p, h, t)`` estimate is shrunk toward ``base`` with :data:`SHRINK` pse
 token reads close to the unconditional value. ``count[h, t]`` is the number of deals in which the partner
 signs ``t`` (it sums to ``samples`` for every ``h``); ``n[c, h, t]`` the deals behind each estimate.
 
-Run ``python -m experiments.tools.make_sign_tables`` (about a minute on two cores). Deterministic for a seed
-and sample size. Output: ``agents/data/sign_tables_k{8,4}.npz``.
+Run ``mus make-tables signs`` (:mod:`experiments.commands.make_tables`; about a minute on two cores).
+Deterministic for a seed and sample size. Output: ``agents/data/sign_tables_k{8,4}.npz``.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from agents.signs import SIGN_PRIORITY
-from experiments.tools.make_equity_tables import _progress, _win, deal_multisets
+from experiments.tools.make_equity_tables import deal_multisets, progress_bar, team_wins
 from mus_env.signals import NUM_SIGNS, Sign, hand_sign_bits
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, get_tables
 
-__all__ = ["FORMAT_VERSION", "SIGN_CONTEXTS", "NUM_SIGN_CONTEXTS", "SHRINK", "partner_token", "build_sign_tables",
-           "main"]
+__all__ = ["FORMAT_VERSION", "SIGN_CONTEXTS", "NUM_SIGN_CONTEXTS", "SHRINK", "DEFAULT_SAMPLES", "partner_token",
+           "build_sign_tables", "write_sign_tables"]
 
 FORMAT_VERSION = 1
 #: Names of the lance contexts of the sign tables (index = context id).
@@ -48,7 +46,8 @@ SIGN_CONTEXTS = ("grande", "chica", "pares: partner no", "pares: partner sí", "
 NUM_SIGN_CONTEXTS = len(SIGN_CONTEXTS)
 #: Pseudo-samples of the unconditional estimate in each (context, seat, hand, token) estimate.
 SHRINK = 20
-_DEFAULT_SAMPLES = 50_000
+#: Monte Carlo deals per own hand of the shipped tables.
+DEFAULT_SAMPLES = 50_000
 
 
 def partner_token(kings: int) -> npt.NDArray[np.int64]:
@@ -81,7 +80,7 @@ def _monte_carlo(kings: int, samples: int, seed: int, progress: bool) -> dict[st
     n = np.zeros((C, M, S), dtype=np.int64)
     count = np.zeros((M, S), dtype=np.int64)
     rel = [(p + np.arange(4)) % 4 for p in range(4)]
-    bar = _progress(M, f"sign tables, {kings} kings", progress)
+    bar = progress_bar(M, f"sign tables, {kings} kings", progress)
     for h in range(M):
         idx = deal_multisets(h, t.ranks[h], rank_of_card, perm)
         tok = token_of[idx[:, 2]]                                           # the partner's token (q = 2)
@@ -103,7 +102,7 @@ def _monte_carlo(kings: int, samples: int, seed: int, progress: bool) -> dict[st
                 comp = s * 4 + (3 - rel[p])
                 if elig is not None:
                     comp = np.where(elig, comp, -1)
-                w = _win(comp)[sel]
+                w = team_wins(comp)[sel]
                 wins[:, p, h] += np.bincount(key, weights=w, minlength=C * S).reshape(C, S)
         bar.update(1)
     bar.close()
@@ -113,7 +112,7 @@ def _monte_carlo(kings: int, samples: int, seed: int, progress: bool) -> dict[st
     return {"win": shrunk, "base": base, "count": count, "n": n}
 
 
-def build_sign_tables(kings: int, samples: int = _DEFAULT_SAMPLES, seed: int = 0,
+def build_sign_tables(kings: int, samples: int = DEFAULT_SAMPLES, seed: int = 0,
                       progress: bool = True) -> dict[str, npt.NDArray]:
     """All arrays of one variant's sign-table file (see the module docstring)."""
     mc = _monte_carlo(kings, samples, seed, progress)
@@ -124,27 +123,13 @@ def build_sign_tables(kings: int, samples: int = _DEFAULT_SAMPLES, seed: int = 0
     }
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--samples", type=int, default=_DEFAULT_SAMPLES,
-                   help=f"Monte Carlo deals per own hand (default {_DEFAULT_SAMPLES:,})")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--kings", type=int, nargs="+", default=[8, 4], choices=[8, 4])
-    p.add_argument("--out-dir", default=str(Path(__file__).resolve().parents[2] / "agents" / "data"))
-    p.add_argument("--no-progress", action="store_true")
-    args = p.parse_args(argv)
-    if args.samples < 1:
-        p.error(f"--samples must be at least 1, got {args.samples}")
-    out = Path(args.out_dir)
+
+def write_sign_tables(out_dir: str | Path, kings: int, samples: int = DEFAULT_SAMPLES, seed: int = 0,
+                      progress: bool = True) -> Path:
+    """Build one variant's sign tables (:func:`build_sign_tables`) and write ``OUT_DIR/sign_tables_k{kings}.npz``
+    (the folder made if needed); returns the file."""
+    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for kings in args.kings:
-        t0 = time.perf_counter()
-        arrays = build_sign_tables(kings, args.samples, args.seed, progress=not args.no_progress)
-        path = out / f"sign_tables_k{kings}.npz"
-        np.savez_compressed(path, **arrays)
-        print(f"wrote {path} ({path.stat().st_size / 1e3:.0f} KB, {args.samples} samples per hand, "
-              f"{time.perf_counter() - t0:.0f} s)")
-
-
-if __name__ == "__main__":
-    main()
+    path = out / f"sign_tables_k{kings}.npz"
+    np.savez_compressed(path, **build_sign_tables(kings, samples, seed, progress=progress))
+    return path

@@ -1,4 +1,4 @@
-"""Where a VectorMusEnv step goes: ``python -m experiments.tools.profile_vector [--batch 4096] [--steps 200]``.
+"""Where a VectorMusEnv step goes (``mus profile [--batch 4096] [--steps 200]``, for maintainers).
 
 Times, per step of ``--batch`` tables on one thread with uniform random legal actions (medians over
 ``--steps`` steps, after a warm-up):
@@ -16,13 +16,14 @@ The difference ``kernel - observation`` is the game itself (decisions, transitio
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import numpy as np
 
 from mus_env import VectorMusEnv, kernel
+
+__all__ = ["profile", "format_profile"]
 
 
 def profile(batch: int = 4096, steps: int = 200, seed: int = 0) -> dict[str, float]:
@@ -60,20 +61,12 @@ def profile(batch: int = 4096, steps: int = 200, seed: int = 0) -> dict[str, flo
     return {k: 1e6 * statistics.median(v) for k, v in times.items()}
 
 
-def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m experiments.tools.profile_vector", description=__doc__.splitlines()[0])
-    p.add_argument("--batch", type=int, default=4096, help="tables (B)")
-    p.add_argument("--steps", type=int, default=200, help="timed steps")
-    args = p.parse_args(argv)
-    if args.batch < 1 or args.steps < 2:
-        p.error("--batch must be >= 1 and --steps >= 2")
-    res = profile(args.batch, args.steps)
-    print(f"VectorMusEnv, B={args.batch}, one thread, median µs per step (µs per table in brackets):")
+
+def format_profile(res: dict[str, float], batch: int) -> str:
+    """The lines ``mus profile`` prints for :func:`profile`'s result at ``batch`` tables."""
+    lines = [f"VectorMusEnv, B={batch}, one thread, median µs per step (µs per table in brackets):"]
     for k, v in res.items():
-        print(f"  {k:>15}: {v:10.1f}  ({v / args.batch:.3f})")
-    print(f"  {'the game':>15}: {res['kernel'] - res['observation']:10.1f}  "
-          f"({(res['kernel'] - res['observation']) / args.batch:.3f})   (kernel - observation)")
-
-
-if __name__ == "__main__":
-    main()
+        lines.append(f"  {k:>15}: {v:10.1f}  ({v / batch:.3f})")
+    lines.append(f"  {'the game':>15}: {res['kernel'] - res['observation']:10.1f}  "
+                 f"({(res['kernel'] - res['observation']) / batch:.3f})   (kernel - observation)")
+    return "\n".join(lines)
