@@ -250,9 +250,9 @@ TINY = ["--num-env-runners", "0", "--envs-per-runner", "4", "--train-batch-size"
 
 def test_train_export_play_and_resume(local_ray, tmp_path, capsys) -> None:
     from agents import RuleBasedAgent, make_agent
+    from experiments.commands.rllib import main
     from experiments.evaluate.deals import make_deals
     from experiments.evaluate.tournament import play_pair
-    from experiments.integrations.rllib_selfplay import main
 
     out = tmp_path / "run"
     main(["--iterations", "1", "--out", str(out), *TINY])
@@ -320,7 +320,7 @@ def test_rllib_own_action_masking_module_trains_on_the_env(local_ray) -> None:
 
 def test_policy_per_team_exports_two_policies(local_ray, tmp_path) -> None:
     from agents import make_agent
-    from experiments.integrations.rllib_selfplay import main
+    from experiments.commands.rllib import main
 
     out = tmp_path / "teams"
     main(["--iterations", "1", "--out", str(out), "--policy-per-team", "--reward", "game", *TINY,
@@ -345,7 +345,7 @@ def test_policy_per_team_exports_two_policies(local_ray, tmp_path) -> None:
     (["--address", "127.0.0.1:1"], "--address: nothing answers at '127.0.0.1:1'"),
 ])
 def test_bad_arguments_are_one_line_errors(tmp_path, capsys, argv, message) -> None:
-    from experiments.integrations.rllib_selfplay import main
+    from experiments.commands.rllib import main
 
     with pytest.raises(SystemExit) as e:
         main([*argv, "--out", str(tmp_path / "r")])
@@ -355,7 +355,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys, argv, message) -> N
 
 
 def test_existing_runs_and_bad_checkpoints_are_refused(tmp_path, capsys) -> None:
-    from experiments.integrations.rllib_selfplay import main
+    from experiments.commands.rllib import main
 
     out = tmp_path / "r"
     out.mkdir()

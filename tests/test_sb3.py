@@ -283,7 +283,7 @@ def test_maskable_ppo_trains_and_the_model_plays_legal_moves(tmp_path) -> None:
 
 def test_training_command(tmp_path, capsys) -> None:
     pytest.importorskip("sb3_contrib")
-    from experiments.integrations import sb3_maskable_ppo as cmd
+    from experiments.commands import sb3 as cmd
 
     out = tmp_path / "run"
     cmd.main(["--opponents", "rule", "--tables", "8", "--timesteps", "256", "--n-steps", "16", "--batch-size", "64",

@@ -152,7 +152,7 @@ def test_bad_arguments_are_refused() -> None:
 
 
 def test_example_trains_and_evaluates(capsys: pytest.CaptureFixture) -> None:
-    from experiments.integrations.tianshou_example import main
+    from experiments.commands.tianshou import main
 
     out = main(["--epochs", "1", "--epoch-steps", "300", "--eval-games", "10", "--envs", "2", "--seed", "1",
                 "--opponent", "random"])

@@ -1,7 +1,7 @@
 """Self-play PPO on Mus with Ray RLlib (new API stack), on one machine or a Ray cluster.
 
 The library route for users who already run RLlib; ``mus train`` (:mod:`experiments.train.ppo`) is the
-project's own, much faster trainer. What this script does:
+project's own, much faster trainer. What ``mus rllib`` (:mod:`experiments.commands.rllib`) does with it:
 
 * **Environment**: :class:`mus_env.rllib.MusMultiAgentEnv` (four agents ``seat_0..seat_3``, only the agent to
   act observes, each agent's rewards handed over at its next turn; ``--reward game|stones``, ``--kings``,
@@ -18,7 +18,7 @@ project's own, much faster trainer. What this script does:
 * **Ray**: ``--address`` goes to ``ray.init(address=...)``: none starts a small local Ray of its own
   (``address="local"``, ``--num-cpus``, a 200 MB object store, no dashboard; a bare ``ray.init()`` would join
   any Ray another program runs on the machine); ``auto`` (on a cluster node) or ``ray://HEAD:10001`` joins a running
-  cluster, unchanged. If Ray is already initialised in the process (tests), the script uses it.
+  cluster, unchanged. If Ray is already initialised in the process (tests), :func:`train` uses it.
 * **Files** (``--out``, default ``runs/rllib``; an existing run is never replaced without ``--overwrite``):
   ``checkpoint/`` (RLlib's, replaced after every iteration), ``progress.json`` (iterations done, settings),
   ``metrics.csv`` and, at the end, ``policy.pt`` (shared) or ``policy_team_0.pt`` / ``policy_team_1.pt``:
@@ -32,13 +32,13 @@ project's own, much faster trainer. What this script does:
   updates repeat bit for bit only with ``PYTHONHASHSEED`` fixed as well (RLlib assembles batches by iterating
   sets of agent ids), e.g. ``PYTHONHASHSEED=0 mus rllib --num-env-runners 0 ...``.
 * **Evaluation**: after each iteration, ``--eval-deals`` duplicate hands of the (first) policy against
-  ``rule`` through :func:`experiments.evaluate.tournament.play_pair` (0: off).
+  ``rule`` through :func:`experiments.evaluate.duplicate.play_pair` (0: off).
 
 Usage::
 
     mus rllib --iterations 20 --out runs/rllib           # local Ray, 1 env runner
     mus rllib --iterations 40 --out runs/rllib --resume  # continue to 40
-    python -m experiments.integrations.rllib_selfplay --export runs/rllib/checkpoint --to runs/rllib/policy.pt
+    mus rllib --export runs/rllib/checkpoint --to runs/rllib/policy.pt
     mus tournament --agents rule,runs/rllib/policy.pt --hands 2000 --games 0
 
 On a cluster (every node with the same Python, ray 2.60 and mus-env installed, ``pip install -e ".[rllib]"``:
@@ -46,7 +46,7 @@ the env runners import ``mus_env`` and ``experiments`` by name)::
 
     ray start --head --port=6379                        # on the head node
     ray start --address=HEAD_IP:6379                    # on each worker node
-    python -m experiments.integrations.rllib_selfplay --address auto --num-env-runners 16 --out runs/rllib_cluster
+    mus rllib --address auto --num-env-runners 16 --out runs/rllib_cluster
                                                         # on the head node; checkpoints are written there
 
 ``ray job submit`` needs Ray's dashboard (the ``ray[default]`` extra; ``ray[rllib]`` alone lacks aiohttp).
@@ -54,12 +54,9 @@ the env runners import ``mus_env`` and ``experiments`` by name)::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
-import os
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -71,10 +68,10 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 
 from agents.policy import MASKED_LOGIT, PolicyNet
-from experiments.cli import ArgumentParser, check_writable_dir, check_writable_file, int_in, positive_float
 
-__all__ = ["MusPolicyRLModule", "build_parser", "make_ppo_config", "train", "export_policy", "main",
-           "DEFAULT_HIDDEN"]
+__all__ = ["MusPolicyRLModule", "env_config", "module_ids", "make_ppo_config", "module_net", "export_policy",
+           "run_settings", "check_run_folder", "clear_run_folder", "check_reachable", "train", "DEFAULT_HIDDEN",
+           "SAME_ON_RESUME"]
 
 #: The policy network's default hidden widths (smaller than ``mus train``'s, for quick RLlib runs).
 DEFAULT_HIDDEN = (128, 128)
@@ -129,95 +126,9 @@ class MusPolicyRLModule(TorchRLModule, ValueFunctionAPI):
 
 # ----------------------------------------------------------------------------------------------------
 # configuration
-def build_parser() -> ArgumentParser:
-    """The command line (``python -m experiments.integrations.rllib_selfplay -h``)."""
-    p = ArgumentParser(prog="mus rllib",
-                       description="Self-play PPO on Mus with Ray RLlib (local Ray or a cluster); exports a "
-                                   "policy file that mus tournament plays.")
-    run = p.add_argument_group("run")
-    run.add_argument("--iterations", type=int_in(1, 10**6), default=10,
-                     help="PPO iterations in all (with --resume: continue up to this many)")
-    run.add_argument("--out", default="runs/rllib", help="run folder: checkpoint/, metrics.csv, policy.pt")
-    run.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
-    run.add_argument("--overwrite", action="store_true", help="replace an existing run in --out")
-    run.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0, help="RLlib's seed (envs, networks)")
-    run.add_argument("--eval-deals", type=int_in(0, 100_000), default=200,
-                     help="duplicate hands against rule after each iteration (0: no evaluation)")
-    run.add_argument("--torch-threads", type=int_in(1, 256), default=1, help="torch threads of the learner")
-    ray_ = p.add_argument_group("ray")
-    ray_.add_argument("--address", default=None,
-                      help="ray.init(address=...): none starts a local Ray; HEAD_IP:6379, 'auto' (on a cluster "
-                           "node) or ray://HEAD_IP:10001 joins a running cluster (with RAY_AUTH_MODE=token when it "
-                           "uses token authentication, as ray start does by default in ray 2.60)")
-    ray_.add_argument("--num-cpus", type=int_in(1, 4096), default=None,
-                      help="CPUs of the local Ray (default: env runners + 1); not used with --address")
-    ray_.add_argument("--num-env-runners", type=int_in(0, 4096), default=1,
-                      help="sampling actors (0: sample in the driver process)")
-    ray_.add_argument("--envs-per-runner", type=int_in(1, 1024), default=32,
-                      help="envs stepped together by each runner (one batched forward pass per step: RLlib's cost "
-                           "is per step, so this is the main speed knob)")
-    algo = p.add_argument_group("PPO and policy")
-    algo.add_argument("--policy-per-team", action="store_true",
-                      help="one policy per team (team_0: seats 0, 2; team_1: seats 1, 3) instead of one shared")
-    algo.add_argument("--hidden", type=_int_list, default=DEFAULT_HIDDEN, help="hidden widths, e.g. 128,128")
-    algo.add_argument("--train-batch-size", type=int_in(16, 10**7), default=2000,
-                      help="env steps (decisions) per iteration")
-    algo.add_argument("--minibatch-size", type=int_in(8, 10**7), default=250, help="SGD minibatch size")
-    algo.add_argument("--num-epochs", type=int_in(1, 100), default=4, help="SGD epochs per iteration")
-    algo.add_argument("--lr", type=positive_float, default=3e-4, help="learning rate")
-    algo.add_argument("--gamma", type=_unit_float, default=0.99, help="discount per decision of an agent")
-    algo.add_argument("--entropy-coeff", type=_nonneg_float, default=0.01, help="entropy bonus")
-    game = p.add_argument_group("game")
-    game.add_argument("--reward", choices=("stones", "game"), default="stones",
-                      help="stones: stone difference per hand; game: +1/-1 at the end")
-    game.add_argument("--reward-scale", type=positive_float, default=None,
-                      help="factor on every reward (default: 1/target with stones, so that a hand is worth about "
-                           "[-1, 1] and PPO's clipped value loss keeps learning; 1 with game)")
-    game.add_argument("--kings", type=int, choices=(8, 4), default=8, help="8 or 4 kings")
-    game.add_argument("--target", type=int_in(1, 1000), default=40, help="stones to win a game")
-    game.add_argument("--max-decisions", type=int_in(1, 10**7), default=None,
-                      help="truncate an episode after this many decisions (default: never)")
-    exp = p.add_argument_group("export (no training)")
-    exp.add_argument("--export", metavar="CHECKPOINT", default=None,
-                     help="export the policy of an RLlib checkpoint folder (OUT/checkpoint) and exit")
-    exp.add_argument("--to", metavar="FILE.pt", default=None, help="policy file to write with --export")
-    exp.add_argument("--module", default=None,
-                     help="module to export: shared (default), team_0 or team_1 (with --policy-per-team)")
-    return p
-
-
-def _int_list(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(t) for t in text.replace(" ", "").split(",") if t)
-    except ValueError:
-        values = ()
-    if not values or any(v < 1 or v > 65536 for v in values):
-        raise argparse.ArgumentTypeError(f"must be comma-separated widths in 1..65536, e.g. 128,128; got {text[:40]!r}")
-    return values
-
-
-def _unit_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = float("nan")
-    if not 0.0 < v <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1], got {text[:40]!r}")
-    return v
-
-
-def _nonneg_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = float("nan")
-    if not (v >= 0.0 and v < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text[:40]!r}")
-    return v
-
-
 def env_config(args: Any) -> dict[str, Any]:
-    """The ``env_config`` of :class:`mus_env.rllib.MusMultiAgentEnv` for these arguments."""
+    """The ``env_config`` of :class:`mus_env.rllib.MusMultiAgentEnv` for these settings (``reward``,
+    ``reward_scale``, ``kings``, ``target``, ``max_decisions``)."""
     scale = args.reward_scale
     if scale is None:
         scale = 1 / args.target if args.reward == "stones" else 1.0
@@ -236,7 +147,8 @@ def module_ids(policy_per_team: bool) -> tuple[str, ...]:
 def make_ppo_config(args: Any, seed: int | None = None) -> Any:
     """RLlib ``PPOConfig`` (new API stack) for Mus self-play with :class:`MusPolicyRLModule`.
 
-    ``args`` has the attributes of :func:`build_parser`'s namespace (``policy_per_team``, ``hidden``,
+    ``args`` has the attributes of ``mus rllib``'s options (:func:`experiments.commands.rllib.build_parser`:
+    ``policy_per_team``, ``hidden``,
     ``num_env_runners``, ``envs_per_runner``, ``train_batch_size``, ``minibatch_size``, ``num_epochs``, ``lr``,
     ``gamma``, ``entropy_coeff``, ``seed``, and the game options); ``seed`` overrides ``args.seed``.
     """
@@ -245,8 +157,8 @@ def make_ppo_config(args: Any, seed: int | None = None) -> Any:
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    # the class as importable everywhere (not __main__'s copy when run with python -m): env runners on other
-    # nodes and later exports import it by name
+    # the class as importable everywhere (never a __main__ copy): env runners on other nodes and later exports
+    # import it by name
     from experiments.integrations.rllib_selfplay import MusPolicyRLModule as module_class
     from mus_env.rllib import MusMultiAgentEnv, shared_policy_mapping, team_policy_mapping
 
@@ -313,7 +225,7 @@ def _checkpoint_env_config(checkpoint: Path) -> dict[str, Any]:
 
 def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None = None,
                   meta: dict[str, Any] | None = None) -> Path:
-    """Write the policy of an RLlib checkpoint (this script's ``OUT/checkpoint``) as a mus-env policy file.
+    """Write the policy of an RLlib checkpoint (a run's ``OUT/checkpoint``) as a mus-env policy file.
 
     The file is :func:`agents.policy.save_policy`'s: ``make_agent(str(to))`` and ``mus tournament`` load it.
 
@@ -324,7 +236,7 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
         meta: extra metadata to store.
 
     Raises:
-        ValueError: not a checkpoint of this script, or no such module (the message lists those there).
+        ValueError: not a checkpoint of a run of :func:`train`, or no such module (the message lists those there).
     """
     from agents.policy import save_policy
     from mus_env import MusConfig
@@ -356,11 +268,13 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
 
 # ----------------------------------------------------------------------------------------------------
 # training
-_SAME_ON_RESUME = ("policy_per_team", "hidden", "reward", "reward_scale", "kings", "target", "max_decisions")
+#: Settings a resumed run must share with the run it continues.
+SAME_ON_RESUME = ("policy_per_team", "hidden", "reward", "reward_scale", "kings", "target", "max_decisions")
 _RUN_FILES = (_CHECKPOINT, _PROGRESS, "metrics.csv", "policy.pt", "policy_team_0.pt", "policy_team_1.pt")
 
 
-def _settings(args: Any) -> dict[str, Any]:
+def run_settings(args: Any) -> dict[str, Any]:
+    """The settings of a run recorded in ``progress.json`` (every option but the export and folder ones)."""
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(args).items()
             if k not in ("export", "to", "module", "resume", "overwrite")}
 
@@ -399,29 +313,13 @@ def _evaluate(net: PolicyNet, args: Any) -> tuple[float, float, float]:
     from agents import RuleBasedAgent
     from agents.policy import TorchPolicyAgent
     from experiments.evaluate.deals import make_deals
-    from experiments.evaluate.tournament import play_pair
+    from experiments.evaluate.duplicate import play_pair
     from mus_env import MusConfig
 
     cfg = MusConfig(kings=args.kings, target=args.target)
     deals = make_deals(args.eval_deals, seed=20240, target=args.target)
     result = play_pair(TorchPolicyAgent(net, name="rllib"), RuleBasedAgent(), deals, config=cfg, seed=args.seed)
     return result.mean_diff()
-
-
-def _check_reachable(address: str, timeout: float = 5.0) -> None:
-    """Fail fast when nothing listens at a ``HOST:PORT`` or ``ray://HOST:PORT`` address (Ray itself retries for
-    minutes); ``auto`` and other forms are left to Ray."""
-    import socket
-    hostport = address[len("ray://"):] if address.startswith("ray://") else address
-    host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
-        return
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
-    except OSError as e:
-        raise ConnectionError(f"nothing answers at {address!r} ({e.strerror or e}): start the head first "
-                              "(ray start --head --port=6379) and give its HOST:PORT, or 'auto' on a cluster "
-                              "node") from e
 
 
 def _init_ray(args: Any) -> bool:
@@ -446,11 +344,79 @@ def _init_ray(args: Any) -> bool:
     return True
 
 
-def train(args: Any, log: Any = print) -> dict[str, Any]:
-    """Run (or resume) the PPO iterations of ``args`` (see :func:`build_parser`); returns the last progress.
+def check_run_folder(out: Path, args: Any) -> bool:
+    """Check that the run of ``args`` may use the folder ``out``.
+
+    With ``args.resume``, ``out`` must hold a run (``progress.json`` and ``checkpoint/``) made with the same
+    :data:`SAME_ON_RESUME` settings and fewer than ``args.iterations`` iterations; without, ``out`` must hold no
+    run unless ``args.overwrite``.
+
+    Returns:
+        True when ``out`` holds a run that ``args.overwrite`` replaces (then call :func:`clear_run_folder`).
+
+    Raises:
+        ValueError: the message starts with the option at fault (``--resume: ...``, ``--iterations: ...``,
+            ``--out: ...``).
+    """
+    if args.resume:
+        if not (out / _PROGRESS).is_file() or not (out / _CHECKPOINT).is_dir():
+            raise ValueError(f"--resume: no run to resume in {str(out)!r} (no {_PROGRESS} and {_CHECKPOINT}/)")
+        saved = json.loads((out / _PROGRESS).read_text()).get("settings", {})
+        now = run_settings(args)
+        differ = [f"--{k.replace('_', '-')} {saved.get(k)!r} -> {now[k]!r}" for k in SAME_ON_RESUME
+                  if k in saved and saved[k] != now[k]]
+        if differ:
+            raise ValueError("--resume: the run in " + repr(str(out)) + " was made with other settings: "
+                             + "; ".join(differ))
+        done = json.loads((out / _PROGRESS).read_text()).get("iterations", 0)
+        if done >= args.iterations:
+            raise ValueError(f"--iterations: the run in {str(out)!r} has done {done} iterations already; "
+                             "give a larger total")
+        return False
+    if any((out / f).exists() for f in _RUN_FILES):
+        if not args.overwrite:
+            raise ValueError(f"--out: {str(out)!r} holds a run already; pass --resume to continue it or "
+                             "--overwrite to replace it")
+        return True
+    return False
+
+
+def clear_run_folder(out: Path) -> None:
+    """Delete the files of a run in ``out`` (checkpoint, progress, metrics, policy files), nothing else."""
+    for f in _RUN_FILES:
+        p = out / f
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast when nothing listens at a ``HOST:PORT`` or ``ray://HOST:PORT`` address (Ray itself retries for
+    minutes); ``auto`` and other forms are left to Ray.
+
+    Raises:
+        ConnectionError: nothing answers there.
+    """
+    import socket
+    hostport = address[len("ray://"):] if address.startswith("ray://") else address
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise ConnectionError(f"nothing answers at {address!r} ({e.strerror or e}): start the head first "
+                              "(ray start --head --port=6379) and give its HOST:PORT, or 'auto' on a cluster "
+                              "node") from e
+
+
+def train(args: Any, log: Any = print, command: str | None = None) -> dict[str, Any]:
+    """Run (or resume) the PPO iterations of ``args`` (``mus rllib``'s options); returns the last progress.
 
     Joins the Ray already initialised in this process if there is one (tests), else starts or joins one as
-    ``args.address`` says, and shuts down only what it started.
+    ``args.address`` says, and shuts down only what it started. ``command`` (the command line) is recorded in
+    ``progress.json`` and the exported policy files; a resumed run without one keeps the first run's.
     """
     import ray
 
@@ -471,9 +437,8 @@ def train(args: Any, log: Any = print) -> dict[str, Any]:
         if args.resume:
             algo.restore_from_path(str((out / _CHECKPOINT).resolve()))
         ids = module_ids(args.policy_per_team)
-        progress.update(settings=_settings(args), env_config=env_config(args), ray=ray.__version__,
-                        command=" ".join(["python -m experiments.integrations.rllib_selfplay", *sys.argv[1:]])
-                        if sys.argv and sys.argv[0].endswith("rllib_selfplay.py") else progress.get("command"))
+        progress.update(settings=run_settings(args), env_config=env_config(args), ray=ray.__version__,
+                        command=command or progress.get("command"))
         metrics_path = out / "metrics.csv"
         fields = ["iteration", "env_steps", "episodes", "seconds", "env_steps_per_s", "episode_len_mean",
                   *[f"return_{a}" for a in ("seat_0", "seat_1")],
@@ -532,63 +497,3 @@ def train(args: Any, log: Any = print) -> dict[str, Any]:
         if started:
             ray.shutdown()
 
-
-def main(argv: list[str] | None = None) -> None:
-    """Command-line entry point (see the module docstring)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.export is not None or args.to is not None:
-        if args.export is None or args.to is None:
-            parser.error("argument --export/--to: give both, --export CHECKPOINT_FOLDER --to FILE.pt")
-        to = check_writable_file(parser, "--to", args.to)
-        try:
-            path = export_policy(args.export, to, args.module)
-        except (ValueError, OSError) as e:
-            parser.error(f"argument --export: {e}")
-        print(f"wrote {path} (mus tournament --agents rule,{path})")
-        return
-    if args.module is not None:
-        parser.error("argument --module: only with --export")
-    if args.minibatch_size > args.train_batch_size:
-        parser.error(f"argument --minibatch-size: {args.minibatch_size} is larger than --train-batch-size "
-                     f"{args.train_batch_size}")
-    if args.resume and args.overwrite:
-        parser.error("argument --resume: not with --overwrite (one continues the run in --out, the other replaces it)")
-    out = check_writable_dir(parser, "--out", args.out)
-    if args.resume:
-        if not (out / _PROGRESS).is_file() or not (out / _CHECKPOINT).is_dir():
-            parser.error(f"argument --resume: no run to resume in {str(out)!r} (no {_PROGRESS} and {_CHECKPOINT}/)")
-        saved = json.loads((out / _PROGRESS).read_text()).get("settings", {})
-        now = _settings(args)
-        differ = [f"--{k.replace('_', '-')} {saved.get(k)!r} -> {now[k]!r}" for k in _SAME_ON_RESUME
-                  if k in saved and saved[k] != now[k]]
-        if differ:
-            parser.error("argument --resume: the run in " + repr(str(out)) + " was made with other settings: "
-                         + "; ".join(differ))
-        done = json.loads((out / _PROGRESS).read_text()).get("iterations", 0)
-        if done >= args.iterations:
-            parser.error(f"argument --iterations: the run in {str(out)!r} has done {done} iterations already; "
-                         "give a larger total")
-    elif any((out / f).exists() for f in _RUN_FILES):
-        if not args.overwrite:
-            parser.error(f"argument --out: {str(out)!r} holds a run already; pass --resume to continue it or "
-                         "--overwrite to replace it")
-        for f in _RUN_FILES:
-            p = out / f
-            if p.is_dir():
-                shutil.rmtree(p)
-            elif p.exists():
-                p.unlink()
-    if args.address is not None and args.num_cpus is not None:
-        parser.error("argument --num-cpus: only for a local Ray (without --address); a cluster has its own")
-    os.environ.setdefault("RAY_DEDUP_LOGS", "1")
-    try:
-        if args.address is not None:
-            _check_reachable(args.address)
-        train(args)
-    except ConnectionError as e:
-        parser.error(f"argument --address: {e}")
-
-
-if __name__ == "__main__":
-    main()

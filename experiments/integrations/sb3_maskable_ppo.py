@@ -7,12 +7,11 @@ specs: one spec for every other seat, or ``SEAT=SPEC`` pairs such as ``1=rule,3=
 (the command, the settings, the speed and the evaluations: the model's card).
 
 ``--eval-deals N`` plays the trained model in duplicate against the first opponent spec on N seeded deals (one hand
-each, seats swapped;
-``experiments.evaluate.tournament.play_pair``), sampling from its policy and greedily, and prints its
-mean stones per hand with a 95% confidence interval; ``--eval-every STEPS`` does the same (sampled) during training
-(written to ``OUT/evals.csv``).
+each, seats swapped; :func:`experiments.evaluate.duplicate.play_pair`), sampling from its policy and greedily, and
+prints its mean stones per hand with a 95% confidence interval; ``--eval-every STEPS`` does the same (sampled) during
+training (written to ``OUT/evals.csv``).
 
-Command line::
+Command line (:mod:`experiments.commands.sb3`)::
 
     mus sb3 --opponents rule --tables 64 --timesteps 200000 --out runs/sb3 \\
         --eval-deals 4000
@@ -20,10 +19,8 @@ Command line::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,9 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.cli import MAX_DEALS, MAX_TARGET, ArgumentParser, check_writable_dir, int_in, int_list, positive_float
-
-__all__ = ["TrainSettings", "parse_opponents", "make_env", "make_model", "train", "evaluate", "main"]
+__all__ = ["TrainSettings", "parse_opponents", "make_env", "make_model", "train", "evaluate"]
 
 #: Seconds between two progress lines.
 LOG_SECONDS = 10.0
@@ -132,7 +127,7 @@ def evaluate(model_or_path: Any, opponent_spec: str, deals: int, seed: int = 202
     from agents import make_agent
     from agents.sb3 import SB3PolicyAgent
     from experiments.evaluate.deals import make_deals
-    from experiments.evaluate.tournament import play_pair
+    from experiments.evaluate.duplicate import play_pair
     from mus_env import MusConfig
 
     if isinstance(model_or_path, (str, Path)):
@@ -184,6 +179,11 @@ def _callback(s: TrainSettings, log: Any, evals: list[dict[str, Any]], eval_spec
 def train(s: TrainSettings, log: Any = print, command: str | None = None) -> dict[str, Any]:
     """Train, save ``OUT/model.zip`` and ``OUT/run.json``, evaluate if asked.
 
+    Args:
+        s: the settings.
+        log: called with each progress line.
+        command: the command line recorded in ``run.json`` (default: this function's name).
+
     Returns:
         The ``run.json`` content (settings, decisions, seconds, speed, evaluations).
     """
@@ -203,7 +203,7 @@ def train(s: TrainSettings, log: Any = print, command: str | None = None) -> dic
     path = out / "model.zip"
     model.save(path)
     run: dict[str, Any] = {
-        "command": command or "python -m experiments.integrations.sb3_maskable_ppo", "settings": asdict(s),
+        "command": command or "experiments.integrations.sb3_maskable_ppo.train", "settings": asdict(s),
         "decisions": int(model.num_timesteps), "seconds": seconds,
         "decisions_per_second": model.num_timesteps / seconds if seconds else None,
         "skipped_games": int(env.venv.skipped_games.sum()), "evals": evals, "versions": _versions(),
@@ -242,71 +242,3 @@ def _versions() -> dict[str, str]:
             out[pkg] = "not installed"
     return out
 
-
-def _parser() -> argparse.ArgumentParser:
-    d = TrainSettings()
-    p = ArgumentParser(prog="mus sb3",
-                       description="Train sb3-contrib MaskablePPO on MusVecEnv (one batched engine) against fixed "
-                                   "agents; save OUT/model.zip (an agent spec) and OUT/run.json.")
-    p.add_argument("--opponents", default=d.opponents,
-                   help="agent spec for every other seat (random, rule, equity, ordago, ppo, *.pt, *.zip), or "
-                        "SEAT=SPEC pairs, e.g. 1=rule,3=equity")
-    p.add_argument("--tables", type=int_in(1, 2**16), default=d.tables, help="tables of the batched engine")
-    p.add_argument("--timesteps", type=int_in(1), default=d.timesteps, help="learner decisions to train on")
-    p.add_argument("--minutes", type=float, default=d.minutes, help="also stop after this many minutes (0: no limit)")
-    p.add_argument("--learner-seats", type=int_list(0, 3), default=d.learner_seats,
-                   help="the learner's seats, one team: 0,2 (both, one shared policy), 0, 1 or 1,3 ...")
-    p.add_argument("--reward", choices=("game", "stones"), default=d.reward,
-                   help="game: +1/-1 at the end of the game; stones: own minus other team's stones per hand")
-    p.add_argument("--seed", type=int_in(0, 2**32 - 1), default=d.seed, help="seed of the games, agents and model")
-    p.add_argument("--threads", type=int_in(1, 256), default=d.threads, help="torch.set_num_threads")
-    p.add_argument("--n-steps", type=int_in(1), default=d.n_steps, help="MaskablePPO n_steps (per table)")
-    p.add_argument("--batch-size", type=int_in(2), default=d.batch_size, help="MaskablePPO batch_size")
-    p.add_argument("--n-epochs", type=int_in(1), default=d.n_epochs, help="MaskablePPO n_epochs")
-    p.add_argument("--learning-rate", type=positive_float, default=d.learning_rate, help="MaskablePPO learning_rate")
-    p.add_argument("--gamma", type=float, default=d.gamma, help="discount")
-    p.add_argument("--ent-coef", type=float, default=d.ent_coef, help="entropy bonus")
-    p.add_argument("--net-arch", type=int_list(1, 4096), default=d.net_arch, help="hidden layer sizes")
-    p.add_argument("--target", type=int_in(1, MAX_TARGET, "Mus plays to 40 or 30"), default=d.target,
-                   help="stones that win a game")
-    p.add_argument("--eval-deals", type=int_in(0, MAX_DEALS), default=d.eval_deals,
-                   help="duplicate deals (one hand each, seats swapped) of the final evaluation against the first "
-                        "opponent spec (0: none)")
-    p.add_argument("--eval-every", type=int_in(0), default=d.eval_every,
-                   help="evaluate every this many decisions during training on --eval-deals deals (1000 if 0); "
-                        "0: never")
-    p.add_argument("--eval-seed", type=int_in(0, 2**32 - 1), default=d.eval_seed, help="seed of the deal set")
-    p.add_argument("--out", default=d.out, help="output folder (model.zip, run.json, evals.csv)")
-    return p
-
-
-def main(argv: list[str] | None = None) -> None:
-    p = _parser()
-    a = p.parse_args(argv)
-    if a.minutes < 0:
-        p.error(f"argument --minutes: must be >= 0, got {a.minutes}")
-    seats = tuple(a.learner_seats)
-    if any(part.partition("=")[2 if "=" in part else 0].strip() == "human" for part in a.opponents.split(",")):
-        p.error("argument --opponents: 'human' cannot sit here (training plays millions of decisions)")
-    from mus_env.wrappers import _learner_seats
-
-    try:
-        seats = _learner_seats(seats)
-    except ValueError as e:
-        p.error(f"argument --learner-seats: {e}")
-    try:
-        parse_opponents(a.opponents, seats)             # builds each agent once: a bad spec fails here
-    except (ValueError, OSError, ImportError, RuntimeError) as e:
-        p.error(str(e) if str(e).startswith("--opponents") else f"argument --opponents: {e}")
-    check_writable_dir(p, "--out", a.out)
-    s = TrainSettings(opponents=a.opponents, tables=a.tables, timesteps=a.timesteps, minutes=a.minutes,
-                      learner_seats=seats, reward=a.reward, seed=a.seed, threads=a.threads, n_steps=a.n_steps,
-                      batch_size=a.batch_size, n_epochs=a.n_epochs, learning_rate=a.learning_rate, gamma=a.gamma,
-                      ent_coef=a.ent_coef, net_arch=tuple(a.net_arch), target=a.target, eval_deals=a.eval_deals,
-                      eval_every=a.eval_every, eval_seed=a.eval_seed, out=a.out)
-    words = argv if argv is not None else sys.argv[1:]
-    train(s, command=" ".join(["python -m experiments.integrations.sb3_maskable_ppo", *words]))
-
-
-if __name__ == "__main__":
-    main()
