@@ -9,7 +9,8 @@
 
 Version 0.1 kept every module in this folder. Those module paths (``experiments.tournament``,
 ``experiments.ppo_selfplay``, ...) still import, as aliases of the moved modules with a ``DeprecationWarning``,
-for the 0.2 releases only: :data:`MOVED` lists them.
+for the 0.2 releases only: :data:`MOVED` lists them. Their ``main`` functions (the command lines) are now the
+subcommand modules of :mod:`experiments.commands` (``mus tournament`` is :mod:`experiments.commands.tournament`).
 """
 
 from __future__ import annotations

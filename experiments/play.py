@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from agents import Agent, make_agent
-from experiments.cli import MAX_TARGET, ArgumentParser, check_agent_specs, check_writable_file, int_in
+from experiments.commands.options import MAX_TARGET, ArgumentParser, check_agent_specs, check_writable_file, int_in
 from mus_env import MusConfig, MusGame
 from mus_env.actions import DISCARD_ACTIONS, ENVIDO_ACTIONS, action_to_string, discard_mask
 from mus_env.cards import card_to_string, hand_to_string

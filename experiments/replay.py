@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from experiments.cli import ArgumentParser
+from experiments.commands.options import ArgumentParser
 from mus_env.records import RecordError, format_record, load_record
 
 __all__ = ["main"]

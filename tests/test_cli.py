@@ -202,3 +202,23 @@ def test_train_bool_flags_take_true_or_false(capsys: pytest.CaptureFixture) -> N
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == "mus train: error: argument --progress: expected true or false, got 'maybe' (mus train -h for help)"
+
+
+def test_the_libraries_never_import_the_command_line() -> None:
+    """The wings of experiments (train, evaluate, integrations, tools) import neither experiments.cli, the
+    subcommands' modules (experiments.commands), experiments.play nor experiments.replay, and hold no argparse code:
+    the command line sits on top of the libraries and takes their plain Python values."""
+    import ast
+
+    command_line = ("experiments.cli", "experiments.commands", "experiments.play", "experiments.replay", "argparse")
+    for wing in ("train", "evaluate", "integrations", "tools"):
+        for path in sorted((ROOT / "experiments" / wing).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                else:
+                    continue
+                bad = [n for n in names if any(n == c or n.startswith(c + ".") for c in command_line)]
+                assert not bad, f"{path.relative_to(ROOT)}:{node.lineno} imports {bad}"
