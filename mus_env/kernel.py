@@ -21,7 +21,7 @@ Randomness is :mod:`mus_env.shuffle` re-expressed for numba (:func:`event_hash`,
 the same seed deal and reshuffle the same cards (``tests/test_vector.py`` holds the engines equal).
 
 The observation of a seat is written straight into the output row by :func:`encode`, a transcription
-of :func:`mus_env.observation.encode`; nothing is cached per seat.
+of ``MusGame._encode`` (the pieces of :mod:`mus_env.observation`); nothing is cached per seat.
 
 Señas (RULES.md §8, :mod:`mus_env.signals`), only with ``MusConfig(signals="truthful" or "free")``: a sign
 window (:func:`open_window`) opens when a hand starts, after each discard round's replacements (before the
@@ -54,8 +54,8 @@ from .signals import ALL_SIGNS, SIGNAL_OFFSETS, WINDOW_GRANDE, WINDOW_MUS, hand_
 from .tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables
 
 __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
-           "make_rules", "step_tables", "step_rows", "reset_tables", "new_episodes", "observe_tables",
-           "state_rows", "sample_legal", "legal_masks", "intercept_uniform", "legal_sign_bits"]
+           "make_rules", "step_tables", "step_rows", "first_bad_table", "reset_tables", "new_episodes",
+           "observe_tables", "state_rows", "sample_legal", "legal_masks", "intercept_uniform", "legal_sign_bits"]
 
 # ---------------------------------------------------------------------------------------------------
 # The state of one table: one row of a structured array. (name, dtype, shape, meaning)
@@ -1025,10 +1025,10 @@ def new_episode(st, R, b: int, master: np.uint64) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Observation (observation.encode, transcribed)
+# Observation (MusGame._encode, transcribed)
 @njit(cache=True)
 def encode(st, R, seat: int, row: npt.NDArray[np.float32]) -> None:
-    """Write absolute ``seat``'s view of the table into ``row``, exactly as observation.encode: ``(OBS_DIM,)``,
+    """Write absolute ``seat``'s view of the table into ``row``, exactly as ``MusGame.observe``: ``(OBS_DIM,)``,
     or with signals on ``(observation.obs_dim(config),)``, the signal block (:func:`encode_signs`) after OBS_DIM.
     During a sign decision the ``phase`` one-hot (and ``lance``, ``responder``) are zeros."""
     row[:] = 0.0
@@ -1252,6 +1252,19 @@ def step_tables(S, O, rules: Rules, actions, master: np.uint64, obs, mask, paral
     """Step every table, or none: returns the first table whose action is illegal (nothing changed), or -1.
     ``parallel`` runs the tables on numba's threads."""
     return (step_parallel if parallel else step_serial)(S, O, rules, actions, master, obs, mask)
+
+
+@njit(cache=True)
+def first_bad_table(tables, num_tables: int) -> int:
+    """The first position k whose ``tables[k]`` is not a table index ``0..num_tables-1`` or repeats an earlier
+    one, -1 if they are distinct table indices (the check of ``VectorMusEnv``'s subset calls)."""
+    seen = np.zeros(num_tables, dtype=np.bool_)
+    for k in range(tables.shape[0]):
+        b = tables[k]
+        if b < 0 or b >= num_tables or seen[b]:
+            return k
+        seen[b] = True
+    return -1
 
 
 @njit(cache=True)

@@ -135,7 +135,7 @@ class VectorMusEnv:
             setattr(self, "scores_" if name == "scores" else name, self._state[name])
         self._rows = np.arange(self.num_envs)
         self._table_actions = np.zeros(self.num_envs, dtype=np.int64)   # step_tables' actions, by table
-        self._last = {}                                       # read-only views of the step outputs
+        self._last: dict[str, np.ndarray] = {}                # read-only views of the step outputs
         for name in ("rewards", "finished", "winner"):
             view = self._out[name].view()
             view.setflags(write=False)
@@ -375,7 +375,9 @@ class VectorMusEnv:
         if not self._started:
             raise RuntimeError("call reset() or reset_from_decks() before step_tables()")
         t = self._table_indices(tables)
-        a = self._int_array("actions", actions, (t.size,))
+        a = actions
+        if not (type(a) is np.ndarray and a.dtype == np.int64 and a.shape == t.shape):   # (the hot path: as given)
+            a = self._int_array("actions", actions, (t.size,))
         buf = self._table_actions
         buf[t] = a
         bad = kernel.step_rows(self._state, self._out, self._rules, t, buf, self._seed_u64, self._obs, self._mask)
@@ -499,9 +501,11 @@ class VectorMusEnv:
         Raises:
             ValueError: not a flat integer array, an index out of range, or a repeated one.
         """
-        t = np.asarray(tables)
-        t = self._int_array("tables", t, (t.size,)) if t.size else np.zeros(0, dtype=np.int64)
-        if ((t < 0) | (t >= self.num_envs)).any() or np.unique(t).size != t.size:
+        t = tables
+        if not (type(t) is np.ndarray and t.dtype == np.int64 and t.ndim == 1):      # (the hot path: as given)
+            t = np.asarray(tables)
+            t = self._int_array("tables", t, (t.size,)) if t.size else np.zeros(0, dtype=np.int64)
+        if kernel.first_bad_table(t, self.num_envs) >= 0:
             raise ValueError(f"tables must be distinct indices in 0..{self.num_envs - 1}, got {t.tolist()}")
         return t
 
