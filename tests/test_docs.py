@@ -8,13 +8,16 @@ blocks of the same page import it); one preceded by ``<!-- skip: WHY -->`` is no
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -113,7 +116,7 @@ def test_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Mon
         for old, new in shrink:
             if old in code:
                 code, _ = code.replace(old, new), used.add(old)
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _time_limit(EXAMPLE_SECONDS, page.name):
             warnings.simplefilter("always", DeprecationWarning)
             exec(compile(code, f"{page.name}", "exec"), {"__name__": f"docs_example_{page.stem}"})
         moved = [str(w.message) for w in caught if "moved to" in str(w.message)]
@@ -121,6 +124,25 @@ def test_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Mon
         ran += 1
     assert ran >= 1
     assert used == {old for old, _ in shrink}, f"budget replacements that match nothing: {set(dict(shrink)) - used}"
+
+
+#: Wall-clock limit of one example (an example that never ends, such as a game where every seat always says
+#: MUS, fails instead of hanging the suite).
+EXAMPLE_SECONDS = 300
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: int, what: str) -> Iterator[None]:
+    def stop(signum: int, frame: object) -> None:
+        raise TimeoutError(f"an example of {what} ran for more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _has(module: str) -> bool:
