@@ -2,10 +2,11 @@
 
 Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in one file (:data:`BLOCKS`):
 
-* ``action-table`` and ``observation-table`` (``docs/environments.md``), ``sign-table`` and
-  ``signal-observation-table`` (``docs/senas.md``): from the code (:func:`mus_env.actions.action_table`,
-  :func:`mus_env.observation.observation_table`, :func:`mus_env.signals.sign_table`); always rewritten, and
-  ``tests/test_docs.py`` fails when a page is out of date;
+* ``action-table``, ``observation-table``, ``state-table`` and ``reward-table`` (``docs/environments.md``),
+  ``sign-table`` and ``signal-observation-table`` (``docs/senas.md``): from the code
+  (:func:`mus_env.actions.action_table`, :func:`mus_env.observation.observation_table`, :func:`state_table`,
+  :func:`reward_table`, :func:`mus_env.signals.sign_table`); always rewritten, and ``tests/test_docs.py``
+  fails when a page is out of date;
 * ``ladder`` (``docs/evaluation.md``) and ``ladder-summary`` (``README.md``): from a tournament's
   ``results.json`` (``ladder=``; the README's summary is rebuilt from ``docs/ladder_results.json`` every time);
 * ``bench`` (``docs/performance.md``): from ``mus bench --json`` output;
@@ -25,10 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from mus_env.actions import action_table
-from mus_env.observation import observation_table
+from mus_env.cards import NUM_CARDS
+from mus_env.config import MusConfig
+from mus_env.interfaces import REWARD_MODES
+from mus_env.observation import OBS_DIM, STATE_DIM, obs_dim, observation_table, state_dim
 from mus_env.signals import sign_table
 
-__all__ = ["ROOT", "DOCS", "BLOCKS", "LADDER_RESULTS", "replace_section", "section", "code_blocks",
+__all__ = ["ROOT", "DOCS", "BLOCKS", "LADDER_RESULTS", "REWARD_MEANINGS", "replace_section", "section", "code_blocks",
+           "state_table", "reward_table",
            "ladder_markdown", "ladder_summary", "bench_markdown", "exploit_markdown", "signals_markdown",
            "update_docs"]
 
@@ -42,6 +47,8 @@ LADDER_RESULTS = DOCS / "ladder_results.json"
 BLOCKS = {
     "action-table": "docs/environments.md",
     "observation-table": "docs/environments.md",
+    "state-table": "docs/environments.md",
+    "reward-table": "docs/environments.md",
     "sign-table": "docs/senas.md",
     "signal-observation-table": "docs/senas.md",
     "signals-value": "docs/senas.md",
@@ -50,6 +57,48 @@ BLOCKS = {
     "bench": "docs/performance.md",
     "exploit": "docs/exploitability.md",
 }
+
+
+#: What each ``reward=`` mode of the interfaces pays (:data:`mus_env.interfaces.REWARD_MODES`; a mode missing here
+#: stops :func:`reward_table`).
+REWARD_MEANINGS = {
+    "game": ("+1 to both partners of the winning team and −1 to the other two, when the episode ends (one game by "
+             "default; the whole vaca or match when the config asks for more)"),
+    "stones": ("after every hand, each seat gets its team's stones in that hand minus the other team's; a game "
+               "won by an accepted órdago also credits the stones the winners still lacked "
+               "(`HandRecord.stone_difference`)"),
+}
+
+
+def state_table() -> str:
+    """The full-information vector of ``state()`` as a markdown table (sizes from :mod:`mus_env.observation`)."""
+    cfg_on = MusConfig(signals="truthful")
+    rows = [("seat 0's observation", 0, OBS_DIM, obs_dim(cfg_on), "the observation of seat 0 (the table above)"),
+            ("hands", OBS_DIM, 4 * NUM_CARDS, 4 * NUM_CARDS,
+             f"each absolute seat's hand in turn (seat 0 first), one-hot over the {NUM_CARDS} card ids")]
+    lines = ["| piece | offset | size | size with señas | meaning |", "|---|---|---|---|---|"]
+    offset_on = 0
+    for name, offset, size, size_on, meaning in rows:
+        lines.append(f"| {name} | {offset} | {size} | {size_on} (offset {offset_on}) | {meaning} |")
+        offset_on += size_on
+    lines.append(f"| **total** | | **{STATE_DIM}** | **{state_dim(cfg_on)}** | |")
+    return "\n".join(lines)
+
+
+def reward_table() -> str:
+    """The ``reward=`` modes of every interface as a markdown table.
+
+    Raises:
+        ValueError: :data:`mus_env.interfaces.REWARD_MODES` has a mode that :data:`REWARD_MEANINGS` does not
+            describe.
+    """
+    missing = [m for m in REWARD_MODES if m not in REWARD_MEANINGS]
+    if missing:
+        raise ValueError(f"REWARD_MEANINGS does not describe the reward modes {missing}")
+    lines = ["| `reward=` | what each seat receives |", "|---|---|"]
+    lines += [f"| `\"{mode}\"`{' (default)' if i == 0 else ''} | {REWARD_MEANINGS[mode]} |"
+              for i, mode in enumerate(REWARD_MODES)]
+    return "\n".join(lines)
 
 
 def replace_section(text: str, name: str, body: str) -> str:
@@ -224,6 +273,8 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
     blocks = dict(texts)
     _write_block(blocks, "action-table", action_table())
     _write_block(blocks, "observation-table", observation_table())
+    _write_block(blocks, "state-table", state_table())
+    _write_block(blocks, "reward-table", reward_table())
     _write_block(blocks, "sign-table", sign_table())
     _write_block(blocks, "signal-observation-table", observation_table(signals=True))
     results_path = base / "docs" / "ladder_results.json"
