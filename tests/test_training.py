@@ -562,11 +562,12 @@ def test_signals_run_writes_a_477_47_policy_that_signs_and_resumes_only_with_its
 
 
 def test_sign_info_rule_signs_carry_information_random_ones_do_not(tmp_path, capsys) -> None:
+    from experiments.commands import sign_info as sign_info_command
     from experiments.evaluate import sign_info
 
     cfg = MusConfig(signals="free", max_mus_rounds=6)
     path = tmp_path / "rule.json"
-    sign_info.main(["rule", "--games", "60", "--seed", "0", "--shuffles", "5", "--out", str(path)])
+    sign_info_command.main(["rule", "--games", "60", "--seed", "0", "--shuffles", "5", "--out", str(path)])
     assert "MI plug-in" in capsys.readouterr().out
     rule = json.loads(path.read_text())
     rnd = sign_info.sign_mutual_information("random", cfg, games=1000, seed=1, shuffles=10)
