@@ -65,6 +65,8 @@ COMMANDS = {
                    "maintainers: evaluate a run's policy on fresh deals, ship it as ppo with its model card"),
     "bench-train": ("experiments.commands.bench_train",
                     "maintainers: the trainer's decisions/s and where they go (env, learner, league, update)"),
+    "update-docs": ("experiments.commands.update_docs",
+                    "maintainers: rewrite the generated tables of the docs pages and the README"),
 }
 
 
