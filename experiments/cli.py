@@ -1,5 +1,5 @@
-"""The ``mus`` command: ``mus train``, ``mus exploit AGENT``, ``mus tournament``, ``mus signals``,
-``mus sign-info``, ``mus play``, ``mus replay FILE``, ``mus bench``, ``mus deals``.
+"""The ``mus`` command: ``mus train``, ``mus exploit AGENT``, ``mus tournament``, ``mus play``, ``mus replay FILE``
+and the others of :data:`COMMANDS` (``mus -h`` lists them, the maintainer tools last).
 
 ``mus SUBCOMMAND -h`` shows the options of one subcommand. The subcommands parse their arguments with
 :class:`experiments.commands.options.ArgumentParser` (re-exported here): a bad argument is one line on stderr
