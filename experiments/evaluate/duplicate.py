@@ -147,7 +147,8 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     """Play every deal twice (seats swapped) between two agents on a VectorMusEnv.
 
     Args:
-        agent_a, agent_b: the agents (may be the same object).
+        agent_a: the first agent (team 0 in the first seating).
+        agent_b: the second agent (may be the same object as ``agent_a``).
         deals: the deal set.
         mode: "hands" (one hand per deal) or "games" (a whole game per deal).
         config: the ruleset (its target bounds the deal scores).
