@@ -647,6 +647,7 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
     elapsed_before = t.elapsed
 
     def clock() -> float:
+        """Seconds of training of this run, over all its sessions."""
         return elapsed_before + time.perf_counter() - session_start
 
     if a.warm_start.endswith(".pt") and not t.bc_done:
