@@ -12,15 +12,9 @@ Algorithm
 * **One policy for all four seats.** The observation is relative to the acting seat (own hand, partner,
   opponents, position to the mano), so one :class:`~agents.policy.PolicyNet` plays every seat. It has a
   shared MLP trunk, a policy head over the 31 actions (47 with señas) and a value head.
-* **Señas** (optional, ``signals="truthful"`` or ``"free"``, RULES.md §8): the games are played with the
-  partners' signalling channel and everything is sized by the config (:func:`mus_env.observation.obs_dim`,
-  :func:`mus_env.actions.num_actions`): the network reads 477 observation entries (the game's 345 plus the signs
-  seen) and also chooses the sign token (actions 31..46) at each sign decision, so the learner learns what to
-  sign and how to read its partner's (and intercepted) signs. Sign decisions have no reward of their own; they
-  are trained through the hands they lead to. The warm start clones EquityAgent's signs too (truthful, also
-  under ``free``), the baselines of the league and of the evaluation sign as in ``mus tournament --signals``,
-  and the evaluation plays the same game. ``signal_intercept_p`` is the chance that an opponent sees a sign.
-  The exported policy records the config; a checkpoint cannot be resumed with other signals.
+* **Señas** (optional, ``signals="truthful"`` or ``"free"``, RULES.md §8): everything is sized by the config
+  (477 observation entries, 47 actions); the learner also chooses its sign tokens, trained through the hands they
+  lead to. The warm start clones EquityAgent's signs; a checkpoint cannot be resumed with other signals.
 * **Masked categorical.** Illegal actions get the logit :data:`~agents.policy.MASKED_LOGIT` before the
   softmax, so their probability is exactly 0: they are never sampled, and they add nothing to the
   log-probability, the entropy or the gradient (written out where it is used).
@@ -94,13 +88,10 @@ actions. The loss is ``pg - ent_coef * entropy + vf_coef * v_loss`` (only ``vf_c
 0 (``anneal_lr``); the epochs stop early past ``target_kl`` (approximate KL ``mean((ratio - 1) - log ratio)``)
 when it is set. The exploiter is updated the same way on its own decisions.
 
-Everything the trainer writes goes to ``--out``: ``checkpoint.pt`` (every ``checkpoint_every`` updates;
-``--resume`` continues from it exactly: a stopped and resumed run logs the same metrics as an uninterrupted
-one), ``policy.pt`` (the current policy, loadable by ``make_agent``), ``best_policy.pt`` (the policy of the
-evaluation with the best smallest margin over the evaluation opponents, :func:`eval_score`: self-play margins
-against fixed baselines drift, so measure a chosen policy again on fresh deals, as ``mus ship-agent`` does),
-``metrics.csv``, ``eval.csv``, TensorBoard events (``charts/``, ``losses/``, ``eval/``), ``learning_curve.png``,
-``args.json`` and ``run.json``.
+Everything the trainer writes goes to ``--out`` (:mod:`~experiments.train.checkpoint` lists the files):
+``checkpoint.pt`` (``--resume`` continues from it exactly), ``policy.pt``, ``best_policy.pt`` (best
+:func:`eval_score`), ``metrics.csv``, ``eval.csv``, TensorBoard events, ``learning_curve.png``, ``args.json``,
+``run.json``.
 
 Command line (:mod:`experiments.commands.train`): ``mus train`` (the ``default`` preset, about 10 minutes on 2
 cores) or ``mus train --preset ship --out runs/ship``; every field of :class:`Args` is a flag.
