@@ -65,7 +65,8 @@ def event_hash(seed: npt.ArrayLike, stream: int, a: npt.ArrayLike, b: npt.ArrayL
     Args:
         seed: the game's seed (uint64; arrays broadcast).
         stream: the kind of event (``STREAM_DEAL`` ... ``STREAM_SIGNAL``).
-        a, b: the event's position (for a deal: hand number and 0; for a reshuffle: hand and reshuffle number).
+        a: the event's first coordinate (the hand number, for a deal or a reshuffle).
+        b: the event's second coordinate (0 for a deal; the reshuffle number for a reshuffle).
 
     Returns:
         ``np.uint64`` (an array of them for array arguments); Python ints give the same value as arrays.

@@ -272,7 +272,10 @@ class VectorMusEnv:
 
         Args:
             tables: ``(n,)`` distinct table indices.
-            decks, mano, scores, seeds: as in :meth:`reset_from_decks`, with n rows.
+            decks: ``(n, 40)``, as in :meth:`reset_from_decks`.
+            mano: ``(n,)``, as in :meth:`reset_from_decks`.
+            scores: ``(n, 2)`` or None, as in :meth:`reset_from_decks`.
+            seeds: ``(n,)`` or None, as in :meth:`reset_from_decks`.
 
         Returns:
             The observation and mask buffers, with the reset tables' rows refreshed.
@@ -419,7 +422,7 @@ class VectorMusEnv:
             ``(B,)`` int64 action ids, legal for :meth:`step`; -1 for a table that waits at game over
             (``auto_reset=False``), where no action is legal.
 
-        Example:
+        Examples:
             >>> venv = VectorMusEnv(4, seed=0); _ = venv.reset()
             >>> actions = venv.sample_actions(np.random.default_rng(0))
             >>> bool(venv.observe()[1][np.arange(4), actions].all())

@@ -37,7 +37,7 @@ seeding             ``reset(seed=s)`` deals ``MusGame(config, seed=s)`` first; l
                     come from ``np_random``; the constructor's ``seed`` is used by the first unseeded ``reset``
 ==================  ==========================================================================================
 
-Example:
+Examples:
     >>> from mus_env.wrappers import MusGymEnv
     >>> env = MusGymEnv(learner_seats=(0, 2), first_mano=0)
     >>> obs, info = env.reset(seed=0)
