@@ -1,4 +1,4 @@
-"""mus-env: the reference reinforcement-learning environment for Mus (RULES.md, DESIGN.md).
+"""mus-env: the reference reinforcement-learning environment for Mus (docs/RULES.md; the architecture: docs/architecture.md).
 
 The rules modules (``config``, ``cards``, ``tables``, ``actions``, ``game``, ``vector``) import no RL framework;
 ``mus_env.mus_v0`` (PettingZoo), ``mus_env.wrappers`` (Gymnasium), their shared helpers ``mus_env.interfaces`` and
