@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import torch
 
 from mus_env.actions import NUM_ACTIONS
 from mus_env.observation import OBS_DIM
@@ -56,7 +57,6 @@ class SB3PolicyAgent(Agent):
 
     def probabilities(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
         """``(B, NUM_ACTIONS)`` masked action probabilities."""
-        import torch
 
         policy = self.model.policy
         with torch.no_grad():

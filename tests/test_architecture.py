@@ -155,7 +155,8 @@ def _private_uses(path: Path, rel: str | None = None) -> list[str]:
                 found.extend(f"{rel}:{child.lineno} imports {a.name}" for a in child.names
                              if a.name.startswith("_") and not a.name.startswith("__"))
             if (isinstance(child, ast.Attribute) and child.attr.startswith("_") and not child.attr.startswith("__")
-                    and not (isinstance(child.value, ast.Name) and child.value.id in ("self", "cls"))):
+                    and not (isinstance(child.value, ast.Name) and child.value.id in ("self", "cls"))
+                    and not (isinstance(child.value, ast.Call) and ast.unparse(child.value) == "super()")):
                 owner = child.value.id if isinstance(child.value, ast.Name) else ast.unparse(child.value)
                 if (rel, here, owner) not in _OWN_NEW_INSTANCES:
                     found.append(f"{rel}:{child.lineno} {owner}.{child.attr} (in {here})")
@@ -246,3 +247,106 @@ def test_prange_only_over_the_tables() -> None:
     uses = [name for name, f in _kernel_functions().items()
             if any(isinstance(n, ast.Name) and n.id == "prange" for n in ast.walk(f))]
     assert uses == ["step_parallel"], uses
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the whole project: mus_env, agents, experiments
+#: Layers, bottom first (docs/architecture.md): a module may import its own layer and the layers below.
+LAYERS = ("rules", "observation", "engines", "interfaces", "agents", "libraries", "cli")
+_RULES = {f"mus_env.{m}" for m in ("config", "cards", "tables", "shuffle", "actions", "phases", "signals")}
+_ENGINES = {"mus_env.game", "mus_env.kernel", "mus_env.vector", "mus_env.records"}
+_CLI = {"experiments", "experiments.cli", "experiments.play", "experiments.replay"}
+#: Third-party packages that each layer may import (the standard library is always allowed).
+_THIRD_PARTY = {"rules": {"numpy"}, "observation": {"numpy"}, "engines": {"numpy", "numba"}}
+
+
+def layer_of(module: str) -> str:
+    """The layer of a module of the project (see :data:`LAYERS`)."""
+    if module in _RULES:
+        return "rules"
+    if module == "mus_env.observation":
+        return "observation"
+    if module in _ENGINES:
+        return "engines"
+    if module.split(".")[0] == "mus_env":
+        return "interfaces"
+    if module.split(".")[0] == "agents":
+        return "agents"
+    if module in _CLI or module.startswith("experiments.commands"):
+        return "cli"
+    return "libraries"
+
+
+def _project_graph() -> dict[str, set[str]]:
+    modules: dict[str, Path] = {}
+    for package in ("mus_env", "agents", "experiments"):
+        modules.update(_modules(ROOT / package))
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module of a higher layer than the importer's."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    return [f"{a} ({layer_of(a)}) imports {b} ({layer_of(b)})" for a, deps in sorted(graph.items())
+            for b in sorted(deps) if rank[layer_of(b)] > rank[layer_of(a)]]
+
+
+def _third_party(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return {m for m in found if m not in sys.stdlib_module_names and m not in ("mus_env", "agents", "experiments")}
+
+
+def test_the_layer_checker_finds_an_upward_import() -> None:
+    graph = {"mus_env.game": {"mus_env.actions", "agents.rule"}, "experiments.evaluate.deals": {"experiments.cli"},
+             "agents.rule": {"mus_env.observation"}}
+    assert layer_violations(graph) == ["experiments.evaluate.deals (libraries) imports experiments.cli (cli)",
+                                       "mus_env.game (engines) imports agents.rule (agents)"]
+    assert layer_of("mus_env.adapters.sb3") == "interfaces" and layer_of("experiments.commands.train") == "cli"
+    assert layer_of("experiments.train.ppo") == "libraries" and layer_of("mus_env.signals") == "rules"
+
+
+def test_project_import_graph_has_no_cycle() -> None:
+    cycle = _cycle(_project_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_every_import_points_down_the_layers() -> None:
+    """Rules <- observation <- engines <- interfaces <- agents <- libraries <- the command line: an engine or a
+    rules module never imports an adapter, an agent or an experiment, and a library never imports the CLI."""
+    bad = layer_violations(_project_graph())
+    assert not bad, "imports against the layers:\n" + "\n".join(bad)
+
+
+def test_rules_and_engines_import_no_framework() -> None:
+    """The rules, the observation and the engines import numpy (and numba for the kernel) only."""
+    bad = []
+    for name, path in sorted({**_modules(PACKAGE)}.items()):
+        allowed = _THIRD_PARTY.get(layer_of(name))
+        if allowed is not None and (extra := _third_party(path) - allowed):
+            bad.append(f"{name} imports {sorted(extra)}")
+    assert not bad, bad
+
+
+def test_torch_is_imported_at_the_top_of_a_module_never_inside_a_function() -> None:
+    bad = []
+    for package in ("mus_env", "agents", "experiments"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                for node in ast.walk(fn):
+                    names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                             [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                    if any(n.split(".")[0] == "torch" for n in names):
+                        bad.append(f"{path.relative_to(ROOT)}:{node.lineno} (in {fn.name})")
+    assert not bad, "torch imported inside a function: " + ", ".join(bad)
+
+
+def test_no_private_names_or_attributes_of_others_in_experiments() -> None:
+    found = [use for path in sorted((ROOT / "experiments").rglob("*.py")) for use in _private_uses(path)]
+    assert not found, "private names or attributes of another module or object:\n" + "\n".join(found)

@@ -28,3 +28,16 @@ def test_run_all_without_peers_has_every_engine() -> None:
     # the kernel writes the acting seat's observation straight into the output: no per-seat cache (4 x 345 floats)
     assert 0 < report["state_bytes_per_table"] + report["buffer_bytes_per_table"] < 4 * 345 * 4
     assert report["ratios"] == {}                                   # no peers, no ratios
+
+
+def test_profile_times_every_part_and_leaves_the_engine_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    """``mus profile``: every part is timed (positive medians); the compiled passes run on a copy of the tables."""
+    from experiments.commands import profile as profile_command
+    from experiments.tools.profile_vector import profile
+
+    res = profile(batch=64, steps=4, seed=1)
+    assert set(res) == {"step()", "kernel", "observation", "sample_actions", "write floor"}
+    assert all(v > 0 for v in res.values())
+    profile_command.main(["--batch", "64", "--steps", "3"])
+    out = capsys.readouterr().out
+    assert "B=64" in out and "the game" in out

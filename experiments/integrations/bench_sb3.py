@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import numpy as np
+import torch
 
 __all__ = ["raw_rate", "ppo_rate", "run"]
 
@@ -62,7 +63,6 @@ def run(tables: tuple[int, ...] = (64, 256), opponent: str = "rule", n_steps: in
         n_epochs: int = 4, rollouts: int = 3, gym_envs: int = 8, raw_seconds: float = 3.0, threads: int = 1,
         baseline: bool = True, log: Any = print) -> list[dict[str, Any]]:
     """Measure everything (module docstring); returns one row per measurement."""
-    import torch
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
     from agents import make_agent

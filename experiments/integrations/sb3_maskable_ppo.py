@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 __all__ = ["TrainSettings", "parse_opponents", "make_env", "make_model", "train", "evaluate"]
 
@@ -187,7 +188,6 @@ def train(s: TrainSettings, log: Any = print, command: str | None = None) -> dic
     Returns:
         The ``run.json`` content (settings, decisions, seconds, speed, evaluations).
     """
-    import torch
 
     torch.set_num_threads(s.threads)
     out = Path(s.out)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 
 __all__ = ["Args", "train", "summary_line"]
 
@@ -73,7 +74,6 @@ def _evaluate(policy: Any, args: Args, seed: int) -> np.ndarray:
 
 def train(args: Args) -> dict[str, Any]:
     """Train the DQN, evaluate it and a random policy at seat 0, and return the figures (see the module)."""
-    import torch
     from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
     from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
     from tianshou.algorithm.optim import AdamOptimizerFactory
