@@ -54,7 +54,7 @@ from .signals import ALL_SIGNS, SIGNAL_OFFSETS, WINDOW_GRANDE, WINDOW_MUS, hand_
 from .tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables
 
 __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
-           "make_rules", "step_tables", "step_rows", "first_bad_table", "reset_tables", "new_episodes",
+           "make_rules", "step_tables", "step_rows", "step_subset", "first_bad_table", "reset_tables", "new_episodes",
            "observe_tables", "state_rows", "sample_legal", "legal_masks", "intercept_uniform", "legal_sign_bits"]
 
 # ---------------------------------------------------------------------------------------------------
@@ -1278,6 +1278,23 @@ def step_rows(S, O, rules: Rules, rows, actions, master: np.uint64, obs, mask) -
             return k
     for k in range(rows.shape[0]):
         step_table(S, O, rules, rows[k], actions[rows[k]], master, obs, mask)
+    return -1
+
+
+@njit(cache=True)
+def step_subset(S, O, rules: Rules, tables, actions, master: np.uint64, obs, mask) -> int:
+    """Step table ``tables[k]`` with ``actions[k]`` for every k, or none (``VectorMusEnv.step_tables``): returns
+    -1 when done; ``-2 - k`` when ``tables[k]`` is out of range or repeated (:func:`first_bad_table`), ``k`` when
+    ``actions[k]`` is illegal on its table; then nothing changed."""
+    bad = first_bad_table(tables, S.shape[0])
+    if bad >= 0:
+        return -2 - bad
+    R = rules[0]
+    for k in range(tables.shape[0]):
+        if is_illegal(S[tables[k]], R, actions[k]):
+            return k
+    for k in range(tables.shape[0]):
+        step_table(S, O, rules, tables[k], actions[k], master, obs, mask)
     return -1
 
 

@@ -63,6 +63,7 @@ from .tables import LANCE_NAMES
 
 __all__ = ["VectorMusEnv"]
 
+_INT64 = np.dtype(np.int64)
 #: Below this many tables a step runs on one thread whatever ``num_threads`` is (thread start-up costs more).
 PARALLEL_MIN_TABLES = 64
 # The state layout, as saved in state_dict (fields, dtypes, shapes).
@@ -134,7 +135,6 @@ class VectorMusEnv:
         for name, *_ in kernel.STATE_FIELDS:                # every field as a (B, ...) view
             setattr(self, "scores_" if name == "scores" else name, self._state[name])
         self._rows = np.arange(self.num_envs)
-        self._table_actions = np.zeros(self.num_envs, dtype=np.int64)   # step_tables' actions, by table
         self._last: dict[str, np.ndarray] = {}                # read-only views of the step outputs
         for name in ("rewards", "finished", "winner"):
             view = self._out[name].view()
@@ -377,17 +377,20 @@ class VectorMusEnv:
         """
         if not self._started:
             raise RuntimeError("call reset() or reset_from_decks() before step_tables()")
-        t = self._table_indices(tables)
-        a = actions
-        if not (type(a) is np.ndarray and a.dtype == np.int64 and a.shape == t.shape):   # (the hot path: as given)
+        t, a = tables, actions
+        if not (type(t) is np.ndarray and t.dtype is _INT64 and t.ndim == 1):          # (the hot path: as given)
+            t = np.asarray(tables)
+            t = self._int_array("tables", t, (t.size,)) if t.size else np.zeros(0, dtype=np.int64)
+        if not (type(a) is np.ndarray and a.dtype is _INT64 and a.shape == t.shape):
             a = self._int_array("actions", actions, (t.size,))
-        buf = self._table_actions
-        buf[t] = a
-        bad = kernel.step_rows(self._state, self._out, self._rules, t, buf, self._seed_u64, self._obs, self._mask)
+        bad = kernel.step_subset(self._state, self._out, self._rules, t, a, self._seed_u64, self._obs, self._mask)
+        if bad <= -2:                                       # a bad table index (checked in the kernel)
+            self._table_indices(t)                          # raises, naming the accepted range
         if bad >= 0:
             self._check_actions(a, t)                       # raises, naming the table, seat and phase
-            raise RuntimeError(f"VectorMusEnv: the kernel refused table {t[bad]}'s action {a[bad]} that the "
-                               "Python check accepts (engine bug); nothing was applied")
+        if bad != -1:
+            raise RuntimeError(f"VectorMusEnv: the kernel refused tables {t.tolist()} / actions {a.tolist()} that "
+                               "the Python checks accept (engine bug); nothing was applied")
         return self._obs, self._mask
 
     def new_episodes(self, tables: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
@@ -505,7 +508,7 @@ class VectorMusEnv:
             ValueError: not a flat integer array, an index out of range, or a repeated one.
         """
         t = tables
-        if not (type(t) is np.ndarray and t.dtype == np.int64 and t.ndim == 1):      # (the hot path: as given)
+        if not (type(t) is np.ndarray and t.dtype is _INT64 and t.ndim == 1):          # (the hot path: as given)
             t = np.asarray(tables)
             t = self._int_array("tables", t, (t.size,)) if t.size else np.zeros(0, dtype=np.int64)
         if kernel.first_bad_table(t, self.num_envs) >= 0:
