@@ -1,4 +1,6 @@
-"""mus-env: the reference reinforcement-learning environment for Mus (docs/RULES.md; the architecture: docs/architecture.md).
+"""mus-env: the reference reinforcement-learning environment for Mus.
+
+The rules: docs/RULES.md; the architecture: docs/architecture.md.
 
 The rules modules (``config``, ``cards``, ``tables``, ``actions``, ``game``, ``vector``) import no RL framework;
 ``mus_env.mus_v0`` (PettingZoo), ``mus_env.wrappers`` (Gymnasium), their shared helpers ``mus_env.interfaces`` and
