@@ -99,10 +99,6 @@ def _as_policy(agent: Any, seat: int) -> Policy:
                      f".act(obs, mask, rng); got {agent!r}")
 
 
-#: Deprecated private alias of :func:`mus_env.interfaces.check_learner_seats` (``experiments`` still imports it);
-#: use the public name.
-_learner_seats = check_learner_seats
-
 
 class MusGymEnv(gymnasium.Env):
     """Mus for one learner (a seat, or a team sharing one policy) against fixed agents (see the module docstring).

@@ -132,7 +132,6 @@ def test_moved_names_stay_importable_where_they_were() -> None:
                  "table_text", "make_config", "render_table", "deal_game"):
         assert getattr(mus_v0, name) is getattr(interfaces, name), name
     assert wrappers.REWARD_MODES is interfaces.REWARD_MODES
-    assert wrappers._learner_seats is interfaces.check_learner_seats     # kept for experiments/ until it moves
 
 
 # ----------------------------------------------------------------------------------------------------------
