@@ -74,7 +74,7 @@ class MusConfig:
         max_mus_rounds: None, or a cap N >= 0: after N completed mus rounds every mus call is forced
             to NO_MUS (an RL safety cap, not a real rule).
         signals: "off", "truthful" or "free" (§8, :mod:`mus_env.signals`).
-        signal_intercept_p: chance that an opponent sees a sign, in [0, 1].
+        signal_intercept_p: chance that an opponent sees a sign, in [0, 1]; 0 when ``signals`` is "off".
         auto_declare: whether the engine makes the forced pares/juego declarations itself.
         first_mano: "random" or a seat 0..3, the mano of the first hand.
     """
@@ -135,6 +135,9 @@ class MusConfig:
         p = self.signal_intercept_p
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise ValueError(f"MusConfig.signal_intercept_p must be a number in [0, 1], got {p!r}")
+        if self.signals == "off" and p != 0:
+            raise ValueError(f"MusConfig.signal_intercept_p must be 0 with signals='off' (there are no signs to "
+                             f"intercept), got {p!r}; give signals='truthful' or 'free', or leave it at 0")
         set_(self, "signal_intercept_p", float(p))
         fm = self.first_mano
         if fm != "random" and (isinstance(fm, bool) or not isinstance(fm, int) or fm not in (0, 1, 2, 3)):

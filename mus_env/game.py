@@ -74,7 +74,7 @@ from .phases import (
     Outcome,
     Phase,
 )
-from .shuffle import deal_decks, first_mano, normalize_seed, random_seed, reshuffle_order
+from .shuffle import check_seed, deal_decks, first_mano, random_seed, reshuffle_order
 from .signals import (
     SIGNAL_DIM,
     WINDOW_GRANDE,
@@ -293,8 +293,8 @@ class MusGame:
 
     Args:
         config: the ruleset; ``MusConfig()`` is RULES.md §1.1.
-        seed: drives every deal and reshuffle (and the first mano when ``first_mano="random"``);
-            None draws a fresh one (kept in :attr:`seed`).
+        seed: drives every deal and reshuffle (and the first mano when ``first_mano="random"``), an int in
+            ``0..2**64 - 1``; None draws a fresh one (kept in :attr:`seed`).
 
     With signals on (``config.signals`` "truthful" or "free") the game has sign decisions (RULES.md §8,
     :mod:`mus_env.signals`), 47 action ids and longer observations (``observation.obs_dim(config)``).
@@ -302,7 +302,7 @@ class MusGame:
 
     def __init__(self, config: MusConfig | None = None, seed: int | None = None) -> None:
         cfg = playable_config(config, signals=True)
-        self._init_common(cfg, random_seed() if seed is None else normalize_seed(seed))
+        self._init_common(cfg, random_seed() if seed is None else check_seed(seed))
         mano = int(first_mano(self.seed)) if cfg.first_mano == "random" else int(cfg.first_mano)
         self._start_hand(deal_decks(self.seed, 0).tolist(), mano)
 
@@ -317,11 +317,11 @@ class MusGame:
             mano: absolute seat (0..3) of the mano of this hand.
             scores: (team 0, team 1) stones at the start, each in ``0 .. target - 1``.
             config: the ruleset.
-            seed: drives reshuffles in this hand and every later hand.
+            seed: drives reshuffles in this hand and every later hand (an int in ``0..2**64 - 1``).
 
         Raises:
-            ValueError: the deck is not a permutation of 0..39, the mano is not a seat, or a score is
-                negative, not an int, or already at the target.
+            ValueError: the deck is not a permutation of 0..39, the mano is not a seat, a score is
+                negative, not an int, or already at the target, or the seed is not in ``0..2**64 - 1``.
         """
         cfg = playable_config(config, signals=True)
         try:
@@ -354,7 +354,7 @@ class MusGame:
                 raise ValueError(
                     f"scores must be below the target {cfg.target} (the game would be over), got {scores!r}")
         game = cls.__new__(cls)
-        game._init_common(cfg, normalize_seed(seed))
+        game._init_common(cfg, check_seed(seed))
         game._scores = [int(s0), int(s1)]
         game._start_hand(d, int(mano))
         return game

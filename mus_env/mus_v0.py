@@ -86,6 +86,7 @@ from .interfaces import (
     table_text,
     team_rewards,
 )
+from .shuffle import check_seed
 
 __all__ = [
     "env", "raw_env", "REWARD_MODES", "AGENTS", "ENV_ID", "observation_box", "state_box",
@@ -191,7 +192,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         """Start a new episode: ``MusGame(config, seed)``; without a seed, one drawn from :attr:`np_random`.
 
         Args:
-            seed: seed of the game (every deal and reshuffle), and of :attr:`np_random` for later resets.
+            seed: seed of the game (every deal and reshuffle), an int in ``0..2**64 - 1``, and of
+                :attr:`np_random` for later resets.
             options: optional rigged first deal (duplicate tournaments, tests): ``{"deck": 40 card ids,
                 "mano": seat (default 0), "scores": (team 0, team 1) (default (0, 0))}``, dealt with
                 ``MusGame.from_deck`` (the seed then drives reshuffles and later hands). Other keys are ignored
@@ -200,8 +202,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         Raises:
             ValueError: a bad seed, or a bad deck, mano or scores (the env is left as it was).
         """
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
+        if seed is not None:
+            check_seed(seed)                           # an int in 0..2**64 - 1, nothing wraps
         deal = deal_options(options)
         if seed is not None:
             game_seed = int(seed)

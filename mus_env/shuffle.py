@@ -15,10 +15,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["table_seeds", "card_keys", "deal_decks", "reshuffle_order", "first_mano", "normalize_seed", "random_seed",
-           "event_hash", "STREAM_DEAL", "STREAM_RESHUFFLE", "STREAM_MANO", "STREAM_TABLE", "STREAM_SIGNAL"]
+__all__ = ["table_seeds", "card_keys", "deal_decks", "reshuffle_order", "first_mano", "normalize_seed", "check_seed",
+           "random_seed", "MAX_SEED", "event_hash", "STREAM_DEAL", "STREAM_RESHUFFLE", "STREAM_MANO", "STREAM_TABLE",
+           "STREAM_SIGNAL"]
 
 _MASK64 = (1 << 64) - 1
+#: The largest game seed: seeds are 64-bit unsigned ints, 0..2**64 - 1 (:func:`check_seed`).
+MAX_SEED = _MASK64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -44,6 +47,18 @@ def normalize_seed(seed: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an int (or None for a random one), got {seed!r}")
     return int(seed) & _MASK64
+
+
+def check_seed(seed: int, name: str = "seed") -> int:
+    """``seed`` as a Python int if it is an int in ``0..2**64 - 1`` (the engines' game seeds); else ValueError.
+
+    Unlike :func:`normalize_seed` nothing wraps: ``2**64`` would deal the game of ``0``, ``-1`` that of
+    ``2**64 - 1``, so both are refused.
+    """
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= _MASK64:
+        text = repr(seed) if len(repr(seed)) <= 40 else repr(seed)[:37] + "..."
+        raise ValueError(f"{name} must be an int in 0..2**64 - 1 (or None for a random one), got {text}")
+    return int(seed)
 
 
 def random_seed() -> int:

@@ -57,7 +57,7 @@ from .cards import NUM_CARDS
 from .config import MusConfig, playable_config
 from .observation import obs_dim, state_dim
 from .phases import PHASE_NAMES, SIGNAL_PHASE_NAME, Phase
-from .shuffle import normalize_seed, random_seed, table_seeds
+from .shuffle import check_seed, random_seed, table_seeds
 from .signals import WINDOW_NAMES
 from .tables import LANCE_NAMES
 
@@ -76,7 +76,8 @@ class VectorMusEnv:
     Args:
         num_envs: number of tables B (>= 1).
         config: the ruleset (every switch MusGame supports).
-        seed: master seed; game ``i``'s e-th episode uses ``shuffle.table_seeds(seed, i, e)``. None draws one.
+        seed: master seed, an int in ``0..2**64 - 1``; game ``i``'s e-th episode uses
+            ``shuffle.table_seeds(seed, i, e)``. None draws one.
         reward: "game" (+1/-1 per team at the end of an episode) or "stones" (each finished hand, the
             team's stones minus the other team's; a game won by an accepted órdago also credits the
             stones the winners still lacked, as ``HandRecord.stone_difference``).
@@ -143,7 +144,7 @@ class VectorMusEnv:
         self._started = False
 
     def _set_seed(self, seed: int) -> None:
-        self.seed = normalize_seed(seed)
+        self.seed = check_seed(seed)
         self._seed_u64 = np.uint64(self.seed)
 
     # ------------------------------------------------------------------------------------------------

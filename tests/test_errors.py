@@ -210,6 +210,25 @@ def test_bad_seed(seed) -> None:
         MusGame.from_deck(DECK, seed=seed)
 
 
+@pytest.mark.parametrize("seed", [-1, 2**64, 2**64 + 5, -(2**64), 10**30])
+def test_seeds_outside_64_bits_are_refused_not_wrapped(seed: int) -> None:
+    """``seed=2**64`` would deal the game of ``0`` and ``-1`` that of ``2**64 - 1``: both engines refuse them,
+    naming the range; the bounds themselves are fine."""
+    from mus_env import VectorMusEnv
+
+    for make in (lambda: MusGame(seed=seed), lambda: MusGame.from_deck(DECK, seed=seed),
+                 lambda: VectorMusEnv(2, seed=seed)):
+        with pytest.raises(ValueError, match=r"seed must be an int in 0\.\.2\*\*64 - 1"):
+            make()
+    venv = VectorMusEnv(2, seed=3)
+    with pytest.raises(ValueError, match="seed"):
+        venv.reset(seed=seed)
+    assert venv.seed == 3
+    assert MusGame(seed=2**64 - 1).seed == 2**64 - 1 and MusGame(seed=0).seed == 0
+    assert VectorMusEnv(2, seed=2**64 - 1).seed == 2**64 - 1
+    assert MusGame(seed=np.uint64(2**64 - 1)).seed == 2**64 - 1
+
+
 def test_bad_config_object() -> None:
     with pytest.raises(ValueError, match="config"):
         MusGame(config={"kings": 8})
@@ -257,6 +276,20 @@ def test_integral_floats_are_not_ints(field: str, value: float) -> None:
     """``target=40.0`` and ``max_mus_rounds=1.0`` are refused; the other int fields must refuse floats too."""
     with pytest.raises(ValueError, match=rf"\b{field}\b"):
         MusConfig(**{field: value})
+
+
+@pytest.mark.parametrize("p", [0.3, 1, 1.0, 1e-9])
+def test_intercept_needs_signals(p: float) -> None:
+    """``signal_intercept_p`` is a probability of seeing a sign: with ``signals="off"`` there is none, and the
+    config refuses a non-zero one as ``mus train`` and ``mus tournament`` do (naming both fields)."""
+    with pytest.raises(ValueError, match=r"signal_intercept_p.*signals='off'"):
+        MusConfig(signal_intercept_p=p)
+    with pytest.raises(ValueError, match="signal_intercept_p"):
+        MusConfig(signals="truthful", signal_intercept_p=p).replace(signals="off")
+    with pytest.raises(ValueError, match="signal_intercept_p"):
+        MusConfig.from_dict({"signals": "off", "signal_intercept_p": p})
+    assert MusConfig(signals="free", signal_intercept_p=p).signal_intercept_p == float(p)
+    assert MusConfig(signals="off", signal_intercept_p=0).signal_intercept_p == 0.0
 
 
 def test_good_config_values_are_accepted() -> None:
