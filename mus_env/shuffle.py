@@ -57,7 +57,8 @@ def check_seed(seed: int, name: str = "seed") -> int:
     """
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= _MASK64:
         text = repr(seed) if len(repr(seed)) <= 40 else repr(seed)[:37] + "..."
-        raise ValueError(f"{name} must be an int in 0..2**64 - 1 (or None for a random one), got {text}")
+        hint = " (or None for a random one)" if name == "seed" else ""
+        raise ValueError(f"{name} must be an int in 0..2**64 - 1{hint}, got {text}")
     return int(seed)
 
 

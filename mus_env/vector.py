@@ -299,6 +299,11 @@ class VectorMusEnv:
                 f"scores[{bad[0]}] = {s[bad[0]].tolist()}: each score must be in 0..{self.config.target - 1}")
         if seeds is not None:
             sd = np.asarray(seeds)
+            if sd.dtype.kind in "fO" and not isinstance(seeds, np.ndarray) and sd.shape == (n,):
+                # Python ints, some >= 2**63 (numpy makes them float64 or object): uint64 if all are seeds
+                given = list(np.asarray(seeds, dtype=object))
+                if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in given):
+                    sd = np.array([check_seed(x, f"seeds[{i}]") for i, x in enumerate(given)], dtype=np.uint64)
             if sd.dtype.kind != "u":                        # uint64 seeds (game_seeds) may be >= 2**63
                 sd = self._int_array("seeds", sd, (n,))
                 if (sd < 0).any():
@@ -496,6 +501,12 @@ class VectorMusEnv:
         arr = np.asarray(value)
         if arr.shape != shape:
             raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+        if arr.dtype.kind in "fO" and not isinstance(value, np.ndarray):
+            # a list of Python ints some of which do not fit int64 becomes float64 or object: name the int
+            flat = np.asarray(value, dtype=object).reshape(-1)
+            if flat.size and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in flat):
+                i = next(k for k, x in enumerate(flat) if not -(2**63) <= x < 2**63)
+                raise ValueError(f"{name}: {flat[i]} (at index {i}) is out of range")
         if arr.dtype.kind not in "iu":
             raise ValueError(f"{name} must be an integer array, got dtype {arr.dtype}")
         if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:

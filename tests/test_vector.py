@@ -630,6 +630,39 @@ def test_step_rejects_bad_actions() -> None:
     venv.step(legal)                                       # still usable
 
 
+@pytest.mark.parametrize("big", [2**63, 2**64, -(2**63) - 1, 10**30])
+def test_a_list_of_ints_too_big_for_int64_is_named(big: int) -> None:
+    """``step([2**63, ...])``: numpy makes such a list float64 (or object); the error names the int and its index,
+    never "got dtype float64", and nothing changes. ``step_tables`` says the same."""
+    venv = VectorMusEnv(4, seed=0)
+    _, mask = venv.reset()
+    snap = _snapshot(venv)
+    actions = [int(a) for a in mask.argmax(axis=1)]
+    actions[2] = big
+    with pytest.raises(ValueError, match=rf"actions: {big} \(at index 2\) is out of range") as e:
+        venv.step(actions)
+    assert "dtype" not in str(e.value)
+    with pytest.raises(ValueError, match=rf"actions: {big} \(at index 1\) is out of range"):
+        venv.step_tables([0, 2], [actions[0], big])
+    with pytest.raises(ValueError, match="integer array, got dtype (float64|object)"):
+        venv.step([0.0, 0, 0, big])                         # a float in the list: not a list of ints
+    _assert_unchanged(venv, snap)
+
+
+def test_a_list_of_uint64_seeds_is_taken_as_given() -> None:
+    """Game seeds are uint64: Python ints >= 2**63 in a list are seeds, not floats; outside 0..2**64-1 refused."""
+    venv = VectorMusEnv(2, seed=0)
+    venv.reset()
+    decks = np.stack([np.arange(40), np.arange(40)[::-1]])
+    venv.reset_from_decks(decks, [0, 1], None, [2**63 + 1, 5])
+    assert venv.game_seeds.tolist() == [2**63 + 1, 5]
+    snap = _snapshot(venv)
+    for bad, where in (([2**64, 0], 0), ([2**63, -1], 1)):
+        with pytest.raises(ValueError, match=rf"seeds\[{where}\] must be an int in 0\.\.2\*\*64 - 1"):
+            venv.reset_from_decks(decks, [0, 1], None, bad)
+    _assert_unchanged(venv, snap)
+
+
 def test_reset_from_decks_rejects_bad_input() -> None:
     venv = VectorMusEnv(2, seed=0)
     venv.reset()
