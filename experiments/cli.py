@@ -50,7 +50,7 @@ COMMANDS = {
     "bench": ("experiments.commands.bench", "decisions/s of the engines and of peer environments"),
     "deals": ("experiments.commands.deals", "write a seeded deal set for duplicate evaluation"),
     "sb3": ("experiments.commands.sb3",
-            "sb3-contrib MaskablePPO on the batched engine (mus_env.sb3.MusVecEnv)"),
+            "sb3-contrib MaskablePPO on the batched engine (mus_env.adapters.sb3.MusVecEnv)"),
     "rllib": ("experiments.commands.rllib",
               "Ray RLlib PPO self-play, local or on a cluster (needs the rllib extra)"),
     "tianshou": ("experiments.commands.tianshou",
