@@ -829,6 +829,16 @@ class MusGame:
             raise self._illegal(action)
         self._dispatch[self._phase](self, action, 0)
 
+    def check_action(self, action: object) -> int:
+        """``action`` as an int if :meth:`step` would take it now; else the :class:`IllegalActionError` that
+        :meth:`step` would raise (naming the action, the seat, the phase and the legal actions). Changes nothing.
+        """
+        if action.__class__ is not int:
+            action = self._coerce(action)
+        if action not in self._legal_set:
+            raise self._illegal(action)
+        return action
+
     def step_envido(self, amount: int) -> None:
         """Bet or raise by any number of stones ``amount >= 2`` (the ENVIDO actions offer ``bet_sizes``).
 

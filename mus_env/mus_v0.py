@@ -28,8 +28,11 @@ rewards             ``reward="game"`` (default): +1 to both players of the winni
                     Always zero-sum between the teams and equal within a team.
 episode end         all four agents are terminated when the engine says the episode is over (no truncation)
 illegal actions     ``raw_env.step`` raises :class:`~mus_env.game.IllegalActionError` and changes nothing;
-                    ``env()`` adds PettingZoo's ``TerminateIllegalWrapper`` (the offender gets -1, everybody is
-                    terminated), ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``
+                    ``env()`` adds PettingZoo's ``TerminateIllegalWrapper`` (a legal id that is illegal now: the
+                    offender gets -1, everybody is terminated), :class:`ActionSpaceWrapper` (in place of
+                    PettingZoo's ``AssertOutOfBoundsWrapper``: an id outside the action space, or anything but an
+                    int, raises ``raw_env``'s ``IllegalActionError``, also under ``python -O``) and
+                    ``OrderEnforcingWrapper``
 seeding             ``reset(seed=s)`` plays ``MusGame(config, seed=s)`` (same deals as the engine); ``reset()``
                     draws the next game seed from the env's own generator, seeded by the last seeded reset
 rigged deals        ``reset(seed=s, options={"deck": ids, "mano": m, "scores": (a, b)})`` deals the first hand
@@ -67,10 +70,11 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.wrappers import BaseWrapper
 
 from .actions import num_actions
 from .config import MusConfig
-from .game import MusGame
+from .game import IllegalActionError, MusGame
 from .interfaces import (
     AGENTS,
     REWARD_MODES,
@@ -89,7 +93,7 @@ from .interfaces import (
 from .shuffle import check_seed
 
 __all__ = [
-    "env", "raw_env", "REWARD_MODES", "AGENTS", "ENV_ID", "observation_box", "state_box",
+    "env", "raw_env", "ActionSpaceWrapper", "REWARD_MODES", "AGENTS", "ENV_ID", "observation_box", "state_box",
     "hand_stone_difference", "team_rewards", "table_text", "make_config", "render_table", "deal_game",
 ]
 
@@ -100,17 +104,51 @@ _NORMALIZED_ID = "mus_env/mus-v0"
 
 # ------------------------------------------------------------------------------------------------------------
 def env(**kwargs: Any) -> AECEnv:
-    """``raw_env(**kwargs)`` with PettingZoo's standard wrappers (as in its classic envs).
+    """``raw_env(**kwargs)`` with the standard wrappers of PettingZoo's classic envs.
 
-    ``TerminateIllegalWrapper(illegal_reward=-1)`` ends the game on an illegal action (the offender gets -1,
-    nobody else is paid), ``AssertOutOfBoundsWrapper`` rejects ids outside ``Discrete(NUM_ACTIONS)``, and
-    ``OrderEnforcingWrapper`` checks that ``reset`` comes first.
+    ``TerminateIllegalWrapper(illegal_reward=-1)`` ends the game on an action id that is illegal now (the
+    offender gets -1, nobody else is paid); :class:`ActionSpaceWrapper` refuses an id outside
+    ``Discrete(num_actions)`` or a non-int with ``raw_env``'s :class:`~mus_env.game.IllegalActionError` (where
+    PettingZoo's ``AssertOutOfBoundsWrapper`` gives a bare ``AssertionError``); ``OrderEnforcingWrapper`` checks
+    that ``reset`` comes first.
     """
     e = raw_env(**kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = ActionSpaceWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e
+
+
+class ActionSpaceWrapper(BaseWrapper):
+    """Refuses an action outside the action space before the wrappers below see it.
+
+    An int (or numpy integer) id in ``0..num_actions - 1`` passes through (legal or not: an illegal one is for
+    ``TerminateIllegalWrapper``), and None for an agent that is done (PettingZoo's dead step). Anything else (an
+    id out of range, ``38.0``, ``"38"``, ``True``, None for an agent still playing) raises the
+    :class:`~mus_env.game.IllegalActionError` (a ``ValueError``) that ``raw_env.step`` raises for it, naming the
+    action, the seat, the phase and the legal actions; nothing changes. A non-None action for an agent that is
+    done raises ``ValueError``. The check is explicit, so ``python -O`` keeps it.
+    """
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._num_actions = env.unwrapped.action_space(AGENTS[0]).n
+
+    def step(self, action: int | None) -> None:
+        """Check ``action`` as the class docstring says, then step the wrapped env."""
+        cls = action.__class__
+        if (cls is int or isinstance(action, np.integer)) and 0 <= action < self._num_actions:
+            self.env.step(action)                  # in the action space (the fast path)
+            return
+        raw = self.env.unwrapped
+        agent = raw.agent_selection
+        if raw.terminations[agent] or raw.truncations[agent]:
+            if action is None:
+                self.env.step(action)
+                return
+            raise ValueError(f"{agent} is done (terminated or truncated): its only action is None, got {action!r}")
+        raw.game.check_action(action)              # raises raw_env's IllegalActionError, naming the legal ids
+        raise IllegalActionError(f"action {action!r} is not in the action space Discrete({self._num_actions})")
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
@@ -284,6 +322,18 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             self._obs_version[seat] = self._version
         mask = game.legal_action_mask() if game.current_player == seat else self._zero_mask.copy()
         return {"observation": buf.copy(), "action_mask": mask}
+
+    def last(self, observe: bool = True) -> tuple[dict[str, npt.NDArray] | None, float, bool, bool, dict[str, Any]]:
+        """``(observation, cumulative reward, terminated, truncated, info)`` of :attr:`agent_selection`.
+
+        Raises:
+            RuntimeError: ``reset`` was never called.
+        """
+        if self.game is None:
+            raise RuntimeError("call reset() before last()")
+        agent = self.agent_selection
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent], self.terminations[agent],
+                self.truncations[agent], self.infos[agent])
 
     def state(self) -> npt.NDArray[np.float32]:
         """``(STATE_DIM,)`` float32 full-information vector (all four hands): for centralised critics only."""

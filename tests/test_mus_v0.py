@@ -574,12 +574,57 @@ def test_raw_env_illegal_action_raises_and_changes_nothing(bad):
     assert _snapshot(e) == before
 
 
-def test_env_out_of_range_action_asserts_and_changes_nothing():
-    e = _live_env(mus_v0.env)
-    before = _snapshot(e)
-    with pytest.raises(AssertionError, match="action space"):
-        e.step(31)
-    assert _snapshot(e) == before
+OUT_OF_SPACE = [47, -1, 2**63, 2**64, 38.0, "38", True, np.bool_(True), np.float64(2.0), None, [0]]
+
+
+@pytest.mark.parametrize("bad", OUT_OF_SPACE, ids=[repr(b) for b in OUT_OF_SPACE])
+def test_env_out_of_space_action_is_raw_env_error_and_changes_nothing(bad):
+    """With señas (47 ids): an id outside the action space or a non-int through ``env()`` is raw_env's
+    IllegalActionError, word for word (the action, the seat, the phase, the legal ids), never PettingZoo's bare
+    AssertionError nor numpy's "truth value of an array is ambiguous"; nothing changes, play goes on."""
+    cfg = MusConfig(signals="truthful")
+    messages = []
+    for make in (mus_v0.raw_env, mus_v0.env):
+        e = make(config=cfg)
+        e.reset(seed=5)
+        before = _snapshot(e)
+        with pytest.raises(IllegalActionError) as err:
+            e.step(bad)
+        assert _snapshot(e) == before
+        messages.append(str(err.value))
+        legal = e.unwrapped.game.legal_actions()
+        assert all(str(a) in messages[-1] for a in legal) and "legal actions" in messages[-1]
+        e.step(legal[0])                                    # still usable
+    assert messages[0] == messages[1]
+    assert "ambiguous" not in messages[1] and (repr(bad) in messages[1] or str(bad) in messages[1])
+
+
+def test_env_in_space_numpy_ints_pass_and_a_done_agent_takes_only_none():
+    e = mus_v0.env(first_mano=0)
+    e.reset(seed=3)
+    e.step(np.int64(Action.NO_MUS))                          # numpy ints in range pass the check
+    e.step(np.uint8(Action.NO_MUS))
+    deck = deck_from_hands(["RRRR", None, None, None])
+    e.reset(seed=0, options={"deck": deck, "mano": 0})
+    for a in (Action.NO_MUS, Action.ORDAGO, Action.QUIERO):
+        e.step(int(a))
+    assert all(e.terminations.values())
+    with pytest.raises(ValueError, match="only action is None"):
+        e.step(99)
+    e.step(None)
+
+
+def test_env_action_check_holds_under_python_O():
+    """``AssertOutOfBoundsWrapper`` is an assert: under ``python -O`` an id of 47 reached the mask (IndexError) and
+    -1 read its last entry. The check of ``env()`` is explicit."""
+    code = ("from mus_env import mus_v0, IllegalActionError\n"
+            "e = mus_v0.env(signals='free'); e.reset(seed=0)\n"
+            "for bad in (47, -1, 2**63):\n"
+            "    try:\n        e.step(bad)\n    except IllegalActionError as x:\n        print('refused', bad)\n")
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.split("\n")[:3] == ["refused 47", "refused -1", f"refused {2**63}"], r
 
 
 def test_env_illegal_action_terminates_with_penalty():
@@ -611,7 +656,7 @@ def test_stepping_a_terminated_agent():
 
 def test_step_observe_state_before_reset():
     e = mus_v0.raw_env()
-    for call in (lambda: e.step(0), lambda: e.observe("player_0"), e.state):
+    for call in (lambda: e.step(0), lambda: e.observe("player_0"), e.state, e.last, lambda: e.last(False)):
         with pytest.raises(RuntimeError, match="reset"):
             call()
     with pytest.raises(Exception, match="reset"):
@@ -642,7 +687,8 @@ def test_bad_constructor_arguments():
 def test_bad_reset_arguments_change_nothing():
     e = _live_env()
     before = _snapshot(e)
-    for kwargs in ({"seed": -1}, {"seed": "x"}, {"seed": 0, "options": {"deck": list(range(39))}},
+    for kwargs in ({"seed": -1}, {"seed": "x"}, {"seed": 2**64}, {"seed": True},
+                   {"seed": 0, "options": {"deck": list(range(39))}},
                    {"seed": 0, "options": {"mano": 2}}, {"seed": 0, "options": {"deck": list(range(40)), "mano": 4}},
                    {"seed": 0, "options": {"deck": list(range(40)), "scores": (0, 40)}}):
         with pytest.raises(ValueError):
