@@ -7,7 +7,9 @@ accepted values, and checks of output paths and agent specs. Only the command li
 from __future__ import annotations
 
 import argparse
+import csv
 import math
+import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +18,8 @@ from pathlib import Path
 from experiments.evaluate.deals import MAX_DEALS, MAX_TARGET
 
 __all__ = ["ArgumentParser", "HelpFormatter", "int_in", "positive_float", "int_list", "check_writable_dir",
-           "check_writable_file", "check_agent_specs", "version", "MAX_TARGET", "MAX_DEALS", "boolean"]
+           "check_writable_file", "check_creatable_dir", "check_agent_specs", "split_specs", "SPEC_LIST_HINT",
+           "version", "MAX_TARGET", "MAX_DEALS", "boolean"]
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -113,6 +116,26 @@ def check_writable_dir(parser: argparse.ArgumentParser, option: str, folder: str
     return folder
 
 
+def check_creatable_dir(parser: argparse.ArgumentParser, option: str, folder: str | Path) -> Path:
+    """Check, creating nothing, that ``folder`` is a folder that can be written in or made; else ``parser.error``.
+
+    The nearest part of the path that exists must be a folder this process may write in (so a refusal that comes
+    later leaves no empty folder behind); the command makes ``folder`` only once every option is checked.
+    """
+    folder = Path(folder)
+    probe = folder
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    reason = None
+    if not probe.is_dir():
+        reason = f"{str(probe)!r} is not a folder"
+    elif not os.access(probe, os.W_OK | os.X_OK):
+        reason = f"{str(probe)!r}: permission denied"
+    if reason:
+        parser.error(f"argument {option}: cannot write to {str(folder)!r}: {reason}; give a folder you can write to")
+    return folder
+
+
 def check_writable_file(parser: argparse.ArgumentParser, option: str, path: str | Path) -> Path:
     """Check that ``path`` can be written (its folder is made if needed); else ``parser.error``."""
     path = Path(path)
@@ -122,18 +145,39 @@ def check_writable_file(parser: argparse.ArgumentParser, option: str, path: str 
     return path
 
 
+#: Appended to an error about a spec of a comma-separated list: how to give a file whose name has a comma.
+SPEC_LIST_HINT = ("(a file name with a comma: give each agent with --agent SPEC, repeated, or quote it: "
+                  "--agents 'rule,\"my,bot.pt\"')")
+
+
+def split_specs(text: str) -> list[str]:
+    """A comma-separated list of agent specs, as CSV: ``rule,"my,bot.pt"`` is ``["rule", "my,bot.pt"]`` (spaces
+    around items are dropped, empty items skipped).
+
+    Raises:
+        ValueError: an unbalanced quote.
+    """
+    try:
+        rows = list(csv.reader([text], skipinitialspace=True, strict=True))
+    except csv.Error as e:
+        raise ValueError(f"cannot split {text[:60]!r} into agent specs: {e}") from None
+    return [s.strip() for row in rows for s in row if s.strip()]
+
+
 def check_agent_specs(parser: argparse.ArgumentParser, option: str, specs: list[str],
-                      human: bool = False) -> None:
-    """Build each agent spec once (``agents.make_agent``) so a bad one is ``parser.error`` naming it."""
+                      human: bool = False, hint: str = "") -> None:
+    """Build each agent spec once (``agents.make_agent``) so a bad one is ``parser.error`` naming it (and
+    ``hint``, if given, after the error)."""
     from agents import AGENT_SPECS, make_agent
+    tail = f" {hint}" if hint else ""
     for spec in specs:
         if spec == "human" and not human:
             parser.error(f"argument {option}: 'human' cannot sit here (mus play seats you); use one of "
-                         f"{', '.join(s for s in AGENT_SPECS if s != 'human')}, a *.pt or a *.zip file")
+                         f"{', '.join(s for s in AGENT_SPECS if s != 'human')}, a *.pt or a *.zip file{tail}")
         try:
             make_agent(spec)
         except (ValueError, OSError, ImportError, RuntimeError) as e:
-            parser.error(f"argument {option}: {e}")
+            parser.error(f"argument {option}: {e}{tail}")
 
 
 def version() -> str:
