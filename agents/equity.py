@@ -341,6 +341,48 @@ class EquityAgent(Agent):
                 self._decide(f, masks, rng, out, np.flatnonzero(sel), kings)
         return out
 
+    def action_values(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8]) -> npt.NDArray[np.float64]:
+        """What the agent thinks each legal action is worth, for ``(B, obs_dim)`` observations: ``(B, A)``.
+
+        In a betting decision, the estimated probability of winning the game after each action (the agent
+        takes the largest, except for its bluffs, and its órdago margins are already subtracted); at a discard,
+        the expected en-paso stones of the hand after each discard (the agent throws the best); at a mus call,
+        in the same stones, MUS is worth the best discard less the rivals' ``drift`` and NO_MUS the hand as it
+        is (the agent cuts when NO_MUS is worth at least MUS plus its ``mus_margin``, or on a strong partner's
+        seña).
+        NaN where an action is illegal and for other decisions (señas, declarations). Read-only: nothing is
+        sampled (the bluffs the agent may draw are not in the values).
+        """
+        masks = np.asarray(masks)
+        f = read(obs)
+        out = np.full(masks.shape, np.nan)
+        for kings in (8, 4):
+            rows = np.flatnonzero(f.kings8 == (kings == 8))
+            if not rows.size:
+                continue
+            t = self._tables(kings)
+            value, disc, drift = self._derived[kings]
+            phase = f.phase[rows]
+            i = rows[phase == Phase.MUS_CALL]
+            if i.size:
+                p, h = f.seat[i], f.idx[i]
+                out[i, _MUS] = disc[p, h, 1:].max(axis=1) - drift[p]
+                out[i, _NO_MUS] = value[p, h]
+            i = rows[phase == Phase.DISCARD]
+            if i.size:
+                out[i, DISCARD_BASE:DISCARD_BASE + 16] = disc[f.seat[i], f.idx[i]]
+            i = rows[(phase >= Phase.BET_OPEN) & (phase <= Phase.BET_CONFIRM)]
+            signs = read_signs(f.obs) if masks.shape[1] > _NUM_ACTIONS else None
+            for T in np.unique(f.target[i]):
+                j = i[f.target[i] == T]
+                shift, partner = None, None
+                if signs is not None:
+                    shift, partner = self._opponent_shift(signs, j, f.lance[j]), self._partner_sign(f, signs, j, kings)
+                out[j, :_NUM_ACTIONS] = self._bet_values(f, j, masks[j, :_NUM_ACTIONS], t, shift, partner)
+        out[np.asarray(masks) == 0] = np.nan
+        out[~np.isfinite(out)] = np.nan
+        return out
+
     def _decide(self, f: Features, masks: npt.NDArray[np.int8], rng: np.random.Generator,
                 out: npt.NDArray[np.int64], rows: npt.NDArray[np.int64], kings: int) -> None:
         t = self._tables(kings)
@@ -438,6 +480,19 @@ class EquityAgent(Agent):
     def _bet(self, f: Features, i: npt.NDArray[np.int64], masks: npt.NDArray[np.int8], t: EquityTables,
              bluff: npt.NDArray[np.bool_], shift: npt.NDArray[np.float64] | None = None,
              partner: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None) -> npt.NDArray[np.int64]:
+        n = i.size
+        vals = self._bet_values(f, i, masks, t, shift, partner)
+        opening = f.phase[i] == Phase.BET_OPEN
+        a = np.argmax(vals, axis=1)
+        a = np.where(opening & bluff & (a == _PASO) & (masks[:, ENVIDO_BASE] > 0), ENVIDO_BASE, a)
+        legal = masks[np.arange(n), a] > 0
+        return np.where(legal, a, first_legal(masks)).astype(np.int64)
+
+    def _bet_values(self, f: Features, i: npt.NDArray[np.int64], masks: npt.NDArray[np.int8], t: EquityTables,
+                    shift: npt.NDArray[np.float64] | None = None,
+                    partner: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
+                    ) -> npt.NDArray[np.float64]:
+        """``(n, 31)`` the estimated game-win probability of each betting action (-inf where illegal)."""
         n = i.size
         lance = f.lance[i]
         ctx = self._context(f, i)
@@ -558,8 +613,4 @@ class EquityAgent(Agent):
         vals[:, _ORDAGO] = (1 - pa) * gain(new_fall + own_bonus) + pw - self.ordago_margin
         # facing an órdago: quiero wins the game with the lance
         vals[:, _QUIERO] = np.where(ordago_live, p_w - self.ordago_call_margin, vals[:, _QUIERO])
-        vals = np.where(masks > 0, vals, -np.inf)
-        a = np.argmax(vals, axis=1)
-        a = np.where(opening & bluff & (a == _PASO) & (masks[:, ENVIDO_BASE] > 0), ENVIDO_BASE, a)
-        legal = masks[np.arange(n), a] > 0
-        return np.where(legal, a, first_legal(masks)).astype(np.int64)
+        return np.where(masks > 0, vals, -np.inf)

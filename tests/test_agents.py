@@ -486,3 +486,29 @@ def test_own_agent_spec_missing_file_or_broken_code(tmp_path) -> None:
         make_agent(str(tmp_path / "broken.py") + ":Bot")
     with pytest.raises(ValueError, match="importing 'no_such_module_xyz' failed"):
         make_agent("no_such_module_xyz:Bot")
+
+
+def test_equity_action_values_explain_its_choices() -> None:
+    """``EquityAgent.action_values``: at a discard or a bet the agent takes the best-valued legal action (no
+    bluffs), at a mus call it cuts exactly when NO_MUS beats MUS by its margin; illegal actions are NaN."""
+    agent = EquityAgent(bluff_rate=0.0)
+    venv = VectorMusEnv(256, seed=11)
+    obs, mask = venv.reset()
+    rng = np.random.default_rng(0)
+    seen = {"mus": 0, "discard": 0, "bet": 0}
+    for _ in range(120):
+        acts = agent.act_batch(obs, mask, rng)
+        vals = agent.action_values(obs, mask)
+        assert np.isnan(vals[mask == 0]).all()
+        f = read(obs)
+        for b in range(len(acts)):
+            row = vals[b]
+            if f.phase[b] == Phase.MUS_CALL:
+                cut = row[Action.NO_MUS] >= row[Action.MUS] + agent.mus_margin
+                assert acts[b] == (Action.NO_MUS if cut else Action.MUS)
+                seen["mus"] += 1
+            elif f.phase[b] == Phase.DISCARD or Phase.BET_OPEN <= f.phase[b] <= Phase.BET_CONFIRM:
+                assert acts[b] == int(np.nanargmax(row)), (b, f.phase[b], row)
+                seen["discard" if f.phase[b] == Phase.DISCARD else "bet"] += 1
+        obs, mask, *_ = venv.step(acts)
+    assert min(seen.values()) > 100, seen
