@@ -27,7 +27,12 @@ from experiments.evaluate.duplicate import (
 from experiments.evaluate.report import ProgressBar
 from mus_env import MusConfig
 
-__all__ = ["ray_round_robins", "start_ray"]
+__all__ = ["ray_round_robins", "start_ray", "CHUNK_RETRIES"]
+
+CHUNK_RETRIES = 3
+"""Times Ray reruns a chunk task whose worker process or node died (``max_retries``; Ray's default, set on
+purpose): the rerun plays the chunk from its start with the same seed and its result replaces the lost one.
+An error raised by the task itself (a bad agent) is not retried (``retry_exceptions=False``)."""
 
 
 def _chunk_task(spec_a: str, spec_b: str, names: tuple[str, str], deals: DealSet, start: int, stop: int,
@@ -57,6 +62,12 @@ def ray_round_robins(agent_specs: Sequence[str], rounds: Sequence[tuple[DealSet,
     kernel on one thread (``NUMBA_NUM_THREADS=1``; results do not depend on it) and takes one CPU; each task
     builds its agents anew, so a costly agent to load pays that once per chunk.
 
+    A chunk whose worker or node dies (a node lost from a cluster) is rerun by Ray, on another node if need be,
+    up to :data:`CHUNK_RETRIES` times: a chunk is a pure function of its arguments and its result is fetched by
+    its place in the deal set, never by arrival, so a rerun chunk counts once, in its place (a test kills a
+    worker node of a three-node cluster in the middle of a round robin). A task that raises is not rerun: its
+    error is raised here.
+
     Ray must be initialised (``ray.init(...)``). The workers import ``agents`` and ``experiments``, so
     mus-env must be installed where they run, and a policy file given as a spec must be readable there at the
     same path.
@@ -75,8 +86,8 @@ def ray_round_robins(agent_specs: Sequence[str], rounds: Sequence[tuple[DealSet,
     labels = agent_labels(agent_specs)
     spec_of = dict(zip(labels, agent_specs, strict=True))
     pairs = list(itertools.combinations(labels, 2))
-    task = ray.remote(num_cpus=1, runtime_env={"env_vars": {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}})(
-        _chunk_task)
+    task = ray.remote(num_cpus=1, max_retries=CHUNK_RETRIES, retry_exceptions=False,
+                      runtime_env={"env_vars": {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}})(_chunk_task)
     cfg = ray.put(config)
     refs: list[list[list[Any]]] = []                    # refs[round][pair][chunk]
     sizes: dict[Any, int] = {}
