@@ -1,0 +1,249 @@
+"""The ``mus serve`` application: Starlette routes for the pages and the JSON API.
+
+Pages (static HTML and JavaScript from ``static/``; the data comes from the API):
+
+* ``/``: start a game, the records, the runs;
+* ``/play/<id>``: a game at the table;
+* ``/replay/<record>``: a record step by step (``#step=k`` links one decision);
+* ``/runs/<run>``: a tournament, training or probe folder.
+
+API (JSON in and out; a refusal is ``{"error": message}`` with a 4xx status and changes nothing):
+
+* ``GET /api/options``: the agents a page may seat, the variants;
+* ``POST /api/games`` ``{"seat", "bots": [3 specs], "kings", "target", "signals", "intercept", "seed"?}``;
+* ``GET /api/games/<id>``: the person's view (:meth:`~experiments.web.table.Table.view`);
+* ``POST /api/games/<id>/moves`` ``{"action", "turn"}``: a move, answered by the bots;
+* ``GET /api/records``, ``GET /api/records/<name>`` (a finished record's timeline),
+  ``GET /api/records/<name>/analysis?step=k&agent=spec``, ``POST /api/records`` (upload a record: capped at
+  :data:`MAX_UPLOAD_BYTES`, verified by replaying it);
+* ``GET /api/runs``, ``GET /api/runs/<name>``, ``GET /files/runs/<name>.png``.
+
+POST bodies must be ``application/json`` (a form on another site cannot post one without the browser asking
+first), every name is resolved inside the served folders (:func:`~experiments.web.store.safe_path`), and pages
+insert text only as text (no HTML built from data); a Content-Security-Policy allows only this server's files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from experiments.web.analysis import analyse
+from experiments.web.store import GameStore, PathRefused, list_records, list_runs, read_run, safe_path
+from experiments.web.table import StaleTurn, TableError, game_at, timeline
+from mus_env import MusConfig
+from mus_env.records import RecordError, load_record, replay, save_record
+
+__all__ = ["create_app", "STATIC", "MAX_BODY_BYTES", "MAX_UPLOAD_BYTES"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+#: Largest JSON body of a move or a new game.
+MAX_BODY_BYTES = 64 * 1024
+#: Largest record upload.
+MAX_UPLOAD_BYTES = 2 * 2**20
+
+_HEADERS = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+                                       "base-uri 'none'; frame-ancestors 'none'",
+            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+
+
+class ApiError(Exception):
+    """A refusal: HTTP status and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=_HEADERS)
+
+
+def _ok(data: Any) -> JSONResponse:
+    return JSONResponse(data, headers=_HEADERS)
+
+
+async def _json_body(request: Request, limit: int = MAX_BODY_BYTES) -> Any:
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise ApiError(415, "send the body as application/json")
+    size = request.headers.get("content-length")
+    if size is not None and size.isdigit() and int(size) > limit:
+        raise ApiError(413, f"the body is larger than {limit:,} bytes")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise ApiError(413, f"the body is larger than {limit:,} bytes")
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ApiError(400, f"the body is not valid JSON: {e}") from None
+
+
+def _int_field(data: dict[str, Any], key: str, lo: int, hi: int, default: int | None = None) -> int | None:
+    value = data.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ApiError(400, f"{key} must be an integer in {lo}..{hi}, got {str(value)[:40]!r}")
+    return value
+
+
+def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", agents: tuple[str, ...] = (),
+               default_bots: tuple[str, str, str] = ("ppo", "ppo", "ppo")) -> Starlette:
+    """The application: browser games saved under ``records/games`` (and replayable from ``records``), run
+    pages from ``runs``; ``agents`` are extra specs the pages may seat (trusted: from the command line).
+
+    Args:
+        records: folder of the game records to replay (browser games are saved in its ``games`` subfolder).
+        runs: folder of tournament and training runs (their pages, and their ``*.pt`` policies as bots).
+        agents: extra agent specs to offer (``make_agent`` specs given on the command line).
+        default_bots: the bots a new game offers first (partner, then the rivals), if available.
+    """
+    records_dir, runs_dir = Path(records), Path(runs)
+    store = GameStore(records_dir / "games", runs=runs_dir, extra_specs=agents)
+
+    def page(name: str):  # noqa: ANN202 - a Starlette endpoint
+        async def endpoint(request: Request) -> Response:
+            return FileResponse(STATIC / name, headers=_HEADERS)
+        return endpoint
+
+    async def options(request: Request) -> Response:
+        allowed = store.allowed_specs()
+        bots = [b if b in allowed else "rule" for b in default_bots]
+        explaining = [s for s in allowed if s in ("ppo", "equity") or s.lower().endswith((".pt", ".zip"))]
+        return _ok({"agents": allowed, "explaining": explaining, "default_bots": bots, "kings": [8, 4],
+                    "targets": [40, 30], "signals": ["off", "truthful", "free"]})
+
+    async def new_game(request: Request) -> Response:
+        data = await _json_body(request)
+        if not isinstance(data, dict):
+            raise ApiError(400, "send a JSON object")
+        seat = _int_field(data, "seat", 0, 3, 0)
+        bots = data.get("bots")
+        if not isinstance(bots, list) or len(bots) != 3 or not all(isinstance(b, str) for b in bots):
+            raise ApiError(400, "bots must be a list of three agent specs (partner first, then the two rivals)")
+        partner, rivals = (seat + 2) % 4, [(seat + 1) % 4, (seat + 3) % 4]
+        specs = {partner: bots[0], rivals[0]: bots[1], rivals[1]: bots[2]}
+        try:
+            cfg = MusConfig(kings=_int_field(data, "kings", 4, 8, 8), target=_int_field(data, "target", 1, 1000, 40),
+                            signals=str(data.get("signals", "off")),
+                            signal_intercept_p=float(data.get("intercept", 0.0) or 0.0))
+        except (TypeError, ValueError) as e:
+            raise ApiError(400, str(e)) from None
+        seed = _int_field(data, "seed", 0, 2**64 - 1, None)
+        game_id = await _run(store.create, cfg, seat, specs, seed)
+        return _ok({"id": game_id, "url": f"/play/{game_id}"})
+
+    async def get_game(request: Request) -> Response:
+        table = await _run(store.get, request.path_params["game_id"])
+        if table.human is None:
+            raise ApiError(404, "nobody plays at this table")
+        return _ok({"id": request.path_params["game_id"], **table.view(table.human)})
+
+    async def move(request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        data = await _json_body(request)
+        if not isinstance(data, dict) or "action" not in data or "turn" not in data:
+            raise ApiError(400, 'send {"action": id, "turn": n} (the turn of the view you answer)')
+        table = await _run(store.move, game_id, data["action"], data["turn"])
+        return _ok({"id": game_id, **table.view(table.human)})
+
+    async def records_list(request: Request) -> Response:
+        return _ok({"records": await _run(list_records, records_dir)})
+
+    def _finished_record(name: str) -> dict[str, Any]:
+        record = load_record(safe_path(records_dir, name, (".json",)))
+        if record.get("over") is not True:
+            raise ApiError(409, "this game is still being played: only finished games can be replayed")
+        return record
+
+    async def record_timeline(request: Request) -> Response:
+        record = await _run(_finished_record, request.path_params["name"])
+        return _ok(await _run(timeline, record))
+
+    async def record_analysis(request: Request) -> Response:
+        record = await _run(_finished_record, request.path_params["name"])
+        step_text = request.query_params.get("step", "")
+        if not step_text.isdigit():
+            raise ApiError(400, "give ?step=k, a decision number of the record")
+        spec = request.query_params.get("agent", "")
+        game = await _run(game_at, record, int(step_text))
+        agent = await _run(store.agent, spec)
+        try:
+            return _ok(await _run(analyse, agent, game, spec))
+        except ValueError as e:
+            raise ApiError(400, str(e)) from None
+
+    async def upload_record(request: Request) -> Response:
+        data = await _json_body(request, MAX_UPLOAD_BYTES)
+        if not isinstance(data, dict):
+            raise ApiError(400, "a record is a JSON object")
+        await _run(replay, data, True)                      # RecordError names the field that is wrong
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        name = f"uploads/record-{digest}.json"
+        await _run(save_record, data, records_dir / name)
+        return _ok({"name": name, "url": f"/replay/{name}"})
+
+    async def runs_list(request: Request) -> Response:
+        return _ok({"runs": await _run(list_runs, runs_dir)})
+
+    async def run_page_data(request: Request) -> Response:
+        return _ok(await _run(read_run, runs_dir, request.path_params["name"]))
+
+    async def run_file(request: Request) -> Response:
+        path = await _run(safe_path, runs_dir, request.path_params["name"], (".png",))
+        return FileResponse(path, headers=_HEADERS)
+
+    routes = [
+        Route("/", page("index.html")),
+        Route("/play/{game_id}", page("play.html")),
+        Route("/replay/{name:path}", page("replay.html")),
+        Route("/runs/{name:path}", page("run.html")),
+        Route("/api/options", options),
+        Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games/{game_id}", get_game),
+        Route("/api/games/{game_id}/moves", move, methods=["POST"]),
+        Route("/api/records", records_list),
+        Route("/api/records", upload_record, methods=["POST"]),
+        Route("/api/records/{name:path}/analysis", record_analysis),
+        Route("/api/records/{name:path}", record_timeline),
+        Route("/api/runs", runs_list),
+        Route("/api/runs/{name:path}", run_page_data),
+        Route("/files/runs/{name:path}", run_file),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, ApiError):
+            return _error(exc.status, str(exc))
+        if isinstance(exc, StaleTurn):
+            return _error(409, str(exc))
+        if isinstance(exc, PathRefused):
+            return _error(404, str(exc))
+        if isinstance(exc, RecordError):
+            return _error(422, f"the record does not replay: {exc}")
+        if isinstance(exc, TableError):
+            return _error(400, str(exc))
+        raise exc
+
+    handlers = {e: on_error for e in (ApiError, StaleTurn, PathRefused, RecordError, TableError)}
+    app = Starlette(routes=routes, exception_handlers=handlers)
+    app.state.store = store
+    app.state.started = time.time()
+    return app
+
+
+async def _run(func: Any, *args: Any) -> Any:
+    """Run blocking work (the engine, the bots, files) off the event loop."""
+    return await run_in_threadpool(func, *args)

@@ -1,0 +1,39 @@
+// The start page: a new game, the records to replay (or games to continue), the run folders.
+"use strict";
+
+(async () => {
+  try {
+    const options = await api("/api/options");
+    const selects = document.querySelectorAll("select.agent");
+    selects.forEach((select, i) => {
+      for (const spec of options.agents) select.append(el("option", { value: spec }, spec));
+      select.value = options.default_bots[i];
+    });
+    document.getElementById("new-game").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const f = event.target.elements;
+      showError("");
+      try {
+        const game = await api("/api/games", {
+          seat: Number(f.seat.value), bots: [f.partner.value, f.rival1.value, f.rival2.value],
+          kings: Number(f.kings.value), target: Number(f.target.value), signals: f.signals.value,
+          intercept: f.signals.value === "off" ? 0 : Number(f.intercept.value),
+        });
+        location.href = game.url;
+      } catch (e) { showError(e.message); }
+    });
+    const records = (await api("/api/records")).records;
+    const recordBox = document.getElementById("records");
+    if (!records.length) recordBox.append(el("p", {}, "No records yet."));
+    else recordBox.append(table(["record", "players", "score", "hands", ""], records.map((r) => {
+      const id = /^games\/game-([0-9a-f]{16})\.json$/.exec(r.name);
+      const link = r.over ? el("a", { href: `/replay/${r.name}` }, "replay") :
+        (id ? el("a", { href: `/play/${id[1]}` }, "continue") : "in progress");
+      return [r.name, r.players.join(", "), r.scores ? r.scores.join("-") : "", String(r.hands), link];
+    })));
+    const runs = (await api("/api/runs")).runs;
+    const runBox = document.getElementById("runs");
+    if (!runs.length) runBox.append(el("p", {}, "No run folders found (tournaments, training runs, probes)."));
+    else runBox.append(table(["run", "kind", ""], runs.map((r) => [r.name, r.kind, el("a", { href: `/runs/${r.name}` }, "open")])));
+  } catch (e) { showError(e.message); }
+})();

@@ -1,0 +1,67 @@
+// A run folder: a tournament's ladder and pairs, a training run's evaluations and curve, a probe's result,
+// and the folder's plots.
+"use strict";
+
+const runName = decodeURIComponent(location.pathname.replace(/^\/runs\//, ""));
+const fmt = (x, digits) => (x === null || x === undefined || x === "" ? "–" : Number(x).toFixed(digits));
+const signed = (x) => (x === null || x === undefined ? "–" : (x >= 0 ? "+" : "") + Number(x).toFixed(3));
+
+function tournament(r) {
+  const unit = r.rating ? r.rating.unit : "Elo";
+  const ladder = Object.entries(r.ladder).map(([name, v], i) =>
+    [String(i + 1), name, fmt(v.rating !== undefined ? v.rating : v.elo, unit === "Elo" ? 0 : 2), `± ${fmt(1.96 * v.se, 1)}`]);
+  const pairs = r.pairs.map((p) => [p.a, p.b, p.mode, String(p.mode === "games" ? p.games_deals : p.deals),
+    p.mode === "hands" ? `${signed(p.mean_diff)} [${signed(p.ci_low)}, ${signed(p.ci_high)}]` : "",
+    p.game_win_rate !== undefined && p.game_win_rate !== null ? `${fmt(p.game_win_rate, 3)} [${fmt(p.win_ci_low, 3)}, ${fmt(p.win_ci_high, 3)}]` : ""]);
+  return [el("h2", {}, "Ladder"), el("p", {}, r.rating ? r.rating.method : ""),
+    table(["rank", "agent", unit, "95% CI"], ladder),
+    el("h2", {}, "Pairs (duplicate)"), table(["A", "B", "mode", "deals", "stones/hand A−B", "game win rate A"], pairs)];
+}
+
+function training(run) {
+  const out = [];
+  if (run.eval && run.eval.length) {
+    const cols = Object.keys(run.eval[0]);
+    const opponents = cols.filter((c) => /_stones$/.test(c)).map((c) => c.replace(/_stones$/, ""));
+    const x = cols.indexOf("decisions") >= 0 ? "decisions" : cols[0];
+    out.push(el("h2", {}, "Evaluations (duplicate, learner minus opponent)"),
+      lineChart(opponents.map((o) => ({ name: `vs ${o}`, points: run.eval.map((row) => [Number(row[x]), Number(row[`${o}_stones`])]) })),
+        { xlabel: `${x} · stones/hand` }),
+      table(["update", x, ...opponents.flatMap((o) => [`vs ${o}: stones/hand [95% CI]`, `vs ${o}: game win rate`])],
+        run.eval.map((row) => [row.update || "", row[x], ...opponents.flatMap((o) => [
+          `${signed(Number(row[`${o}_stones`]))} [${signed(Number(row[`${o}_stones_lo`]))}, ${signed(Number(row[`${o}_stones_hi`]))}]`,
+          fmt(row[`${o}_win`], 3)])])));
+  }
+  if (run.metrics && run.metrics.length) {
+    const cols = Object.keys(run.metrics[0]);
+    const x = cols.indexOf("decisions") >= 0 ? "decisions" : cols[0];
+    const show = ["vs_league_stones_per_hand", "decisions_per_s", "entropy", "policy_loss", "value_loss"].filter((c) => cols.indexOf(c) >= 0);
+    out.push(el("h2", {}, "Training curve"), el("p", {}, `${run.metrics.length} updates`),
+      ...show.map((c) => el("div", { class: "chart-box" }, el("h3", {}, c),
+        lineChart([{ name: c, points: run.metrics.map((row) => [Number(row[x]), Number(row[c])]) }], { xlabel: x, height: 160 }))));
+  }
+  return out;
+}
+
+function exploit(e) {
+  const g = e.gain || {};
+  return [el("h2", {}, `Best response against ${e.agent}`),
+    table(["measure", "value"], [["gain, stones/hand", `${signed(g.stones)} [${signed(g.stones_lo)}, ${signed(g.stones_hi)}]`],
+      ["game win rate", `${fmt(g.win, 3)} [${fmt(g.win_lo, 3)}, ${fmt(g.win_hi, 3)}]`], ["command", e.command || ""]])];
+}
+
+(async () => {
+  let run;
+  try { run = await api(`/api/runs/${runName}`); } catch (e) { showError(e.message); return; }
+  document.getElementById("title").textContent = runName;
+  const main = document.getElementById("run");
+  main.append(el("h1", {}, runName));
+  if (run.results) main.append(...tournament(run.results));
+  if (run.exploit) main.append(...exploit(run.exploit));
+  main.append(...training(run));
+  if (run.plots.length) {
+    main.append(el("h2", {}, "Plots"));
+    for (const p of run.plots) main.append(el("figure", {}, el("img", { src: `/files/runs/${runName}/${p}`, alt: p }), el("figcaption", {}, p)));
+  }
+  document.body.dataset.loaded = "1";
+})();

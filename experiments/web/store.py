@@ -1,0 +1,316 @@
+"""What ``mus serve`` keeps and reads: games saved as records after every move, and the only folders it serves.
+
+* :class:`GameStore` holds the browser games: each is a :class:`~experiments.web.table.Table` saved as a record
+  (``mus_env.records`` format, atomically) after every move, as ``GAMES/game-<id>.json``; after a restart the
+  same id loads the record, replays it and continues. One lock per game: two tabs acting at once cannot both
+  move (the second is refused as a stale turn).
+* :func:`safe_path` resolves a name a page sent inside one of the folders the server was given, and refuses
+  everything else: ``..``, absolute paths, backslashes, hidden names, encoded slashes (they arrive decoded as
+  ``/`` inside a segment name, which no segment may hold), and symlinks that lead out of the folder.
+* :func:`list_records`, :func:`list_runs` and :func:`read_run` read the records and run folders (tournaments:
+  ``results.json``; training runs: ``eval.csv``, ``metrics.csv``, ``args.json``; their ``*.png`` plots).
+* :func:`policy_files` lists the policy files (``*.pt``) under the runs folder, which the page may seat as bots
+  beside the built-in agents.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import secrets
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agents import Agent, make_agent
+from experiments.web.table import HUMAN, Table, TableError
+from mus_env import MusConfig
+from mus_env.records import MAX_RECORD_BYTES, load_record, save_record
+
+__all__ = ["GameStore", "PathRefused", "safe_path", "list_records", "list_runs", "read_run", "policy_files",
+           "BUILTIN_AGENTS", "GAME_ID", "MAX_LISTED", "MAX_CSV_ROWS"]
+
+#: Agents any page may seat: the built-in specs (no file, no code of anybody's).
+BUILTIN_AGENTS = ("ppo", "equity", "rule", "random", "ordago")
+#: A game id: 16 hex digits.
+GAME_ID = re.compile(r"^[0-9a-f]{16}$")
+#: One path segment of a record or run name: a letter or digit first, then letters, digits, ``._-``.
+_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+#: At most this many records, runs or policy files are listed.
+MAX_LISTED = 500
+#: Rows of a CSV sent to a run page (the rest is summarised by the plots).
+MAX_CSV_ROWS = 5000
+
+
+class PathRefused(ValueError):
+    """A name that does not lead to a file inside the served folder (the message says why)."""
+
+
+def safe_path(root: Path, name: str, suffixes: Iterable[str] = (), must_exist: bool = True) -> Path:
+    """``root / name`` if ``name`` is a relative path of plain segments that stays inside ``root``.
+
+    Raises:
+        PathRefused: an empty, absolute or parent segment, a backslash, a hidden or odd name, a suffix not in
+            ``suffixes`` (when given), a missing file (``must_exist``), or a path that resolves (through a
+            symlink) outside ``root``.
+    """
+    if not isinstance(name, str) or not name or len(name) > 1024:
+        raise PathRefused("give a relative name inside the served folder")
+    if "\\" in name or "\x00" in name or name.startswith("/"):
+        raise PathRefused(f"{name[:80]!r}: only relative names with '/' between plain segments")
+    parts = name.split("/")
+    for part in parts:
+        if not _SEGMENT.match(part):
+            raise PathRefused(f"{name[:80]!r}: the segment {part[:40]!r} is not a plain name (letters, digits, "
+                              "'._-', not starting with a dot)")
+    suffixes = tuple(suffixes)
+    if suffixes and not parts[-1].lower().endswith(suffixes):
+        raise PathRefused(f"{name[:80]!r}: only {', '.join(suffixes)} files are served here")
+    base = root.resolve()
+    path = base.joinpath(*parts)
+    try:
+        resolved = path.resolve(strict=must_exist)
+    except (FileNotFoundError, NotADirectoryError):
+        raise PathRefused(f"{name[:80]!r}: no such file") from None
+    if not resolved.is_relative_to(base):
+        raise PathRefused(f"{name[:80]!r}: it leads outside the served folder")
+    return resolved
+
+
+def _relative(root: Path, path: Path) -> str | None:
+    try:
+        rel = path.resolve().relative_to(root.resolve())
+    except ValueError:                         # a symlink out of the folder: not listed
+        return None
+    text = rel.as_posix()
+    return text if all(_SEGMENT.match(p) for p in text.split("/")) else None
+
+
+def list_records(root: Path) -> list[dict[str, Any]]:
+    """The game records under ``root`` (``*.json`` of the records format), newest first, with a summary each.
+    Files that are not records are left out."""
+    out = []
+    if not root.is_dir():
+        return out
+    paths = sorted(root.rglob("*.json"), key=lambda p: p.stat().st_mtime if p.exists() else 0, reverse=True)
+    for path in paths[:MAX_LISTED * 2]:
+        name = _relative(root, path)
+        if name is None or not path.is_file() or path.stat().st_size > MAX_RECORD_BYTES:
+            continue
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(rec, dict) or rec.get("format") != "mus-env-record":
+            continue
+        players = rec.get("players") if isinstance(rec.get("players"), dict) else {}
+        out.append({"name": name, "over": rec.get("over") is True, "winner": rec.get("winner"),
+                    "scores": rec.get("scores_now"), "hands": len(rec.get("hands") or []),
+                    "players": [str(players.get(str(s), "?"))[:80] for s in range(4)]})
+        if len(out) >= MAX_LISTED:
+            break
+    return out
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as f:
+        rows = []
+        for i, row in enumerate(csv.DictReader(f)):
+            if i >= MAX_CSV_ROWS:
+                break
+            rows.append(row)
+    return rows
+
+
+_RUN_FILES = ("results.json", "eval.csv", "metrics.csv", "exploit.json")
+
+
+def list_runs(root: Path, depth: int = 3) -> list[dict[str, Any]]:
+    """The run folders under ``root`` (a tournament's ``results.json``, a training run's ``eval.csv`` or
+    ``metrics.csv``, a probe's ``exploit.json``), at most ``depth`` folders deep."""
+    out: list[dict[str, Any]] = []
+    if not root.is_dir():
+        return out
+
+    def walk(folder: Path, level: int) -> None:
+        if len(out) >= MAX_LISTED or level > depth:
+            return
+        try:
+            children = sorted(folder.iterdir())
+        except OSError:
+            return
+        names = {c.name for c in children}
+        kinds = [f for f in _RUN_FILES if f in names]
+        if kinds and folder != root:
+            name = _relative(root, folder)
+            if name is not None:
+                out.append({"name": name, "files": kinds,
+                            "kind": "tournament" if "results.json" in kinds else
+                                    "exploit" if "exploit.json" in kinds else "training"})
+        for c in children:
+            if c.is_dir() and not c.is_symlink() and _SEGMENT.match(c.name) and c.name not in ("tb", "records"):
+                walk(c, level + 1)
+
+    walk(root, 0)
+    return out
+
+
+def read_run(root: Path, name: str) -> dict[str, Any]:
+    """What a run page shows: the parsed ``results.json``/``exploit.json``/``args.json``, the rows of
+    ``eval.csv`` and ``metrics.csv`` (at most :data:`MAX_CSV_ROWS`), and the names of its ``*.png`` plots.
+
+    Raises:
+        PathRefused: ``name`` is not a run folder inside ``root``.
+    """
+    folder = safe_path(root, name)
+    if not folder.is_dir():
+        raise PathRefused(f"{name[:80]!r}: not a run folder")
+    out: dict[str, Any] = {"name": name, "plots": sorted(p.name for p in folder.glob("*.png")
+                                                         if _SEGMENT.match(p.name))}
+    for file in ("results.json", "exploit.json", "args.json", "run.json"):
+        path = folder / file
+        if path.is_file() and path.stat().st_size <= MAX_RECORD_BYTES:
+            try:
+                out[file.removesuffix(".json")] = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                out[file.removesuffix(".json")] = None
+    for file in ("eval.csv", "metrics.csv"):
+        path = folder / file
+        if path.is_file():
+            out[file.removesuffix(".csv")] = _read_csv(path)
+    if not any(k in out for k in ("results", "exploit", "eval", "metrics")):
+        raise PathRefused(f"{name[:80]!r}: not a run folder (no results.json, exploit.json, eval.csv or metrics.csv)")
+    return out
+
+
+def policy_files(root: Path) -> list[str]:
+    """The policy files (``*.pt``) under ``root`` (a training run's ``policy.pt``, ``best_policy.pt``...), as
+    names relative to ``root``."""
+    if not root.is_dir():
+        return []
+    out = []
+    for path in sorted(root.rglob("*.pt")):
+        name = _relative(root, path)
+        if name is not None and path.name != "checkpoint.pt" and "tb" not in path.parts:
+            out.append(name)
+        if len(out) >= MAX_LISTED:
+            break
+    return out
+
+
+class GameStore:
+    """The browser games, each a :class:`Table` saved after every move as ``folder/game-<id>.json``.
+
+    Args:
+        folder: where the games are saved (made if needed).
+        runs: the runs folder, whose ``*.pt`` policy files may be seated as ``runs:<name>``.
+        extra_specs: trusted specs given on the command line (``mus serve --agent``), allowed as well.
+
+    The agents a page may seat (:meth:`allowed_specs`) are built on first use and shared: agents hold no game
+    state.
+    """
+
+    def __init__(self, folder: Path, runs: Path | None = None, extra_specs: Iterable[str] = ()) -> None:
+        self.folder = Path(folder)
+        self.runs = Path(runs) if runs is not None else None
+        self.extra_specs = tuple(extra_specs)
+        self._tables: dict[str, Table] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._agents: dict[str, Agent] = {}
+        self._guard = threading.Lock()
+
+    # agents
+    def allowed_specs(self) -> list[str]:
+        """The specs a page may seat: the built-in agents, the command line's, and the runs' policy files."""
+        files = [f"runs:{p}" for p in policy_files(self.runs)] if self.runs is not None else []
+        return list(dict.fromkeys([*BUILTIN_AGENTS, *self.extra_specs, *files]))
+
+    def agent(self, spec: str) -> Agent:
+        """The agent of an allowed spec (built once).
+
+        Raises:
+            TableError: ``spec`` is not allowed here (the message lists what is), or cannot be built.
+        """
+        if spec not in self.allowed_specs():
+            raise TableError(f"agent {str(spec)[:80]!r} is not offered here; choose one of "
+                             f"{', '.join(self.allowed_specs()[:20])}")
+        with self._guard:
+            if spec not in self._agents:
+                real = str(safe_path(self.runs, spec[5:], (".pt",))) if spec.startswith("runs:") else spec
+                try:
+                    self._agents[spec] = make_agent(real)
+                except (ValueError, OSError, ImportError) as e:
+                    raise TableError(f"agent {spec!r} cannot be built: {e}") from e
+            return self._agents[spec]
+
+    # games
+    def path(self, game_id: str) -> Path:
+        """Where game ``game_id`` is saved."""
+        if not isinstance(game_id, str) or not GAME_ID.match(game_id):
+            raise PathRefused("a game id is 16 hex digits")
+        return self.folder / f"game-{game_id}.json"
+
+    def lock(self, game_id: str) -> threading.Lock:
+        """The lock of one game (its moves are made one at a time)."""
+        with self._guard:
+            return self._locks.setdefault(game_id, threading.Lock())
+
+    def create(self, config: MusConfig, seat: int, specs: Mapping[int, str], seed: int | None = None) -> str:
+        """A new game: the person at ``seat``, the bots of ``specs`` (allowed specs) at the other seats.
+
+        Raises:
+            TableError: a bad seat or spec (nothing is saved).
+        """
+        agents = {int(s): self.agent(v) for s, v in specs.items()}
+        table = Table.new(config, seat, {int(s): str(v) for s, v in specs.items()}, seed=seed, agents=agents,
+                          meta={"source": "mus serve"})
+        game_id = secrets.token_hex(8)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._tables[game_id] = table
+        self.save(game_id)
+        return game_id
+
+    def get(self, game_id: str) -> Table:
+        """The table of a game, loaded from its record after a restart.
+
+        Raises:
+            PathRefused: a malformed id or no such game.
+            mus_env.records.RecordError: its record does not replay (tampered).
+        """
+        path = self.path(game_id)
+        with self._guard:
+            table = self._tables.get(game_id)
+        if table is not None:
+            return table
+        if not path.is_file():
+            raise PathRefused(f"no game {game_id}")
+        record = load_record(path)
+        players = {int(k): str(v) for k, v in record["players"].items()}
+        agents = {s: self.agent(v) for s, v in players.items() if v != HUMAN}
+        table = Table.from_record(record, agents=agents)
+        with self._guard:
+            return self._tables.setdefault(game_id, table)
+
+    def save(self, game_id: str) -> Path:
+        """Write the game's record (atomically)."""
+        return save_record(self._tables[game_id].record(), self.path(game_id))
+
+    def move(self, game_id: str, action: Any, turn: Any) -> Table:
+        """The person's move in a game, the bots' answers, and the record saved; all under the game's lock.
+
+        Raises:
+            TableError: a stale turn, a move out of turn or an illegal move (nothing changes).
+            PathRefused, mus_env.records.RecordError: as :meth:`get`.
+        """
+        with self.lock(game_id):
+            table = self.get(game_id)
+            before = table.turn
+            try:
+                table.play(action, turn)
+            finally:
+                if table.turn != before:        # the move was made (a bot may have failed after it): keep it
+                    self.save(game_id)
+            return table
+

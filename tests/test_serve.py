@@ -1,0 +1,370 @@
+"""``mus serve``'s API: whole games over HTTP, no hidden card in any response, refusals that change nothing,
+concurrent moves, restart and resume, no path outside the served folders, uploads, run pages, analyses."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from experiments.web.app import MAX_BODY_BYTES, MAX_UPLOAD_BYTES, create_app  # noqa: E402
+from experiments.web.store import PathRefused, safe_path  # noqa: E402
+from mus_env.actions import is_sign_action  # noqa: E402
+from mus_env.records import load_record, replay  # noqa: E402
+
+BOTS = ["rule", "random", "rule"]
+
+
+@pytest.fixture()
+def folders(tmp_path: Path) -> tuple[Path, Path]:
+    records, runs = tmp_path / "records", tmp_path / "runs"
+    records.mkdir()
+    runs.mkdir()
+    return records, runs
+
+
+@pytest.fixture()
+def client(folders: tuple[Path, Path]) -> TestClient:
+    records, runs = folders
+    return TestClient(create_app(records=records, runs=runs))
+
+
+def _new_game(client: TestClient, **settings: Any) -> str:
+    body = {"seat": 0, "bots": BOTS, **settings}
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()["id"]
+
+
+def _choose(view: dict[str, Any], rng: np.random.Generator) -> int:
+    legal = [a["action"] for a in view["legal"]]
+    if 1 in legal and rng.random() < 0.7:
+        return 1                                      # cut the mus most of the time: shorter hands
+    return int(rng.choice(legal))
+
+
+def _play_to_the_end(client: TestClient, game_id: str, rng: np.random.Generator,
+                     check: Any = None, limit: int = 3000) -> dict[str, Any]:
+    view = client.get(f"/api/games/{game_id}").json()
+    for _ in range(limit):
+        if check:
+            check(view)
+        if view["over"]:
+            return view
+        r = client.post(f"/api/games/{game_id}/moves", json={"action": _choose(view, rng), "turn": view["turn"]})
+        assert r.status_code == 200, r.text
+        view = r.json()
+    raise AssertionError("the game did not end")
+
+
+def test_a_whole_game_over_http_is_saved_as_a_record_that_replays(client: TestClient, folders) -> None:
+    game_id = _new_game(client, seed=7)
+    view = _play_to_the_end(client, game_id, np.random.default_rng(1))
+    assert view["winner"] in (0, 1) and max(view["scores"]) >= 0
+    path = folders[0] / "games" / f"game-{game_id}.json"
+    record = load_record(path)
+    game = replay(record, check=True)                 # what mus replay verifies
+    assert game.is_over and game.winner == view["winner"] and record["players"]["0"] == "human"
+    listed = client.get("/api/records").json()["records"]
+    assert any(r["name"] == f"games/game-{game_id}.json" and r["over"] for r in listed)
+    timeline = client.get(f"/api/records/games/game-{game_id}.json").json()
+    assert len(timeline["steps"]) == view["turn"] + 1 and timeline["winner"] == view["winner"]
+
+
+def _allowed_cards(table: Any, seat: int) -> set[int]:
+    """Every card ``seat`` may have seen: its own, past and present, and the hands the rules showed."""
+    g = table.game
+    allowed = set(g.hands[seat]) if not g.is_over else set()
+    for m in table.log:
+        if m.seat == seat:
+            allowed.update(m.thrown)
+    for h in g.hand_log:
+        allowed.update(h.initial_hands[seat])
+        allowed.update(h.final_hands[seat])
+        if h.shown:
+            for s in range(4):
+                allowed.update(h.final_hands[s])
+    return allowed
+
+
+def _cards_in(value: Any) -> list[int]:
+    if isinstance(value, dict):
+        found = [value["card"]] if "card" in value else []
+        return found + [c for v in value.values() for c in _cards_in(v)]
+    if isinstance(value, list):
+        return [c for v in value for c in _cards_in(v)]
+    return []
+
+
+@pytest.mark.parametrize("settings", [{}, {"signals": "truthful", "intercept": 0.3},
+                                      {"signals": "free", "intercept": 0.0}, {"kings": 4, "target": 30}],
+                         ids=["plain", "truthful-0.3", "free-0", "kings4"])
+def test_no_response_holds_a_card_or_sign_the_seat_may_not_see(client: TestClient, settings: dict) -> None:
+    """Every card object in every response is one the person's seat may see (its own, or a hand the rules
+    showed), checked against the engine's own hands; rival signs it did not intercept never appear."""
+    store = client.app.state.store
+    checked = {"cards": 0, "hidden_signs": 0, "views": 0}
+    for seed in range(3):
+        game_id = _new_game(client, seed=100 + seed, seat=seed % 4, **settings)
+        table = store.get(game_id)
+        seat = table.human
+
+        def check(view: dict[str, Any], table: Any = table, seat: int = seat) -> None:
+            allowed = _allowed_cards(table, seat)
+            cards = _cards_in(view)
+            hidden = [c for c in cards if c not in allowed]
+            assert not hidden, f"cards hidden from seat {seat} in a response: {hidden}"
+            checked["cards"] += len(cards)
+            checked["views"] += 1
+            shown = {m["index"] for m in view["history"]}
+            for m in table.log:
+                if m.hand_number == table.game.hand_number and is_sign_action(m.action) and not (m.seen_by >> seat) & 1:
+                    assert m.index not in shown, f"an unseen sign of seat {m.seat} reached seat {seat}"
+                    checked["hidden_signs"] += 1
+            seen = table.game.signs_seen(seat)
+            assert {w: {int(s): v["token"] for s, v in d.items()} for w, d in view["signs"].items()} == seen
+            text = json.dumps(view)
+            assert '"deck"' not in text and '"stock"' not in text and '"initial_hands"' not in text
+
+        _play_to_the_end(client, game_id, np.random.default_rng(seed), check)
+    assert checked["cards"] > 100 and checked["views"] > 10
+    if settings.get("signals") == "truthful":
+        assert checked["hidden_signs"] > 0             # the check met signs the seat did not see
+
+
+def _snapshot(client: TestClient, folders, game_id: str) -> tuple[str, bytes]:
+    view = client.get(f"/api/games/{game_id}").text
+    return view, (folders[0] / "games" / f"game-{game_id}.json").read_bytes()
+
+
+def test_refused_moves_change_nothing(client: TestClient, folders) -> None:
+    game_id = _new_game(client, seed=3)
+    view = client.get(f"/api/games/{game_id}").json()
+    while view["current_player"] != view["seat"]:
+        pytest.fail("the bots should have played up to the person's turn")
+    before = _snapshot(client, folders, game_id)
+    legal = [a["action"] for a in view["legal"]]
+    illegal = next(a for a in range(31) if a not in legal)
+    bad = [({"action": illegal, "turn": view["turn"]}, 400, "not legal now"),
+           ({"action": "1", "turn": view["turn"]}, 400, "integer id"),
+           ({"action": True, "turn": view["turn"]}, 400, "integer id"),
+           ({"action": legal[0], "turn": view["turn"] - 1}, 409, "turn"),
+           ({"action": legal[0]}, 400, "turn"),
+           ([1, 2], 400, "turn")]
+    for body, status, words in bad:
+        r = client.post(f"/api/games/{game_id}/moves", json=body)
+        assert r.status_code == status and words in r.json()["error"], (body, r.status_code, r.text)
+        if status == 400 and "not legal" in words:
+            assert str(legal) in r.json()["error"]
+    r = client.post(f"/api/games/{game_id}/moves", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
+    r = client.post(f"/api/games/{game_id}/moves", content=b'{"action": 1, "turn": 0}',
+                    headers={"content-type": "text/plain"})
+    assert r.status_code == 415
+    r = client.post(f"/api/games/{game_id}/moves", content=b" " * (MAX_BODY_BYTES + 1),
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert _snapshot(client, folders, game_id) == before
+    assert client.get("/api/games/0123456789abcdef").status_code == 404
+    assert client.get("/api/games/not-a-game").status_code == 404
+    assert client.post("/api/games/0123456789abcdef/moves", json={"action": 1, "turn": 0}).status_code == 404
+
+
+@pytest.mark.parametrize("body, words", [
+    ({"seat": 5, "bots": BOTS}, "seat"), ({"seat": 0, "bots": ["rule"]}, "three"),
+    ({"seat": 0, "bots": ["rule", "rule", "evil.py:Bot"]}, "not offered"),
+    ({"seat": 0, "bots": ["rule", "rule", "runs:../x.pt"]}, "not offered"),
+    ({"seat": 0, "bots": BOTS, "kings": 5}, "kings"), ({"seat": 0, "bots": BOTS, "signals": "loud"}, "signals"),
+    ({"seat": 0, "bots": BOTS, "signals": "off", "intercept": 0.3}, "signal_intercept_p"),
+    ({"seat": 0, "bots": BOTS, "seed": -1}, "seed"),
+])
+def test_new_game_refusals_name_the_problem(client: TestClient, folders, body: dict, words: str) -> None:
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 400 and words in r.json()["error"], r.text
+    assert not (folders[0] / "games").exists() or not list((folders[0] / "games").iterdir())
+
+
+def test_two_tabs_moving_at_once_make_one_move(client: TestClient, folders) -> None:
+    game_id = _new_game(client, seed=11)
+    view = client.get(f"/api/games/{game_id}").json()
+    action = view["legal"][0]["action"]
+    results: list[int] = []
+    barrier = threading.Barrier(4)
+
+    def tab() -> None:
+        barrier.wait()
+        results.append(client.post(f"/api/games/{game_id}/moves",
+                                   json={"action": action, "turn": view["turn"]}).status_code)
+
+    threads = [threading.Thread(target=tab) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [200, 409, 409, 409]
+    record = load_record(folders[0] / "games" / f"game-{game_id}.json")
+    replay(record, check=True)
+    after = client.get(f"/api/games/{game_id}").json()
+    assert after["turn"] > view["turn"]
+
+
+def test_a_restarted_server_continues_the_game(folders) -> None:
+    records, runs = folders
+    first = TestClient(create_app(records=records, runs=runs))
+    game_id = _new_game(first, seed=21)
+    rng = np.random.default_rng(2)
+    view = first.get(f"/api/games/{game_id}").json()
+    for _ in range(6):
+        if view["over"]:
+            break
+        view = first.post(f"/api/games/{game_id}/moves",
+                          json={"action": _choose(view, rng), "turn": view["turn"]}).json()
+    second = TestClient(create_app(records=records, runs=runs))          # a new process: nothing in memory
+    again = second.get(f"/api/games/{game_id}").json()
+    assert again == view
+    _play_to_the_end(second, game_id, rng)
+    assert replay(load_record(records / "games" / f"game-{game_id}.json"), check=True).is_over
+
+
+def test_a_tampered_saved_game_is_refused(folders) -> None:
+    records, runs = folders
+    client = TestClient(create_app(records=records, runs=runs))
+    game_id = _new_game(client, seed=5)
+    path = records / "games" / f"game-{game_id}.json"
+    record = json.loads(path.read_text())
+    assert record["pending_actions"], "the bots and the person have not moved yet?"
+    record["pending_actions"][0][1] = 26                  # an órdago at the mus call: the record does not replay
+    path.write_text(json.dumps(record))
+    fresh = TestClient(create_app(records=records, runs=runs))
+    r = fresh.get(f"/api/games/{game_id}")
+    assert r.status_code == 422 and "does not replay" in r.json()["error"]
+
+
+@pytest.mark.parametrize("name", ["../secret.json", "..%2Fsecret.json", "games/../../secret.json", "/etc/passwd",
+                                  "%2Fetc%2Fpasswd", ".hidden.json", "games\\x.json", "link/secret.json",
+                                  "games%2F..%2F..%2Fsecret.json"])
+def test_no_path_leads_out_of_the_served_folders(client: TestClient, folders, name: str) -> None:
+    records, runs = folders
+    (records.parent / "secret.json").write_text('{"format": "mus-env-record"}')
+    (records.parent / "secret.png").write_bytes(b"\x89PNG secret")
+    (records / "link").symlink_to(records.parent, target_is_directory=True)
+    (runs / "link").symlink_to(records.parent, target_is_directory=True)
+    for url in (f"/api/records/{name}", f"/api/records/{name}/analysis?step=0&agent=ppo",
+                f"/files/runs/{name.replace('.json', '.png')}", f"/api/runs/{name}"):
+        r = client.get(url)
+        assert r.status_code in (404, 400), (url, r.status_code)
+        assert b"secret" not in r.content or b"no such" in r.content or b"not a plain" in r.content or \
+            b"outside" in r.content, (url, r.content[:200])
+    with pytest.raises(PathRefused, match="outside"):
+        safe_path(records, "link/secret.json")
+
+
+def _tournament_run(runs: Path) -> str:
+    from experiments.commands.tournament import main as tournament
+
+    tournament(["--agents", "rule,random", "--hands", "30", "--games", "4", "--records", "2", "--quiet",
+                "--out", str(runs / "t")])
+    return "t"
+
+
+def test_upload_is_capped_and_verified(client: TestClient, folders) -> None:
+    records, runs = folders
+    _tournament_run(runs)
+    good = load_record(next((runs / "t" / "records").glob("*.json")))
+    r = client.post("/api/records", json=good)
+    assert r.status_code == 200, r.text
+    name = r.json()["name"]
+    assert client.get(f"/api/records/{name}").status_code == 200
+    tampered = json.loads(json.dumps(good))
+    tampered["hands"][0]["scores_after"] = [39, 0]
+    r = client.post("/api/records", json=tampered)
+    assert r.status_code == 422 and "scores_after" in r.json()["error"]
+    r = client.post("/api/records", content=b" " * (MAX_UPLOAD_BYTES + 1), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    uploads = sorted(p.name for p in (records / "uploads").iterdir())
+    assert len(uploads) == 1                            # only the good one was kept
+
+
+def test_run_pages_and_their_plots(client: TestClient, folders) -> None:
+    records, runs = folders
+    _tournament_run(runs)
+    listed = client.get("/api/runs").json()["runs"]
+    assert [r["name"] for r in listed] == ["t"] and listed[0]["kind"] == "tournament"
+    run = client.get("/api/runs/t").json()
+    assert set(run["results"]["ladder"]) == {"rule", "random"} and "ladder.png" in run["plots"]
+    png = client.get("/files/runs/t/ladder.png")
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
+    assert client.get("/files/runs/t/results.json").status_code == 404     # only plots are files here
+    assert client.get("/api/runs/nope").status_code == 404
+
+
+def test_finished_records_replay_with_analyses(client: TestClient, folders) -> None:
+    records, runs = folders
+    _tournament_run(runs)
+    src = next((runs / "t" / "records").glob("*.json"))
+    (records / "r.json").write_bytes(src.read_bytes())
+    timeline = client.get("/api/records/r.json").json()
+    steps = timeline["steps"]
+    assert steps[-1]["move"] is None and all(len(s["cards"]) == 4 for s in steps[:-1])
+    bet = next(k for k, s in enumerate(steps) if s["lance"] and s["move"] and s["move"]["kind"] == "move")
+    ppo = client.get(f"/api/records/r.json/analysis?step={bet}&agent=ppo")
+    if ppo.status_code == 200:                                          # torch installed
+        rows = ppo.json()["actions"]
+        assert abs(sum(r["probability"] for r in rows) - 1) < 1e-4
+        assert {r["action"] for r in rows} == set(steps[bet]["legal"])
+    eq = client.get(f"/api/records/r.json/analysis?step={bet}&agent=equity").json()
+    assert all("value" in r for r in eq["actions"]) and any(r["value"] is not None for r in eq["actions"])
+    assert client.get(f"/api/records/r.json/analysis?step={bet}&agent=rule").status_code == 400
+    r = client.get(f"/api/records/r.json/analysis?step={bet}&agent=evil.py:X")
+    assert r.status_code == 400 and "not offered" in r.json()["error"]
+    assert client.get("/api/records/r.json/analysis?step=99999&agent=equity").status_code == 400
+    assert client.get("/api/records/r.json/analysis?step=x&agent=equity").status_code == 400
+
+
+def test_an_unfinished_record_is_not_replayed(client: TestClient, folders) -> None:
+    game_id = _new_game(client, seed=1)
+    r = client.get(f"/api/records/games/game-{game_id}.json")
+    assert r.status_code == 409 and "still being played" in r.json()["error"]
+
+
+def test_pages_are_served_with_a_strict_policy(client: TestClient) -> None:
+    for url in ("/", "/play/0123456789abcdef", "/replay/x.json", "/runs/t"):
+        r = client.get(url)
+        assert r.status_code == 200 and "<html" in r.text
+        assert "default-src 'self'" in r.headers["content-security-policy"]
+    scripts = "".join(p.read_text() for p in (Path(__file__).resolve().parents[1] / "experiments" / "web" /
+                                               "static").glob("*.js"))
+    assert "innerHTML" not in scripts and "insertAdjacentHTML" not in scripts and "eval(" not in scripts
+
+
+def test_serve_command_binds_locally_and_warns_otherwise(monkeypatch, capsys, tmp_path) -> None:
+    import experiments.commands.serve as serve
+
+    calls = []
+    monkeypatch.setattr(serve.uvicorn, "run", lambda app, **kw: calls.append(kw))
+    serve.main(["--records", str(tmp_path / "r"), "--runs", str(tmp_path), "--port", "8123"])
+    assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8123
+    out = capsys.readouterr()
+    assert "http://127.0.0.1:8123/" in out.out and "warning" not in out.err
+    serve.main(["--host", "0.0.0.0", "--records", str(tmp_path / "r"), "--runs", str(tmp_path)])
+    assert "warning" in capsys.readouterr().err and calls[-1]["host"] == "0.0.0.0"
+    with pytest.raises(SystemExit):
+        serve.main(["--port", "0"])
+
+
+def test_files_of_the_package_are_not_served_outside_static(client: TestClient) -> None:
+    assert client.get("/static/../app.py").status_code == 404
+    assert client.get("/static/style.css").status_code == 200
+    digest = hashlib.sha256(client.get("/static/common.js").content).hexdigest()
+    assert digest and os.sep not in digest

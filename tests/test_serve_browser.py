@@ -1,0 +1,198 @@
+"""``mus serve`` in a real browser (Playwright driving Debian's Chromium): a whole game played by clicking (a
+discard and a bet included), a replay stepped forward and back with an agent's probabilities, a run page.
+
+Playwright's own browser download cannot work here: the tests launch the system Chromium
+(``apt-get install -y chromium``). Without it they are skipped locally and fail in CI (``CI`` set), where
+``.ci/run`` installs it. ``MUS_SCREENSHOTS=DIR`` keeps the screenshots (the docs' images come from there).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette")
+playwright_api = pytest.importorskip("playwright.sync_api")
+uvicorn = pytest.importorskip("uvicorn")
+
+from experiments.web.app import create_app  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or (
+    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+if CHROMIUM is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("the browser tests need Debian's chromium in CI (apt-get install -y chromium)")
+    pytest.skip("no Chromium found (apt-get install -y chromium); the browser tests need it", allow_module_level=True)
+
+#: Chromium's flags for this machine: no sandbox (root), no GPU, no background traffic (no network here).
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+#: A bot that always asks for mus, throws its lowest card, passes when it may and accepts every bet: with it at
+#: the table the person surely discards, and a bet or an órdago of the person's ends the game quickly.
+ALWAYS_MUS = '''
+import numpy as np
+from agents import Agent
+
+class AlwaysMus(Agent):
+    name = "always-mus"
+    def act(self, observation, action_mask, rng):
+        for a in (0, 10, 18, 24):          # MUS, DISCARD slot 3, PASO, QUIERO
+            if action_mask[a]:
+                return a
+        return int(np.flatnonzero(action_mask)[0])
+'''
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    root = tmp_path_factory.mktemp("serve")
+    (root / "always_mus.py").write_text(ALWAYS_MUS, encoding="utf-8")
+    runs, records = root / "runs", root / "records"
+    from experiments.commands.tournament import main as tournament
+
+    tournament(["--agents", "rule,random", "--hands", "30", "--games", "4", "--records", "2", "--quiet",
+                "--out", str(runs / "t")])
+    records.mkdir()
+    src = sorted((runs / "t" / "records").glob("*.json"))[0]
+    (records / "example.json").write_bytes(src.read_bytes())
+    bot = f"{root / 'always_mus.py'}:AlwaysMus"
+    app = create_app(records=records, runs=runs, agents=(bot,))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    try:
+        yield {"url": f"http://127.0.0.1:{port}", "bot": bot, "records": records}
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture()
+def page(browser: object) -> Iterator[object]:
+    pg = browser.new_page(viewport={"width": 1400, "height": 980})
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    yield pg
+    pg.close()
+    assert not errors, f"the page logged errors: {errors}"
+
+
+def _shot(page: object, name: str, tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("MUS_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+    return path
+
+
+def test_a_whole_game_by_clicking(site: dict, page: object, tmp_path: Path) -> None:
+    page.goto(site["url"] + "/")
+    page.wait_for_selector("select[name=partner] option", state="attached")
+    for name in ("partner", "rival1", "rival2"):
+        page.select_option(f"select[name={name}]", site["bot"])
+    page.click("#start")
+    page.wait_for_url("**/play/*")
+    page.select_option("#delay", "0")
+    discarded = bet = False
+    shot_taken = False
+    for _ in range(400):
+        page.wait_for_selector("body[data-state=yours], body[data-state=over]", timeout=20_000)
+        if page.get_attribute("body", "data-state") == "over":
+            break
+        turn = page.get_attribute("body", "data-turn")
+        buttons = {b.inner_text().split("\n")[0]: b for b in page.query_selector_all("#actions button.act")}
+        if page.query_selector("#discard"):
+            page.click("#seat-0 .card.selectable >> nth=0")          # pick the highest card...
+            page.click("#seat-0 .card.selectable >> nth=3")          # ... and the lowest
+            assert page.query_selector_all("#seat-0 .card.picked").__len__() == 2
+            page.click("#discard")
+            discarded = True
+        elif "mus" in buttons and not discarded:
+            buttons["mus"].click()
+        elif "no hay mus" in buttons:
+            buttons["no hay mus"].click()
+        elif "envido 2" in buttons and not bet:
+            if not shot_taken:
+                _shot(page, "serve-play.png", tmp_path)
+                shot_taken = True
+            buttons["envido 2"].click()
+            bet = True
+        elif "órdago" in buttons and bet:
+            buttons["órdago"].click()
+        else:
+            next(iter(buttons.values())).click()
+        page.wait_for_selector(f"body:not([data-turn='{turn}']), body[data-state=over]", timeout=20_000)
+    assert page.get_attribute("body", "data-state") == "over"
+    assert discarded and bet
+    banner = page.inner_text("#actions")
+    assert "Game over" in banner
+    _shot(page, "serve-game-over.png", tmp_path)
+    page.click("#replay-link")
+    page.wait_for_selector("body[data-step]")
+
+
+def test_replay_steps_forward_and_back_with_probabilities(site: dict, page: object, tmp_path: Path) -> None:
+    page.goto(site["url"] + "/replay/example.json")
+    page.wait_for_selector("body[data-step='0']")
+    page.click("#next")
+    page.click("#next")
+    page.wait_for_selector("body[data-step='2']")
+    page.click("#prev")
+    page.wait_for_selector("body[data-step='1']")
+    assert "step=1" in page.url
+    page.wait_for_selector("table.analysis tr")                    # ppo's probabilities for the acting seat
+    rows = page.query_selector_all("table.analysis tr")
+    assert len(rows) >= 2 and "%" in page.inner_text("table.analysis")
+    page.check("#faceup")
+    assert len(page.query_selector_all(".card:not(.back)")) == 16
+    page.goto(site["url"] + "/replay/example.json#step=5")
+    page.wait_for_selector("body[data-step='5']")
+    page.select_option("#hand", "0")
+    page.wait_for_selector("table.analysis tr")
+    _shot(page, "serve-replay.png", tmp_path)
+
+
+def test_run_page(site: dict, page: object, tmp_path: Path) -> None:
+    page.goto(site["url"] + "/")
+    page.wait_for_selector("#runs a")
+    page.click("#runs a")
+    page.wait_for_selector("body[data-loaded]")
+    text = page.inner_text("#run")
+    assert "Ladder" in text and "rule" in text and "random" in text
+    assert page.query_selector("figure img[src$='ladder.png']")
+    for _ in range(100):                                            # (the page's CSP forbids evaluated strings)
+        if all(img.evaluate("i => i.complete && i.naturalWidth > 0") for img in page.query_selector_all("img")):
+            break
+        time.sleep(0.05)
+    _shot(page, "serve-run.png", tmp_path)
