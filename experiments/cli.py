@@ -3,13 +3,17 @@ and the others of :data:`COMMANDS` (``mus -h`` lists them, the maintainer tools 
 
 ``mus SUBCOMMAND -h`` shows the options of one subcommand. The subcommands parse their arguments with
 :class:`experiments.commands.options.ArgumentParser` (re-exported here): a bad argument is one line on stderr
-naming it and the accepted values, and exit status 2, never a traceback. This module is the top of the
-project: it imports the subcommands' modules on demand, and nothing below imports it.
+naming it and the accepted values, and exit status 2, never a traceback. So is a subcommand whose library is not
+installed (naming the extra that installs it). Whatever the subcommand, Ctrl-C is one line on stderr and exit
+status 130, and a reader that closes the pipe (``mus replay FILE | head -3``) stops it quietly, exit status 141.
+This module is the top of the project: it imports the subcommands' modules on demand, and nothing below imports
+it.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from experiments.commands.options import (
@@ -92,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     try:
         module = importlib.import_module(COMMANDS[name][0])
+        module.main(rest)
+        sys.stdout.flush()                  # a closed pipe shows here, not in the interpreter's exit
     except ModuleNotFoundError as e:
         missing = (e.name or "").split(".")[0]
         if missing in _EXTRAS:
@@ -100,7 +106,18 @@ def main(argv: list[str] | None = None) -> None:
                   file=sys.stderr)
             raise SystemExit(2) from None
         raise
-    module.main(rest)
+    except KeyboardInterrupt:
+        # a subcommand that knows what it kept says so itself (and exits 130); this is the fallback
+        print(f"mus {name}: interrupted (Ctrl-C) before it finished; what it had written is kept, the rest was "
+              "not written", file=sys.stderr)
+        raise SystemExit(130) from None
+    except BrokenPipeError:
+        # the reader of the output went away (mus replay FILE | head -3): stop quietly, as cat or grep do
+        try:                                # nothing more reaches the pipe, not even the exit's flush
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        raise SystemExit(141) from None     # 128 + SIGPIPE, the shell's status of a tool a closed pipe stopped
 
 
 if __name__ == "__main__":

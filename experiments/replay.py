@@ -4,11 +4,13 @@ hand by hand, as MusGame rebuilds it from the record's deal, seed and actions.
 Every stored result (hands, actions, stones, outcomes, scores, winner...) is compared with the rebuilt game
 first; a record that differs anywhere is refused, naming the field, and nothing is printed. The text shown
 is always the rebuilt game, never what the file merely claims.
+
+Exit status: 0 printed; 2 refused (a bad option, or a file that cannot be read, is not a record or differs from
+the rebuilt game: one line on stderr naming the field, as every ``mus`` subcommand refuses input); 141 when the
+reader of the output went away (``mus replay FILE | head -3``), quietly.
 """
 
 from __future__ import annotations
-
-import sys
 
 from experiments.commands.options import ArgumentParser
 from mus_env.records import RecordError, format_record, load_record
@@ -30,8 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         text = format_record(load_record(args.file), check=not args.no_check)
     except RecordError as e:
-        print(f"mus replay: {e}", file=sys.stderr)
-        raise SystemExit(1) from None
+        p.error(f"argument file: {e}")              # one line, exit status 2, as every refused input
     print(text)
 
 

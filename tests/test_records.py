@@ -287,13 +287,13 @@ def test_mus_replay_prints_the_rebuilt_game_not_the_file(tmp_path: Path,
     rec["hands"][-1]["game_winner"] = rec["winner"]
     save_record(rec, path)
     refused = _mus("replay", str(path))
-    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.returncode == 2 and refused.stdout == "" and len(refused.stderr.splitlines()) == 1
     assert "hands[" in refused.stderr and "game_winner" in refused.stderr and "Traceback" not in refused.stderr
     shown = _mus("replay", "--no-check", str(path))              # printed from the rebuilt game
     assert shown.returncode == 0 and f"winner: team {1 - rec['winner']}" in shown.stdout
     assert shown.stdout == ok.stdout
     missing = _mus("replay", str(tmp_path / "nope.json"))
-    assert missing.returncode == 1 and "cannot read record" in missing.stderr
+    assert missing.returncode == 2 and "cannot read record" in missing.stderr and len(missing.stderr.splitlines()) == 1
 
 
 # ----------------------------------------------------------------------------------------------------

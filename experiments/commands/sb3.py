@@ -9,12 +9,12 @@ from experiments.commands.options import (
     MAX_DEALS,
     MAX_TARGET,
     ArgumentParser,
-    check_writable_dir,
+    check_creatable_dir,
     int_in,
     int_list,
     positive_float,
 )
-from experiments.integrations.sb3_maskable_ppo import TrainSettings, parse_opponents, train
+from experiments.integrations.sb3_maskable_ppo import TrainSettings, check_installed, parse_opponents, train
 from mus_env.interfaces import check_learner_seats
 
 __all__ = ["main", "build_parser"]
@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run ``mus sb3`` with ``argv`` (default: the process's arguments)."""
     p = build_parser()
     a = p.parse_args(argv)
+    check_installed()                                   # a missing library: one line (experiments.cli), nothing made
     if a.minutes < 0:
         p.error(f"argument --minutes: must be >= 0, got {a.minutes}")
     seats = tuple(a.learner_seats)
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         parse_opponents(a.opponents, seats)             # builds each agent once: a bad spec fails here
     except (ValueError, OSError, ImportError, RuntimeError) as e:
         p.error(str(e) if str(e).startswith("--opponents") else f"argument --opponents: {e}")
-    check_writable_dir(p, "--out", a.out)
+    check_creatable_dir(p, "--out", a.out)             # checked, not made: train() makes it
     s = TrainSettings(opponents=a.opponents, tables=a.tables, timesteps=a.timesteps, minutes=a.minutes,
                       learner_seats=seats, reward=a.reward, seed=a.seed, threads=a.threads, n_steps=a.n_steps,
                       batch_size=a.batch_size, n_epochs=a.n_epochs, learning_rate=a.learning_rate, gamma=a.gamma,

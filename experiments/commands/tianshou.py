@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from experiments.commands.options import ArgumentParser, check_agent_specs, int_in, positive_float
-from experiments.integrations.tianshou_example import Args, summary_line, train
+from experiments.integrations.tianshou_example import Args, check_installed, summary_line, train
 
 __all__ = ["main"]
 
@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--eval-games", type=int_in(2), default=d.eval_games,
                    help="games of the final evaluation (the DQN and a random seat 0 on the same seeds)")
     ns = p.parse_args(argv)
+    check_installed()                                   # a missing library: one line (experiments.cli)
     if not 0.0 <= ns.eps <= 1.0:
         p.error(f"argument --eps: must be in [0, 1], got {ns.eps}")
     if ns.gamma > 1.0:

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from mus_env.records import write_atomic
+
 __all__ = ["DealSet", "make_deals", "MAX_DEALS", "MAX_TARGET"]
 
 #: Largest deal set the commands make at once (``make_deals`` holds ``40 * n`` float64 keys while it shuffles).
@@ -53,9 +55,14 @@ class DealSet:
         return DealSet(self.decks[start:stop], self.mano[start:stop], self.scores[start:stop],
                        self.seeds[start:stop])
 
-    def save(self, path: str | Path) -> None:
-        """Write the deal set to an ``.npz`` file."""
-        np.savez_compressed(path, decks=self.decks, mano=self.mano, scores=self.scores, seeds=self.seeds)
+    def save(self, path: str | Path) -> Path:
+        """Write the deal set to ``path`` (an ``.npz`` archive, under exactly that name: ``"d"`` is written as
+        ``d``, not ``d.npz``), atomically (:func:`mus_env.records.write_atomic`); returns the path."""
+        def write(tmp: str) -> None:
+            with open(tmp, "wb") as f:                     # a file object: numpy adds no ".npz" to the name
+                np.savez_compressed(f, decks=self.decks, mano=self.mano, scores=self.scores, seeds=self.seeds)
+
+        return write_atomic(path, write)
 
     @classmethod
     def load(cls, path: str | Path) -> DealSet:

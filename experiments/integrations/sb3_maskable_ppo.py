@@ -29,7 +29,9 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["TrainSettings", "parse_opponents", "make_env", "make_model", "train", "evaluate"]
+from experiments.integrations import require
+
+__all__ = ["TrainSettings", "check_installed", "parse_opponents", "make_env", "make_model", "train", "evaluate"]
 
 #: Seconds between two progress lines.
 LOG_SECONDS = 10.0
@@ -60,6 +62,15 @@ class TrainSettings:
     eval_every: int = 0                     # learner decisions between evaluations during training (0: none)
     eval_seed: int = 2024
     out: str = "runs/sb3"
+
+
+def check_installed() -> None:
+    """Check that stable-baselines3 and sb3-contrib are installed (before anything is made).
+
+    Raises:
+        ModuleNotFoundError: one is missing (the message names the extra that installs it).
+    """
+    require("stable_baselines3", "sb3_contrib")
 
 
 def parse_opponents(text: str, learner_seats: tuple[int, ...]) -> tuple[Any, list[str]]:

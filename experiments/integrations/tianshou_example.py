@@ -28,7 +28,9 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["Args", "train", "summary_line"]
+from experiments.integrations import require
+
+__all__ = ["Args", "check_installed", "train", "summary_line"]
 
 
 @dataclass
@@ -50,6 +52,15 @@ class Args:
     buffer: int = 20_000
     envs: int = 4
     eval_games: int = 200
+
+
+def check_installed() -> None:
+    """Check that Tianshou is installed (before anything is made).
+
+    Raises:
+        ModuleNotFoundError: it is missing (the message names the extra that installs it).
+    """
+    require("tianshou")
 
 
 def _make_env(args: Args, seed: int | None = None) -> Any:
