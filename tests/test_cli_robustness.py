@@ -6,14 +6,18 @@ tournaments on one folder never mix their files."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from experiments.cli import main as mus
+from experiments.evaluate.run_folder import STAGE_PREFIX, RunFolder, RunFolderBusy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +34,15 @@ def _tree(root: Path) -> dict[str, str]:
     return out
 
 
+def _earlier_run(folder: Path) -> None:
+    """A folder holding an earlier run's files and a file of the user's."""
+    (folder / "records").mkdir(parents=True)
+    (folder / "records" / "old-deal0-side0.json").write_text("{}")
+    for name in ("pairs.csv", "ladder.csv", "results.json", "ladder.png"):
+        (folder / name).write_text(f"earlier {name}")
+    (folder / "notes.txt").write_text("mine")
+
+
 def _one_line_refusal(capsys: pytest.CaptureFixture, argv: list[str], code: int = 2) -> str:
     with pytest.raises(SystemExit) as e:
         mus(argv)
@@ -39,6 +52,155 @@ def _one_line_refusal(capsys: pytest.CaptureFixture, argv: list[str], code: int 
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith(f"mus {argv[0]}"), lines[0]
     return lines[0]
+
+
+def _mus(*args: str, timeout: float = 180, **kwargs: object) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "experiments.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# mus tournament: a refusal creates and changes nothing
+TOURNAMENT_REFUSALS = [
+    (["--intercept", "0.3"], "--intercept", "needs --signals"),
+    (["--intercept", "nan", "--signals", "free"], "--intercept", "a probability in [0, 1]"),
+    (["--intercept", "nan"], "--intercept", "a probability in [0, 1]"),
+    (["--intercept", "1.5", "--signals", "truthful"], "--intercept", "a probability in [0, 1]"),
+    (["--agents", "rule,bogus"], "--agents", "--agent SPEC"),
+    (["--agents", "rule"], "--agents", "at least two"),
+    (["--agent", "rule"], "--agent", "at least two"),
+    (["--agents", "rule,random", "--agent", "rule"], "--agent", "not with --agents"),
+    (["--agents", 'rule,"random'], "--agents", "quote it"),
+    (["--hands", "0", "--games", "0"], "nothing to play", "--hands"),
+]
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new-folder", "earlier-run"])
+@pytest.mark.parametrize(("extra", "names", "says"), TOURNAMENT_REFUSALS,
+                         ids=[" ".join(a)[:40] for a, _, _ in TOURNAMENT_REFUSALS])
+def test_tournament_refusals_leave_the_tree_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture, extra: list[str],
+                                                      names: str, says: str, existing: bool) -> None:
+    out = tmp_path / "runs" / "t"
+    if existing:
+        _earlier_run(out)
+    before = _tree(tmp_path)
+    line = _one_line_refusal(capsys, ["tournament", "--hands", "2", "--games", "0", "--quiet", "--out", str(out),
+                                      *extra])
+    assert names in line and says in line, line
+    assert _tree(tmp_path) == before
+    assert out.exists() == existing
+
+
+def test_tournament_refuses_an_unwritable_folder_without_making_parents(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "a-file").write_text("")
+    before = _tree(tmp_path)
+    line = _one_line_refusal(capsys, ["tournament", "--hands", "2", "--games", "0", "--out",
+                                      str(tmp_path / "a-file" / "x" / "y")])
+    assert "--out" in line and "cannot write" in line and "not a folder" in line
+    assert _tree(tmp_path) == before
+
+
+def test_a_spec_with_a_comma_is_given_with_agent_or_quoted(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A valid agent file whose name has a comma: ``--agents`` splits it (and the error says how to give it);
+    ``--agent`` repeated, or quoting in ``--agents``, plays it."""
+    bot = tmp_path / "my,bot.py"
+    bot.write_text("from agents import make_agent\nbot = make_agent('random')\n")
+    spec = f"{bot}:bot"
+    line = _one_line_refusal(capsys, ["tournament", "--agents", f"rule,{spec}", "--out", str(tmp_path / "x")])
+    assert "--agent SPEC" in line and "quote it" in line and not (tmp_path / "x").exists()
+    for how in (["--agent", "rule", "--agent", spec], ["--agents", f'rule,"{spec}"'],
+                ["--agents", f'rule, "{spec}"']):
+        out = tmp_path / f"t{len(how)}"
+        mus(["tournament", *how, "--hands", "2", "--games", "0", "--quiet", "--no-plots", "--tables", "4",
+             "--out", str(out)])
+        results = json.loads((out / "results.json").read_text())
+        assert results["meta"]["agents"] == ["rule", spec]
+        capsys.readouterr()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the run folder: one run at a time, its files replaced together
+def test_a_run_replaces_the_earlier_runs_files_together_and_keeps_the_users(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "t"
+    _earlier_run(out)
+    mus(["tournament", "--agents", "random,rule", "--hands", "2", "--games", "0", "--no-plots", "--quiet",
+         "--tables", "4", "--out", str(out)])
+    names = sorted(p.name for p in out.iterdir())
+    # no stale plot nor records of the earlier run; the user's file is untouched; no staging folder left
+    assert names == ["ladder.csv", "notes.txt", "pairs.csv", "results.json"], names
+    assert (out / "notes.txt").read_text() == "mine"
+    assert json.loads((out / "results.json").read_text())["files"] == ["ladder.csv", "pairs.csv", "results.json"]
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_run_folder_lock_stage_and_cleanup(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b"
+    with RunFolder(out, owned=("x.txt", "y.txt")) as rf:
+        assert rf.stage.is_dir() and rf.stage.name.startswith(STAGE_PREFIX)
+        with pytest.raises(RunFolderBusy, match="another run is writing"), RunFolder(out):
+            pass
+        assert rf.stage.is_dir()                                # the refused one changed nothing
+        (rf.stage / "x.txt").write_text("1")
+    assert not (tmp_path / "a").exists()                        # no commit: what the entry made is removed
+    out.mkdir(parents=True)
+    (out / "y.txt").write_text("old")
+    (out / "z.txt").write_text("user")
+    with RunFolder(out, owned=("x.txt", "y.txt")) as rf:
+        (rf.stage / "x.txt").write_text("1")
+        assert rf.commit() == [out / "x.txt"]
+    assert sorted(p.name for p in out.iterdir()) == ["x.txt", "z.txt"]
+    with RunFolder(out, owned=("x.txt",)):                       # the lock went with the last run
+        pass
+
+
+def _start_tournament(out: Path, *extra: str) -> subprocess.Popen:
+    p = subprocess.Popen([sys.executable, "-m", "experiments.cli", "tournament", "--agents", "random,rule",
+                          "--hands", "1000000", "--games", "0", "--quiet", "--out", str(out), *extra],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while not (out.is_dir() and any(n.startswith(STAGE_PREFIX) for n in os.listdir(out))):
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() < deadline, "the tournament never started"
+        time.sleep(0.05)
+    return p
+
+
+def _interrupt(p: subprocess.Popen) -> tuple[int, str, str]:
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    return p.returncode, out, err
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new-folder", "earlier-run"])
+def test_ctrl_c_during_a_tournament_is_one_line_and_writes_nothing(tmp_path: Path, existing: bool) -> None:
+    out = tmp_path / "runs" / "t"
+    if existing:
+        _earlier_run(out)
+    before = _tree(tmp_path)
+    code, _, err = _interrupt(_start_tournament(out))
+    assert code == 130 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("mus tournament: interrupted") and "no results written" in err and str(out) in err
+    assert _tree(tmp_path) == before
+
+
+def test_a_second_tournament_on_a_busy_folder_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    _earlier_run(out)
+    first = _start_tournament(out)
+    try:
+        before = _tree(tmp_path)
+        second = _mus("tournament", "--agents", "random,rule", "--hands", "2", "--games", "0", "--quiet",
+                      "--out", str(out))
+        assert second.returncode == 2 and len(second.stderr.splitlines()) == 1, second.stderr
+        assert "another run is writing" in second.stderr and "Traceback" not in second.stderr
+        assert _tree(tmp_path) == before
+    finally:
+        code, _, err = _interrupt(first)
+    assert code == 130, err
+    assert (out / "pairs.csv").read_text() == "earlier pairs.csv"          # nothing of either run mixed in
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -1,30 +1,41 @@
 """``mus tournament``: a duplicate round robin between agents, its ladder, tables, CSV/JSON files and plots.
 
-Parses the options and calls :func:`experiments.evaluate.tournament.run_tournament`, then
-:func:`~experiments.evaluate.report.print_tables`, :func:`~experiments.evaluate.report.write_outputs` and, with
-``--records``, :func:`~experiments.evaluate.tournament.write_tournament_records`. ``--ray [ADDRESS]`` starts or
-joins Ray first (:func:`experiments.evaluate.ray_shards.start_ray`) and shuts down what it started.
+Checks every option first (a refusal creates nothing), then makes and locks the output folder
+(:class:`experiments.evaluate.run_folder.RunFolder`: a second run on the same folder is refused), calls
+:func:`experiments.evaluate.tournament.run_tournament`, then :func:`~experiments.evaluate.report.print_tables`,
+:func:`~experiments.evaluate.report.write_outputs` and, with ``--records``,
+:func:`~experiments.evaluate.tournament.write_tournament_records` into the folder's staging folder, and commits
+them together. ``--ray [ADDRESS]`` starts or joins Ray first (:func:`experiments.evaluate.ray_shards.start_ray`)
+and shuts down what it started. Ctrl-C is one line saying that nothing of the run was written.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import argparse
+import sys
+import time
 
 from experiments.commands.options import (
     MAX_DEALS,
     MAX_TARGET,
+    SPEC_LIST_HINT,
     ArgumentParser,
     check_agent_specs,
-    check_writable_dir,
+    check_creatable_dir,
     int_in,
+    split_specs,
 )
 from experiments.evaluate.duplicate import DEAL_CHUNK
 from experiments.evaluate.ray_shards import start_ray
 from experiments.evaluate.report import print_tables, write_outputs
-from experiments.evaluate.tournament import run_tournament, write_tournament_records
+from experiments.evaluate.run_folder import RunFolder, RunFolderBusy
+from experiments.evaluate.tournament import OUTPUT_NAMES, run_tournament, write_tournament_records
 from mus_env import MusConfig
 
-__all__ = ["main"]
+__all__ = ["main", "DEFAULT_AGENTS"]
+
+#: The agents of a tournament without --agents or --agent.
+DEFAULT_AGENTS = "random,rule,equity,ordago"
 
 
 def _start_ray(p: ArgumentParser, address: str) -> bool:
@@ -40,11 +51,19 @@ def _start_ray(p: ArgumentParser, address: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run ``mus tournament`` with ``argv`` (default: the process's arguments)."""
+    """Run ``mus tournament`` with ``argv`` (default: the process's arguments).
+
+    Exit status: 0 done; 2 refused (a bad option or agent, an output folder that cannot be written or that another
+    run is writing now: one line on stderr, and nothing is created or changed); 130 interrupted by Ctrl-C (one
+    line: nothing of this run is written, the folder is as it was, unless the run's files were already in place).
+    """
     p = ArgumentParser(prog="mus tournament", description="Duplicate round-robin tournament between agents.")
-    p.add_argument("--agents", default="random,rule,equity,ordago",
-                   help="comma-separated agent specs: random, rule, equity, ordago, ppo, a policy file (*.pt) or "
-                        "an sb3-contrib model (*.zip); a spec given twice plays itself")
+    p.add_argument("--agents", default=None,
+                   help=f"comma-separated agent specs (default: {DEFAULT_AGENTS}): random, rule, equity, ordago, "
+                        "ppo, a policy file (*.pt) or an sb3-contrib model (*.zip); a spec given twice plays "
+                        "itself; quote a spec that has a comma (--agents 'rule,\"my,bot.pt\"') or use --agent")
+    p.add_argument("--agent", action="append", default=None, metavar="SPEC", dest="agent_list",
+                   help="one agent spec, repeated for each agent (--agent rule --agent my,bot.pt): instead of --agents")
     p.add_argument("--hands", type=int_in(0, MAX_DEALS), default=4000,
                    help="duplicate deals played as single hands (0: none)")
     p.add_argument("--games", type=int_in(0, MAX_DEALS), default=1000,
@@ -64,10 +83,12 @@ def main(argv: list[str] | None = None) -> None:
                    help="with --signals: chance that an opponent sees a sign (signal_intercept_p, 0..1)")
     p.add_argument("--tables", type=int_in(2, 2**20), default=2048,
                    help="tables stepped at once (two per deal in flight)")
-    p.add_argument("--out", default="runs/tournament", help="output directory (CSV, JSON, PNG)")
+    p.add_argument("--out", default="runs/tournament",
+                   help="output folder (CSV, JSON, PNG); written when the run has finished, its earlier run's files "
+                        "replaced together; one run writes a folder at a time")
     p.add_argument("--records", type=int_in(0, 10_000), default=0,
                    help="also write JSON records of this many duplicate games per pair (played on MusGame) into "
-                        "OUT/records, replacing an earlier run's")
+                        "OUT/records (without it, an earlier run's OUT/records is removed with its other files)")
     p.add_argument("--no-plots", action="store_true", help="do not draw ladder.png and lances.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
@@ -76,18 +97,56 @@ def main(argv: list[str] | None = None) -> None:
                         "RAY_ADDRESS or the last 'ray start' names); the tables and ladder are those of a run without "
                         "--ray")
     args = p.parse_args(argv)
-    specs = [s.strip() for s in args.agents.split(",") if s.strip()]
+    # every check first: a refusal creates nothing
+    option, specs = _agent_specs(p, args)
     if len(specs) < 2:
-        p.error(f"argument --agents: needs at least two agents (a spec given twice plays itself), got {specs}")
+        p.error(f"argument {option}: needs at least two agents (a spec given twice plays itself), got {specs}")
     if args.hands <= 0 and args.games <= 0:
         p.error("nothing to play: give --hands N and/or --games N (N >= 1)")
-    check_agent_specs(p, "--agents", specs)             # fail early on a bad spec
-    check_writable_dir(p, "--out", args.out)
-    if not 0.0 <= args.intercept <= 1.0:
+    if not 0.0 <= args.intercept <= 1.0:                # NaN too
         p.error(f"argument --intercept: a probability in [0, 1], got {args.intercept}")
     if args.intercept and args.signals == "off":
         p.error("argument --intercept: needs --signals truthful or free (there are no signs to intercept)")
+    check_agent_specs(p, option, specs, hint=SPEC_LIST_HINT if option == "--agents" else "")
+    out = check_creatable_dir(p, "--out", args.out)
     cfg = MusConfig(kings=args.kings, target=args.target, signals=args.signals, signal_intercept_p=args.intercept)
+    t0 = time.perf_counter()
+    folder = RunFolder(out, owned=OUTPUT_NAMES)
+    try:
+        folder.__enter__()                              # makes and locks OUT
+    except RunFolderBusy as e:
+        p.error(f"argument --out: {e}")
+    except OSError as e:
+        p.error(f"argument --out: cannot write to {str(out)!r}: {e.strerror or e}; give a folder you can write to")
+    try:
+        written = _play_and_write(p, args, specs, cfg, folder)
+    except KeyboardInterrupt:
+        print(f"mus tournament: interrupted (Ctrl-C) after {time.perf_counter() - t0:.1f} s; "
+              + (f"the run had finished: its files are in {str(out)!r}" if folder.committed else
+                 f"no results written: {str(out)!r} is as it was (a run's files are written once it has finished)"),
+              file=sys.stderr)
+        raise SystemExit(130) from None
+    finally:
+        folder.__exit__(None, None, None)
+    print(written)
+
+
+def _agent_specs(p: ArgumentParser, args: argparse.Namespace) -> tuple[str, list[str]]:
+    """The option that gives the agents (``--agents`` or ``--agent``) and their specs."""
+    if args.agent_list is not None:
+        if args.agents is not None:
+            p.error("argument --agent: not with --agents (give the list one way: --agents A,B or --agent A --agent B)")
+        return "--agent", [s.strip() for s in args.agent_list if s.strip()]
+    try:
+        return "--agents", split_specs(DEFAULT_AGENTS if args.agents is None else args.agents)
+    except ValueError as e:
+        p.error(f"argument --agents: {e} {SPEC_LIST_HINT}")
+    return "--agents", []
+
+
+def _play_and_write(p: ArgumentParser, args: argparse.Namespace, specs: list[str], cfg: MusConfig,
+                    folder: RunFolder) -> str:
+    """Play the tournament, print its tables, write its files into ``folder`` and commit them; the last line."""
     started_ray = _start_ray(p, args.ray) if args.ray is not None else False
     try:
         run = run_tournament(specs, hands=args.hands, games=args.games, seed=args.seed, config=cfg,
@@ -98,15 +157,19 @@ def main(argv: list[str] | None = None) -> None:
             import ray
             ray.shutdown()
     print_tables(run.labels, run.hand_results, run.game_results, run.ladder)
-    files = write_outputs(Path(args.out), run.labels, run.hand_results, run.game_results, run.ladder, run.meta,
+    files = write_outputs(folder.stage, run.labels, run.hand_results, run.game_results, run.ladder, run.meta,
                           plots=not args.no_plots)
-    written = [str(f) for f in files.values()]
+    n_records = 0
     if args.records > 0:
-        records = write_tournament_records(Path(args.out) / "records", specs, cfg, args.records, args.seed)
-        written.append(f"{len(records)} records in {Path(args.out) / 'records'}")
+        n_records = len(write_tournament_records(folder.stage / "records", specs, cfg, args.records, args.seed))
+    folder.commit()
+    out = folder.path
+    written = [str(out / f.name) for f in files.values()]
+    if n_records:
+        written.append(f"{n_records} records in {out / 'records'}")
     hands_played, elapsed = run.meta["hands_played"], run.meta["seconds"]
-    print(f"{hands_played} hands in {elapsed:.1f} s ({hands_played / elapsed:,.0f} hands/s); "
-          f"wrote {', '.join(written)}")
+    return (f"{hands_played} hands in {elapsed:.1f} s ({hands_played / elapsed:,.0f} hands/s); "
+            f"wrote {', '.join(written)}")
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ from experiments.evaluate.report import ProgressBar, per_agent_lance_stones, pri
 from mus_env import MusConfig
 
 __all__ = ["round_robin", "run_tournament", "TournamentRun", "play_record_game", "write_tournament_records",
+           "OUTPUT_NAMES",
            # re-exported from the modules the tournament is made of (the paths of version 0.1)
            "PairResult", "play_pair", "MAX_HAND_DECISIONS", "DEAL_CHUNK", "chunk_seed", "merge_pair_results",
            "agent_labels", "Ladder", "elo_ladder", "stones_ladder", "make_ladder", "ray_round_robins",
@@ -112,6 +113,9 @@ class TournamentRun:
     game_results: list[PairResult]
     ladder: Ladder
     meta: dict[str, Any]
+
+#: What a tournament writes in its folder (:func:`write_outputs`, and ``records/``): a run replaces all of them.
+OUTPUT_NAMES = ("pairs.csv", "ladder.csv", "results.json", "ladder.png", "lances.png", "records")
 
 
 def run_tournament(agent_specs: Sequence[str], *, hands: int, games: int, seed: int = 0,
