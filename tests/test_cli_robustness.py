@@ -158,7 +158,8 @@ def test_run_folder_lock_stage_and_cleanup(tmp_path: Path) -> None:
 def _start_tournament(out: Path, *extra: str) -> subprocess.Popen:
     p = subprocess.Popen([sys.executable, "-m", "experiments.cli", "tournament", "--agents", "random,rule",
                           "--hands", "1000000", "--games", "0", "--quiet", "--out", str(out), *extra],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # even if ours ignores it
     deadline = time.monotonic() + 120
     while not (out.is_dir() and any(n.startswith(STAGE_PREFIX) for n in os.listdir(out))):
         assert p.poll() is None, p.communicate()
@@ -170,7 +171,10 @@ def _start_tournament(out: Path, *extra: str) -> subprocess.Popen:
 def _interrupt(p: subprocess.Popen) -> tuple[int, str, str]:
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=120)
+    try:
+        out, err = p.communicate(timeout=120)
+    finally:
+        p.kill()                                                # (a no-op once it has exited)
     return p.returncode, out, err
 
 
