@@ -35,7 +35,8 @@ __all__ = ["main", "COMMANDS", "ArgumentParser", "HelpFormatter", "int_in", "pos
 
 #: A package a subcommand may lack -> the extra that installs it.
 _EXTRAS = {"torch": "train", "ray": "rllib", "tianshou": "tianshou", "sb3_contrib": "dev",
-           "stable_baselines3": "dev", "tensorboard": "train"}
+           "stable_baselines3": "dev", "tensorboard": "train",
+           "starlette": "web", "uvicorn": "web"}
 
 #: Subcommand -> (module, one-line description).
 COMMANDS = {
@@ -59,6 +60,8 @@ COMMANDS = {
               "Ray RLlib PPO self-play, local or on a cluster (needs the rllib extra)"),
     "tianshou": ("experiments.commands.tianshou",
                  "Tianshou masked DQN at one seat (needs the tianshou extra)"),
+    "serve": ("experiments.commands.serve",
+              "play, replay and inspect Mus in the browser (needs the web extra)"),
     # maintainer tools
     "bench-sb3": ("experiments.commands.bench_sb3",
                   "maintainers: how fast SB3 MaskablePPO trains on MusVecEnv vs DummyVecEnv(MusGymEnv)"),
