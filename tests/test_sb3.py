@@ -307,7 +307,7 @@ def test_training_command(tmp_path, capsys) -> None:
 @pytest.mark.parametrize("kwargs,words", [
     ({"num_envs": 0}, "num_envs"), ({"num_envs": True}, "num_envs"), ({"learner_seats": (0, 1)}, "one team"),
     ({"learner_seats": (4,)}, "learner_seats"), ({"opponents": {0: RandomAgent()}}, "non-learner seats"),
-    ({"opponents": 3}, "seat 1"), ({"reward": "points"}, "reward"), ({"seed": -1}, "seed"),
+    ({"opponents": 3}, "seat 1"), ({"reward": "points"}, "reward"), ({"seed": -1}, "seed"), ({"seed": 2**64}, "seed"),
     ({"target": 0}, "target"), ({"colour": "red"}, "colour"),
 ])
 def test_bad_arguments(kwargs: dict, words: str) -> None:

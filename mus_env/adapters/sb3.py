@@ -80,7 +80,7 @@ from ..interfaces import (
     make_config,
     observation_box,
 )
-from ..shuffle import normalize_seed, random_seed, table_seeds
+from ..shuffle import check_seed, normalize_seed, random_seed, table_seeds
 from ..vector import VectorMusEnv
 
 __all__ = ["MusVecEnv", "MAX_SKIPS"]
@@ -155,8 +155,8 @@ class MusVecEnv(VecEnv):
                  seed: int | None = None, **config_kwargs: Any) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
+        if seed is not None:
+            check_seed(seed)                    # 0..2**64 - 1: nothing wraps
         cfg = make_config(config, config_kwargs)
         playable_config(cfg)                     # signals: not yet (its buffers are 31 actions wide)
         check_playable(cfg)
@@ -218,8 +218,8 @@ class MusVecEnv(VecEnv):
         Returns:
             The game seed of each table's first episode after that reset (before any skipped episode).
         """
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be None or an int >= 0, got {seed!r}")
+        if seed is not None:
+            check_seed(seed)                    # 0..2**64 - 1: nothing wraps
         self._next_seed = random_seed() if seed is None else normalize_seed(seed)
         return [int(s) for s in table_seeds(self._next_seed, self._rows, 0)]
 
