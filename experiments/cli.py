@@ -46,6 +46,8 @@ COMMANDS = {
                 "best response to a frozen agent (a lower bound on its exploitability)"),
     "tournament": ("experiments.commands.tournament",
                    "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
+    "evaluate": ("experiments.commands.evaluate",
+                 "an agent's report card: duplicate results vs every baseline, ladder place, optional probe"),
     "signals": ("experiments.commands.signals",
                 "value of the señas channel: an agent with truthful signs vs without"),
     "sign-info": ("experiments.commands.sign_info",

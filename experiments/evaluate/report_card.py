@@ -1,0 +1,268 @@
+"""The standard report card of an agent (``mus evaluate AGENT``): how every agent is reported, the same way.
+
+For any ``make_agent`` spec, on a **versioned deal set** (:data:`DEAL_SETS`: the deals are a function of the
+version's seed and sizes, so two cards of one version played the same cards):
+
+* duplicate results against every baseline and ``ppo`` (:data:`OPPONENTS`): stones per hand (single hands) and
+  the game win rate (whole games), each with a 95% confidence interval and a two-sided p-value, and the bidding
+  rates of both sides (envido, órdago per betting decision; no quiero per answer), so that a degenerate bidder
+  shows; a policy agent is also played greedy against ``rule`` and ``equity``;
+* its **place in the ladder**: its Elo fitted on its own games against opponents whose ratings are fixed at the
+  reference ladder (:data:`REFERENCE_LADDER`, the measured ladder of ``docs/ladder_results.json``), with a
+  bootstrap standard error over deals;
+* optionally an **exploitability probe** (:func:`experiments.evaluate.exploit.probe`): the held-out gain of a best
+  response trained against it, a lower bound on its exploitability (needs the ``train`` extra).
+
+:func:`report_card` returns the card as JSON values; :func:`card_markdown` writes it as a page (the model card
+of the shipped agent quotes it). ``mus evaluate`` (:mod:`experiments.commands.evaluate`) writes both.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents import make_agent
+from experiments.evaluate.deals import make_deals
+from experiments.evaluate.duplicate import PairResult, play_pair
+from mus_env import MusConfig
+from mus_env.records import write_text_atomic
+
+__all__ = ["DEAL_SETS", "OPPONENTS", "GREEDY_OPPONENTS", "REFERENCE_LADDER", "reference_ladder", "p_value",
+           "duplicate_row", "place_in_ladder", "report_card", "card_markdown", "save_card"]
+
+#: Versioned evaluation deal sets: ``(seed, hands, games)``; hand deals are ``make_deals(hands, seed)``, game deals
+#: ``make_deals(games, seed + 1)`` (the sizes and seeds the shipped agent's card has always used).
+DEAL_SETS: dict[str, tuple[int, int, int]] = {"v1": (7, 20_000, 2_000), "v1-quick": (7, 2_000, 200)}
+#: The opponents of a report card.
+OPPONENTS = ("rule", "equity", "ordago", "random", "ppo")
+#: The opponents a policy agent also meets playing greedy (its argmax).
+GREEDY_OPPONENTS = ("rule", "equity")
+#: The reference ladder's file (package data).
+REFERENCE_LADDER = Path(__file__).resolve().parent / "reference_ladder.json"
+
+
+def reference_ladder() -> dict[str, Any]:
+    """The reference ladder: ``{"version", "command", "unit", "anchor", "ratings": {agent: Elo}}``."""
+    return json.loads(REFERENCE_LADDER.read_text(encoding="utf-8"))
+
+
+def p_value(mean: float, lo: float, hi: float, null: float) -> float:
+    """Two-sided normal p-value of ``mean`` against ``null`` from its 95% confidence interval ``[lo, hi]``."""
+    se = (hi - lo) / (2 * 1.96)
+    if not se > 0:
+        return float("nan")
+    return math.erfc(abs(mean - null) / se / math.sqrt(2))
+
+
+def _row(h: PairResult, g: PairResult) -> dict[str, Any]:
+    s = h.summary()
+    m, lo, hi = h.mean_diff()
+    w, wlo, whi = g.game_win_rate()
+    return {"opponent": h.b, "hands": len(h.hand_diff), "games": len(g.game_wins),
+            "stones": m, "stones_lo": lo, "stones_hi": hi, "stones_p": p_value(m, lo, hi, 0.0),
+            "win": w, "win_lo": wlo, "win_hi": whi, "win_p": p_value(w, wlo, whi, 0.5),
+            "hands_per_game": float(g.game_hands.mean()) if len(g.game_hands) else float("nan"),
+            "envido_rate": s["envido_rate_a"], "ordago_rate": s["ordago_rate_a"],
+            "no_quiero_rate": s["no_quiero_rate_a"], "opp_envido_rate": s["envido_rate_b"],
+            "opp_ordago_rate": s["ordago_rate_b"], "opp_no_quiero_rate": s["no_quiero_rate_b"],
+            "abandoned": h.abandoned + g.abandoned}
+
+
+def duplicate_row(me: Any, opp: Any, names: tuple[str, str], hand_deals: Any, game_deals: Any, config: MusConfig,
+                  seed: int) -> tuple[dict[str, Any], PairResult]:
+    """``me`` against ``opp`` in duplicate: single hands on ``hand_deals``, whole games on ``game_deals``.
+
+    Returns:
+        One row of a card (stones/hand and game win rate with 95% CIs and p-values, bidding rates, deals
+        dropped as endless raise wars), and the games' :class:`PairResult` (for the ladder).
+    """
+    h = play_pair(me, opp, hand_deals, mode="hands", config=config, seed=seed, names=names)
+    g = play_pair(me, opp, game_deals, mode="games", config=config, seed=seed, names=names)
+    return _row(h, g), g
+
+
+def place_in_ladder(games: dict[str, PairResult], ratings: dict[str, float], bootstrap: int = 200,
+                    seed: int = 0) -> dict[str, float]:
+    """The Elo of the agent that played ``games`` (opponent -> its duplicate games as side a) against opponents
+    whose ratings are fixed at ``ratings``: the maximum-likelihood rating (Bradley-Terry on each deal's match
+    score, a half-win prior against each opponent), and a bootstrap standard error over deals.
+
+    Raises:
+        ValueError: no opponent with a reference rating was played.
+    """
+    pairs = [(ratings[o], g.match_scores()) for o, g in games.items() if o in ratings and len(g.match_scores())]
+    if not pairs:
+        raise ValueError(f"none of the opponents played has a reference rating ({', '.join(sorted(ratings))})")
+
+    def fit(samples: list[tuple[float, np.ndarray]]) -> float:
+        def slope(r: float) -> float:                   # d log-likelihood / dr (up to a constant factor)
+            total = 0.0
+            for r_o, s in samples:
+                p = 1.0 / (1.0 + 10.0 ** ((r_o - r) / 400.0))
+                total += (s.sum() + 0.5) - (len(s) + 1.0) * p
+            return total
+        lo, hi = -2000.0, 5000.0
+        for _ in range(80):                             # the slope falls as r grows: bisection
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if slope(mid) > 0 else (lo, mid)
+        return (lo + hi) / 2
+
+    rating = fit(pairs)
+    rng = np.random.default_rng(seed)
+    boots = [fit([(r_o, s[rng.integers(0, len(s), len(s))]) for r_o, s in pairs]) for _ in range(bootstrap)]
+    return {"elo": rating, "se": float(np.std(boots, ddof=1)) if bootstrap > 1 else 0.0}
+
+
+def _version() -> str:
+    try:
+        return metadata.version("mus-env")
+    except metadata.PackageNotFoundError:  # pragma: no cover - a checkout that is not installed
+        return "unknown"
+
+
+def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPONENTS, kings: int = 8,
+                target: int = 40, hands: int | None = None, games: int | None = None, probe_decisions: int = 0,
+                probe_out: str | Path | None = None, command: str = "", log: Callable[[str], None] = print,
+                ) -> dict[str, Any]:
+    """Play the report card of agent ``spec`` (see the module docstring).
+
+    Args:
+        spec: any ``make_agent`` spec.
+        deal_set: a version of :data:`DEAL_SETS`.
+        opponents: the opponents (an opponent equal to ``spec`` is left out).
+        kings: 8 or 4 kings.
+        target: stones to win a game.
+        hands: deals played as single hands (None: the deal set's); another size makes a ``custom`` card.
+        games: deals played as whole games (None: the deal set's).
+        probe_decisions: train a best response for this many decisions and report its gain (0: no probe).
+        probe_out: the probe's folder (default: a temporary one).
+        command: the command line to record.
+        log: where progress lines go.
+
+    Raises:
+        ValueError: an unknown deal set, a bad spec, or sizes below 1.
+    """
+    if deal_set not in DEAL_SETS:
+        raise ValueError(f"deal_set must be one of {', '.join(DEAL_SETS)}, got {deal_set!r}")
+    seed, n_hands, n_games = DEAL_SETS[deal_set]
+    hands, games = hands or n_hands, games or n_games
+    if hands < 1 or games < 1:
+        raise ValueError(f"hands and games must be >= 1, got {hands} and {games}")
+    version = deal_set if (hands, games) == (n_hands, n_games) else f"{deal_set}-custom"
+    cfg = MusConfig(kings=kings, target=target)
+    me = make_agent(spec)
+    others = [o for o in opponents if o != spec]
+    hand_deals, game_deals = make_deals(hands, seed, cfg.target), make_deals(games, seed + 1, cfg.target)
+    t_start = time.perf_counter()
+    rows, game_results = [], {}
+    for opp in others:
+        t0 = time.perf_counter()
+        row, g = duplicate_row(me, make_agent(opp), (spec, opp), hand_deals, game_deals, cfg, seed)
+        rows.append({"play": "sampled", **row})
+        game_results[opp] = g
+        log(f"{spec} vs {opp}: {row['stones']:+.3f} stones/hand [{row['stones_lo']:+.3f}, {row['stones_hi']:+.3f}], "
+            f"game win rate {row['win']:.3f} [{row['win_lo']:.3f}, {row['win_hi']:.3f}] "
+            f"({time.perf_counter() - t0:.0f} s)")
+    try:
+        greedy_me = make_agent(spec, greedy=True)
+    except TypeError:                                   # not a policy agent: no greedy play to report
+        greedy_me = None
+    if greedy_me is not None:
+        for opp in (o for o in GREEDY_OPPONENTS if o in others):
+            row, _ = duplicate_row(greedy_me, make_agent(opp), (spec, opp), hand_deals, game_deals, cfg, seed)
+            rows.append({"play": "greedy", **row})
+    ref = reference_ladder()
+    ratings = {k: v for k, v in ref["ratings"].items() if k != spec}
+    ladder = place_in_ladder(game_results, ratings) if (kings, target) == (8, 40) else None
+    if ladder is not None:
+        order = sorted([*ratings.items(), (spec, ladder["elo"])], key=lambda kv: -kv[1])
+        ladder["rank"] = [name for name, _ in order].index(spec) + 1
+        ladder["of"] = len(order)
+        ladder["reference"] = {"version": ref["version"], "command": ref["command"], "ratings": ratings}
+    card: dict[str, Any] = {
+        "agent": spec, "deal_set": version, "seed": seed, "hands": hands, "games": games,
+        "config": {"kings": kings, "target": target}, "rows": rows, "ladder": ladder,
+        "probe": None, "command": command, "mus_env": _version(),
+        "seconds": time.perf_counter() - t_start,
+    }
+    if probe_decisions:
+        from experiments.evaluate.exploit import probe  # the train extra (torch): only when asked
+
+        out = Path(probe_out) if probe_out is not None else Path(tempfile.mkdtemp(prefix="mus-probe-"))
+        result = probe(spec, out=out, minutes=0, decisions=probe_decisions, log=log)
+        card["probe"] = {"decisions": probe_decisions, "gain": result["gain"], "gain_greedy": result["gain_greedy"],
+                         "command": result.get("command")}
+    return card
+
+
+def _fmt_p(p: float) -> str:
+    if not p == p:
+        return "–"
+    return "< 1e-6" if p < 1e-6 else f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
+
+
+def card_markdown(card: dict[str, Any]) -> str:
+    """The card as a markdown page."""
+    lines = [f"# Report card: `{card['agent']}`", "",
+             f"Duplicate evaluation on the deal set `{card['deal_set']}` (seed {card['seed']}: {card['hands']:,} deals "
+             f"played as single hands, {card['games']:,} as whole games; each deal twice, seats swapped), "
+             f"{card['config']['kings']} kings, target {card['config']['target']}, mus-env {card['mus_env']}. "
+             "Stones/hand is the agent minus the opponent (an accepted órdago counts the stones the winners lacked); "
+             "the game win rate is over paired games. 95% confidence intervals; p: two-sided, against 0 stones and "
+             "a 0.5 win rate.", "",
+             "| play | opponent | stones/hand | 95% CI | p | game win rate | 95% CI | p |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in card["rows"]:
+        lines.append(f"| {r['play']} | {r['opponent']} | {r['stones']:+.3f} | [{r['stones_lo']:+.3f}, "
+                     f"{r['stones_hi']:+.3f}] | {_fmt_p(r['stones_p'])} | {r['win']:.3f} | [{r['win_lo']:.3f}, "
+                     f"{r['win_hi']:.3f}] | {_fmt_p(r['win_p'])} |")
+    lines += ["", "Bidding rates (envido and órdago per betting decision, no quiero per answer to a bet), the agent / "
+              "the opponent:", "", "| play | opponent | envido | órdago | no quiero |", "|---|---|---|---|---|"]
+    for r in card["rows"]:
+        lines.append(f"| {r['play']} | {r['opponent']} | {r['envido_rate']:.3f} / {r['opp_envido_rate']:.3f} | "
+                     f"{r['ordago_rate']:.3f} / {r['opp_ordago_rate']:.3f} | "
+                     f"{r['no_quiero_rate']:.3f} / {r['opp_no_quiero_rate']:.3f} |")
+    dropped = sum(r["abandoned"] for r in card["rows"])
+    if dropped:
+        lines += ["", f"{dropped} deal(s) dropped as endless raise wars (both seatings)."]
+    ladder = card.get("ladder")
+    if ladder:
+        lines += ["", f"Place in the ladder: **{ladder['rank']} of {ladder['of']}**, Elo {ladder['elo']:.0f} "
+                  f"± {1.96 * ladder['se']:.0f}, fitted on its games against the reference ladder "
+                  f"`{ladder['reference']['version']}` (`{ladder['reference']['command']}`, random = 1000)."]
+    probe = card.get("probe")
+    if probe:
+        g = probe["gain"]
+        lines += ["", f"Exploitability probe ({probe['decisions']:,} decisions, a lower bound): a best response gains "
+                  f"{g['stones']:+.3f} [{g['stones_lo']:+.3f}, {g['stones_hi']:+.3f}] stones/hand, game win rate "
+                  f"{g['win']:.3f}."]
+    if card.get("command"):
+        lines += ["", f"Command: `{card['command']}`."]
+    return "\n".join(lines) + "\n"
+
+
+def save_card(card: dict[str, Any], folder: str | Path) -> list[Path]:
+    """Write ``card.json`` and ``card.md`` into ``folder`` (made if needed), each atomically."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def strict(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: strict(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [strict(x) for x in v]
+        return v
+
+    return [write_text_atomic(folder / "card.json", json.dumps(strict(card), indent=1) + "\n"),
+            write_text_atomic(folder / "card.md", card_markdown(card))]

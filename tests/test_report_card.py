@@ -1,0 +1,76 @@
+"""``mus evaluate``: the report card (duplicate rows against the opponents, the place in the reference ladder,
+JSON and markdown), the ladder fit on its own, and refusals that write nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from experiments.commands.evaluate import main as evaluate_main
+from experiments.evaluate.report_card import place_in_ladder, reference_ladder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Games:
+    """Stands in for a PairResult's games: per deal, the agent's score over the two paired games."""
+
+    def __init__(self, scores: list[float]) -> None:
+        self.scores = np.asarray(scores, dtype=np.float64)
+
+    def match_scores(self) -> np.ndarray:
+        return self.scores
+
+
+def test_the_ladder_fit_places_the_agent_between_the_opponents_it_beats_and_loses_to() -> None:
+    ratings = {"weak": 1000.0, "strong": 1400.0}
+    even = place_in_ladder({"weak": _Games([0.0, 1.0] * 100), "strong": _Games([0.5] * 200)}, ratings)
+    assert 1190 < even["elo"] < 1210 and 5 < even["se"] < 100
+    better = place_in_ladder({"weak": _Games([1.0] * 150 + [0.5] * 50), "strong": _Games([0.5] * 200)}, ratings)
+    worse = place_in_ladder({"weak": _Games([0.5] * 200), "strong": _Games([0.0] * 150 + [0.5] * 50)}, ratings)
+    assert worse["elo"] < even["elo"] < better["elo"]
+    alone = place_in_ladder({"weak": _Games([0.75] * 400)}, ratings)      # 3:1 against 1000 is about +191
+    assert abs(alone["elo"] - 1191) < 5
+    with pytest.raises(ValueError, match="reference rating"):
+        place_in_ladder({"nobody": _Games([1.0])}, ratings)
+
+
+def test_the_reference_ladder_is_the_documented_one() -> None:
+    docs = json.loads((ROOT / "docs" / "ladder_results.json").read_text())
+    ref = reference_ladder()
+    assert {k: round(v["elo"], 1) for k, v in docs["ladder"].items()} == ref["ratings"]
+    assert ref["command"].startswith("mus tournament --agents " + ",".join(docs["meta"]["agents"]))
+
+
+def _card(tmp_path: Path, agent: str, capsys: pytest.CaptureFixture[str]) -> dict:
+    out = tmp_path / agent
+    evaluate_main([agent, "--deal-set", "v1-quick", "--hands", "60", "--games", "40", "--opponents", "rule,equity",
+                   "--out", str(out)])
+    assert "Report card" in capsys.readouterr().out
+    assert "Place in the ladder" in (out / "card.md").read_text()
+    return json.loads((out / "card.json").read_text())
+
+
+def test_cards_of_a_weak_and_a_strong_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    weak, strong = _card(tmp_path, "random", capsys), _card(tmp_path, "equity", capsys)
+    assert [r["opponent"] for r in weak["rows"]] == ["rule", "equity"]
+    assert [r["opponent"] for r in strong["rows"]] == ["rule"]                # itself is left out
+    assert weak["deal_set"] == "v1-quick-custom" and weak["hands"] == 60 and weak["games"] == 40
+    assert weak["rows"][0]["stones"] < 0 < strong["rows"][0]["stones"]
+    assert weak["ladder"]["elo"] + 100 < strong["ladder"]["elo"]
+    assert weak["ladder"]["rank"] > strong["ladder"]["rank"]
+    assert weak["command"].startswith("mus evaluate random")
+
+
+@pytest.mark.parametrize("argv, words", [(["nonsense"], "unknown agent spec"),
+                                         (["rule", "--opponents", "rule,bad"], "bad"),
+                                         (["rule", "--deal-set", "v9"], "deal-set"),
+                                         (["rule", "--hands", "0"], "--hands")])
+def test_refusals_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list, words: str) -> None:
+    with pytest.raises(SystemExit) as e:
+        evaluate_main([*argv, "--out", str(tmp_path / "out")])
+    assert e.value.code == 2 and words in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
