@@ -95,6 +95,9 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
     if ":" in spec and path.suffix.lower() not in (".pt", ".zip"):
         return load_agent_class(spec.strip(), **kwargs)
     if path.suffix.lower() in (".pt", ".zip"):
+        if path.is_dir():
+            raise ValueError(f"agent file {spec!r} is a folder, not a policy file (give the file inside it, "
+                             "e.g. runs/train/policy.pt)")
         if not path.is_file():
             raise ValueError(f"agent file {spec!r} does not exist")
         if path.suffix.lower() == ".pt":

@@ -26,6 +26,7 @@ probabilities), so play is reproducible from a numpy seed like every other agent
 from __future__ import annotations
 
 import hashlib
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,8 @@ from mus_env.signals import NUM_SIGNS, SIGNAL_DIM
 from .base import Agent
 
 __all__ = ["PolicyNet", "TorchPolicyAgent", "PolicyFileError", "masked_log_probs", "sample_masked",
-           "save_policy", "save_file", "load_policy_file", "content_digest", "MASKED_LOGIT", "POLICY_FORMAT",
-           "CHECKPOINT_FORMAT", "SHIPPED_POLICY"]
+           "save_policy", "save_file", "load_policy_file", "content_digest", "nonfinite_entries", "MASKED_LOGIT",
+           "POLICY_FORMAT", "CHECKPOINT_FORMAT", "SHIPPED_POLICY"]
 
 #: Logit given to illegal actions: exp(MASKED_LOGIT - max) underflows to exactly 0 in float32.
 MASKED_LOGIT = -1e9
@@ -129,8 +130,17 @@ def sample_masked(probs: npt.NDArray[np.float32], rng: np.random.Generator) -> n
 
     An action of probability 0 is never drawn: the draw picks the first index whose cumulative
     probability exceeds ``u * total``, and a zero-probability index never raises the cumulative sum.
+
+    Raises:
+        ValueError: a row holds NaN, an infinite or a negative number, or sums to 0 (a network whose weights
+            diverged): no action can be drawn from it, and a guess could be an illegal one.
     """
     cdf = np.cumsum(probs, axis=1, dtype=np.float64)
+    total = cdf[:, -1]
+    if not (np.isfinite(total).all() and (total > 0).all() and (np.asarray(probs) >= 0).all()):
+        bad = int(np.flatnonzero(~(np.isfinite(total) & (total > 0)) | (np.asarray(probs) < 0).any(axis=1))[0])
+        raise ValueError(f"cannot sample an action: row {bad} of the probabilities holds NaN, infinite or negative "
+                         "numbers or sums to 0 (did the network's weights diverge?)")
     u = rng.random(len(probs)) * cdf[:, -1]
     a = (cdf <= u[:, None]).sum(axis=1)
     # float rounding can put u on the last step; fall back to the last action of positive probability
@@ -168,6 +178,18 @@ def content_digest(tree: Any) -> str:
     return h.hexdigest()
 
 
+def nonfinite_entries(tree: Any, prefix: str = "") -> list[str]:
+    """The paths (``model/policy_head.weight``) of the floating-point tensors in ``tree`` (dicts, lists) that hold
+    a NaN or an infinite number: what a policy file or checkpoint must never hold."""
+    if isinstance(tree, torch.Tensor):
+        return [prefix or "<tensor>"] if tree.is_floating_point() and not torch.isfinite(tree).all() else []
+    if isinstance(tree, dict):
+        return [p for k, v in tree.items() for p in nonfinite_entries(v, f"{prefix}/{k}" if prefix else str(k))]
+    if isinstance(tree, (list, tuple)):
+        return [p for i, v in enumerate(tree) for p in nonfinite_entries(v, f"{prefix}[{i}]")]
+    return []
+
+
 def save_file(path: str | Path, blob: dict[str, Any]) -> Path:
     """``torch.save`` a policy or checkpoint dict with its digest, atomically (temporary file, then rename)."""
     path = Path(path)
@@ -196,14 +218,18 @@ def load_policy_file(path: str | Path) -> dict[str, Any]:
         The file's dict (``format``, ``arch``, ``model``, ``config``, ...).
 
     Raises:
-        PolicyFileError: the file is missing, not a torch file, damaged, or not a mus-env policy; the
-            message names the file and what is wrong.
+        PolicyFileError: the file is missing, not a torch file, damaged, not a mus-env policy, or its weights
+            hold NaN or infinite numbers; the message names the file and what is wrong.
     """
     path = Path(path)
+    if path.is_dir():
+        raise PolicyFileError(f"{path}: a folder, not a policy file")
     if not path.is_file():
         raise PolicyFileError(f"{path}: no such policy file")
     try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():           # torch warns about a file's pickle protocol before refusing it
+            warnings.simplefilter("ignore")
+            blob = torch.load(path, map_location="cpu", weights_only=True)
     except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile, KeyError, AttributeError,
             TypeError, IndexError) as e:                       # torch raises a variety on damaged files
         raise PolicyFileError(f"{path}: not a readable torch file (damaged or truncated?): "
@@ -223,23 +249,39 @@ def load_policy_file(path: str | Path) -> dict[str, Any]:
     if digest != content_digest({k: v for k, v in blob.items() if k != "digest"}):
         raise PolicyFileError(f"{path}: damaged: its contents do not match the digest written with them"
                               if digest else f"{path}: has no content digest (not written by mus-env)")
+    bad = nonfinite_entries(blob)
+    if bad:
+        raise PolicyFileError(f"{path}: holds NaN or infinite numbers ({', '.join(bad[:3])}"
+                              f"{', ...' if len(bad) > 3 else ''}): the training that wrote it diverged; use an "
+                              "earlier policy file or checkpoint")
     return blob
 
 
 def build_net(blob: dict[str, Any], source: str | Path = "<policy>") -> PolicyNet:
-    """The network described by a policy file's ``arch`` with its ``model`` weights loaded."""
+    """The network described by a policy file's ``arch`` with its ``model`` weights loaded.
+
+    Raises:
+        PolicyFileError: the architecture is not one this mus-env plays, or the weights do not fit it.
+    """
     arch = blob["arch"]
-    try:
-        net = PolicyNet(arch["obs_dim"], arch["num_actions"], tuple(arch["hidden"]), arch.get("value_dim", 0))
-        net.load_state_dict(blob["model"])
-    except (KeyError, TypeError, RuntimeError, ValueError) as e:
-        raise PolicyFileError(f"{source}: the weights do not fit the architecture {arch!r}: "
-                              f"{str(e).splitlines()[0]}") from e
     sizes = ((OBS_DIM, NUM_ACTIONS), (OBS_DIM + SIGNAL_DIM, NUM_ACTIONS + NUM_SIGNS))
-    if (arch["obs_dim"], arch["num_actions"]) not in sizes:
-        raise PolicyFileError(f"{source}: made for observations of {arch['obs_dim']} and {arch['num_actions']} "
-                              f"actions; this mus-env has {OBS_DIM} and {NUM_ACTIONS} (with signals on "
-                              f"{OBS_DIM + SIGNAL_DIM} and {NUM_ACTIONS + NUM_SIGNS})")
+    if (arch.get("obs_dim"), arch.get("num_actions")) not in sizes:
+        raise PolicyFileError(f"{source}: made for observations of {arch.get('obs_dim')} and "
+                              f"{arch.get('num_actions')} actions; this mus-env has {OBS_DIM} and {NUM_ACTIONS} (with "
+                              f"signals on {OBS_DIM + SIGNAL_DIM} and {NUM_ACTIONS + NUM_SIGNS})")
+    try:
+        # the trunk's widths are read off the weights before anything is built (a forged arch cannot make a huge net)
+        hidden = [int(h) for h in arch["hidden"]]
+        inputs = [int(arch["obs_dim"]), *hidden[:-1]]
+        model = blob["model"]
+        widths = [tuple(model[f"trunk.{2 * i}.weight"].shape) for i in range(len(hidden))]
+        if widths != list(zip(hidden, inputs, strict=True)):
+            raise ValueError(f"its trunk's weights are not of the widths {hidden}")
+        net = PolicyNet(arch["obs_dim"], arch["num_actions"], tuple(hidden), arch.get("value_dim", 0))
+        net.load_state_dict(model)
+    except (KeyError, TypeError, RuntimeError, ValueError, AttributeError) as e:
+        raise PolicyFileError(f"{source}: the weights do not fit the architecture {arch!r}: "
+                              f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
     net.eval()
     return net
 
@@ -288,7 +330,7 @@ class TorchPolicyAgent(Agent):
         obs = np.asarray(obs, dtype=np.float32)
         masks = np.asarray(masks)
         if obs.ndim != 2 or obs.shape[1] != self.net.arch["obs_dim"]:
-            raise ValueError(f"obs must have shape (B, {self.net.arch['obs_dim']}), got {obs.shape}")
+            raise ValueError(self._shape_error(obs.shape))
         if masks.shape != (obs.shape[0], self.net.arch["num_actions"]):
             raise ValueError(f"masks must have shape ({obs.shape[0]}, {self.net.arch['num_actions']}), "
                              f"got {masks.shape}")
@@ -299,7 +341,22 @@ class TorchPolicyAgent(Agent):
         with torch.no_grad():
             logp = masked_log_probs(self.net.logits(torch.from_numpy(np.ascontiguousarray(obs))),
                                     torch.from_numpy(np.ascontiguousarray(masks)))
-        return logp.exp().numpy()
+        p = logp.exp().numpy()
+        if not np.isfinite(p).all():
+            raise ValueError(f"policy {self.name!r}: its network gives NaN or infinite probabilities (its weights "
+                             "hold NaN or infinite numbers?), so it cannot choose a legal action")
+        return p
+
+    def _shape_error(self, shape: tuple[int, ...]) -> str:
+        """Why observations of ``shape`` do not fit this policy, and what to do."""
+        arch = self.net.arch
+        if arch["obs_dim"] == OBS_DIM + SIGNAL_DIM and shape[-1:] == (OBS_DIM,):
+            signals = self.config.get("signals") if self.config.get("signals") in ("truthful", "free") else \
+                "truthful or free"
+            return (f"policy {self.name!r} was trained with señas ({arch['obs_dim']} observation entries, "
+                    f"{arch['num_actions']} actions) and cannot play a game without them ({OBS_DIM} entries): "
+                    f"play it in a game with señas (--signals {signals})")
+        return f"policy {self.name!r}: obs must have shape (B, {arch['obs_dim']}), got {shape}"
 
     def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:

@@ -41,6 +41,10 @@ class SB3PolicyAgent(Agent):
         if obs_shape != (OBS_DIM,) or n != NUM_ACTIONS:
             raise ValueError(f"the model was trained on observations {obs_shape} and {n} actions; this mus-env "
                              f"has ({OBS_DIM},) and {NUM_ACTIONS} (was it trained on MusGymEnv?)")
+        parameters = getattr(getattr(model, "policy", None), "parameters", None)
+        if callable(parameters) and not all(bool(torch.isfinite(p).all()) for p in parameters()):
+            raise ValueError("the model's weights hold NaN or infinite numbers (its training diverged): use an "
+                             "earlier model")
 
     @classmethod
     def from_file(cls, path: str | Path, greedy: bool = False, name: str | None = None) -> SB3PolicyAgent:
@@ -52,8 +56,12 @@ class SB3PolicyAgent(Agent):
         try:
             model = MaskablePPO.load(str(path), device="cpu")
         except Exception as e:  # noqa: BLE001 - SB3 raises many kinds on a bad file
-            raise ValueError(f"{path}: not a MaskablePPO model ({type(e).__name__}: {e})") from e
-        return cls(model, greedy=greedy, name=name or Path(path).stem)
+            text = str(e).splitlines()[0] if str(e) else ""
+            raise ValueError(f"{path}: not a MaskablePPO model ({type(e).__name__}: {text})") from e
+        try:
+            return cls(model, greedy=greedy, name=name or Path(path).stem)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from e
 
     def probabilities(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
         """``(B, NUM_ACTIONS)`` masked action probabilities."""
@@ -62,7 +70,11 @@ class SB3PolicyAgent(Agent):
         with torch.no_grad():
             obs_t, _ = policy.obs_to_tensor(np.asarray(obs, dtype=np.float32))
             dist = policy.get_distribution(obs_t, action_masks=np.asarray(masks) > 0)
-            return dist.distribution.probs.cpu().numpy()
+            p = dist.distribution.probs.cpu().numpy()
+        if not np.isfinite(p).all():
+            raise ValueError(f"SB3 model {self.name!r} gives NaN or infinite probabilities, so it cannot choose a "
+                             "legal action")
+        return p
 
     def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
