@@ -3,7 +3,13 @@
 Every field of :class:`experiments.train.ppo.Args` is a flag (``--num-tables``, ``--league-mix``, ...), with
 the field's docstring as its help; ``--preset`` picks the values the flags not given take (``tiny``,
 ``default``, ``ship``). ``--resume`` continues the run in ``--out`` from its checkpoint, ``--overwrite``
-replaces it. At the end the last and best evaluations and the files written are printed.
+replaces it (once the new run has written its first checkpoint). At the end the last and best evaluations and
+the files written are printed.
+
+Exit status: 0 done; 2 refused (a bad option, setting, agent, policy file, output folder or checkpoint: one line
+on stderr, nothing written); 1 the training diverged (a loss or a weight became NaN or infinite; the last good
+checkpoint is kept); 130 interrupted by Ctrl-C (one line: where the last checkpoint is and the command that
+resumes).
 """
 
 from __future__ import annotations
@@ -11,16 +17,17 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import shlex
 import sys
-from pathlib import Path
 
-from experiments.commands.options import ArgumentParser, boolean, check_writable_dir
+from experiments.commands.options import ArgumentParser, boolean
 from experiments.train import ppo
-from experiments.train.checkpoint import CheckpointError
 from experiments.train.report import print_summary
+from experiments.train.session import TrainingDiverged, TrainingInterrupted
+from experiments.train.settings import SettingsError
 from mus_env.config import SIGNALS_CHOICES
 
-__all__ = ["field_docs", "parser", "main"]
+__all__ = ["field_docs", "parser", "main", "resume_command", "fail"]
 
 
 def field_docs() -> dict[str, str]:
@@ -44,7 +51,8 @@ def parser() -> ArgumentParser:
     p.add_argument("--preset", default="default", choices=sorted(ppo.PRESETS),
                    help="named settings to start from [default]")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
-    p.add_argument("--overwrite", action="store_true", help="replace a run already in --out")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a run already in --out (kept until the new run's first checkpoint)")
     defaults = ppo.Args()
     docs = field_docs()
     for f in dataclasses.fields(ppo.Args):
@@ -66,12 +74,40 @@ def parser() -> ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``mus train [options]``: parse, check the settings and the output folder, train, print the summary.
+def resume_command(prog: str, argv: list[str]) -> str:
+    """The command line that resumes the run ``argv`` started: the same options, ``--resume`` instead of
+    ``--overwrite``."""
+    kept = [a for a in argv if not (a.startswith("--ov") and "--overwrite".startswith(a.split("=")[0]))]
+    resumes = any(a.startswith("--res") and "--resume".startswith(a) for a in kept)
+    return f"{prog} {shlex.join(kept + ([] if resumes else ['--resume']))}"
 
-    A bad option, setting or output folder is one line on stderr and exit status 2, as is a run that cannot be
-    resumed (or a folder that already holds one, without ``--resume`` or ``--overwrite``).
+
+def fail(prog: str, error: BaseException, argv: list[str]) -> None:
+    """End a command over the trainer that failed with ``error``: one line on stderr and its exit status (2 a
+    refusal, 1 a diverged run, 130 an interrupt, with the command that resumes or starts it again)."""
+    text = " ".join(str(error).split())
+    if isinstance(error, TrainingInterrupted):
+        again = resume_command(prog, argv) if error.checkpoint else f"{prog} {shlex.join(argv)}"
+        print(f"{prog}: {text}; {'resume with' if error.checkpoint else 'start it again with'}: {again}",
+              file=sys.stderr)
+        raise SystemExit(130) from None
+    if isinstance(error, KeyboardInterrupt):
+        print(f"{prog}: interrupted before the run started; nothing was written", file=sys.stderr)
+        raise SystemExit(130) from None
+    print(f"{prog}: {text}", file=sys.stderr)
+    raise SystemExit(1 if isinstance(error, TrainingDiverged) else 2) from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``mus train [options]``: parse, check the settings, the agents and the output folder, train, print the
+    summary.
+
+    A bad option, setting, agent spec or output folder is one line on stderr and exit status 2, as is a run that
+    cannot be resumed (or a folder that already holds one, without ``--resume`` or ``--overwrite``); nothing is
+    written then. Ctrl-C is one line (exit status 130) saying where the last checkpoint is and how to resume; a
+    diverged run one line (exit status 1).
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
     p = parser()
     ns = p.parse_args(argv)
     overrides = {k: v for k, v in vars(ns).items() if k not in ("preset", "resume", "overwrite") and v is not None}
@@ -81,14 +117,11 @@ def main(argv: list[str] | None = None) -> None:
         args = ppo.make_args(ns.preset, **overrides)
     except ValueError as e:
         p.error(str(e))
-    check_writable_dir(p, "--out", Path(args.out))
-    command = "mus train " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
-        t = ppo.train(args, resume=ns.resume, run_info={"command": command, "preset": ns.preset},
+        t = ppo.train(args, resume=ns.resume, run_info={"command": "mus train " + " ".join(argv), "preset": ns.preset},
                       overwrite=ns.overwrite)
-    except CheckpointError as e:
-        print(f"mus train: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
+    except (SettingsError, TrainingDiverged, KeyboardInterrupt) as e:
+        fail("mus train", e, argv)
     print_summary(t)
 
 

@@ -153,11 +153,38 @@ class TurnBuffer:
                 **{k: getattr(self, k)[:n].copy() for k in BUFFER_ARRAYS}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned (the next rollout then continues the same streams)."""
-        n = int(state["n"])
-        for k in BUFFER_ARRAYS:
-            getattr(self, k)[:n] = state[k]
-        self.pending[...] = state["pending"]
+        """Restore what :meth:`state_dict` returned (the next rollout then continues the same streams).
+
+        Raises:
+            ValueError: the state does not fit this buffer (sizes, shapes) or is not one :meth:`state_dict` can
+                return (the carried-over decisions are exactly the pending ones, each in its own stream, its
+                action legal); nothing changes then.
+        """
+        n = state["n"]
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= 4 * self.B:
+            raise ValueError(f"TurnBuffer state: {n!r} carried-over decisions, not an int in 0..{4 * self.B}")
+        n = int(n)
+        arrays = {k: np.asarray(state[k]) for k in BUFFER_ARRAYS}
+        for k, a in arrays.items():
+            want = (n, *getattr(self, k).shape[1:])
+            if a.shape != want:
+                raise ValueError(f"TurnBuffer state: {k} has shape {a.shape}, this buffer's is {want}")
+        pending = np.asarray(state["pending"])
+        if pending.shape != self.pending.shape or not np.issubdtype(pending.dtype, np.integer):
+            raise ValueError(f"TurnBuffer state: pending has shape {pending.shape}, this buffer's is "
+                             f"{self.pending.shape}")
+        tables, seats = np.nonzero(pending >= 0)
+        held = pending[tables, seats]
+        if (pending < -1).any() or not np.array_equal(np.sort(held), np.arange(n)) or \
+                not np.array_equal(arrays["stream"][held], tables * 4 + seats):
+            raise ValueError("TurnBuffer state: the pending decisions are not the carried-over ones, one per stream")
+        action, mask = arrays["action"], arrays["mask"]
+        if n and ((action < 0).any() or (action >= mask.shape[1]).any() or
+                  not (mask[np.arange(n), np.clip(action, 0, mask.shape[1] - 1)] == 1).all()):
+            raise ValueError("TurnBuffer state: a carried-over action is not legal under its mask")
+        for k, a in arrays.items():
+            getattr(self, k)[:n] = a
+        self.pending[...] = pending
         self.n = n
         self.rows = [0, n]
 

@@ -8,6 +8,11 @@ with :func:`agents.policy.load_policy_file` (torch's safe loader: tensors and pl
 arrays travel as tensors, :func:`to_torch` / :func:`to_numpy`). Anything that cannot be resumed is a
 :class:`CheckpointError` naming the file and the reason.
 
+:func:`load_checkpoint` checks everything before the run goes on: the settings, the network's and every
+snapshot's shapes, the optimiser's state, finite weights (no NaN or infinity anywhere), the counters against the
+run's budget and each other, the league's tables and the turn buffers; a checkpoint that fails is refused, and
+nothing has been written then (the run's folder is opened only after, :mod:`experiments.train.session`).
+
 The functions here take the run's :class:`experiments.train.ppo.Trainer` and read or set its public attributes.
 """
 
@@ -31,18 +36,21 @@ from agents.policy import (
 )
 from experiments.train.league import RECENT, split_specs
 from experiments.train.report import write_logs
+from experiments.train.settings import SettingsError
 
 __all__ = ["CheckpointError", "RUN_FILES", "RESUMABLE_CHANGES", "to_torch", "to_numpy", "prepare_run_folder",
            "save_checkpoint", "load_checkpoint", "export_policy", "save_run"]
 
 
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be resumed: damaged, or made by another configuration."""
+class CheckpointError(SettingsError):
+    """A checkpoint that cannot be resumed (damaged, forged, or made by another configuration), a warm start that
+    does not fit, or a run's folder that cannot be used; raised before anything is written."""
 
 
-#: What a run writes in its folder (``--overwrite`` removes these and nothing else).
+#: What a run writes in its folder (``--overwrite`` replaces these and nothing else; ``exploit.json`` and
+#: ``exploit_curve.png`` are a ``mus exploit`` probe's result, which belongs to the run it measured).
 RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eval.csv", "learning_curve.png",
-             "args.json", "run.json", "tb", "exploiter.pt")
+             "args.json", "run.json", "tb", "exploiter.pt", "exploit.json", "exploit_curve.png")
 
 #: Settings a run may change when it resumes (the budget, the clock, the logging); any other change is refused.
 RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every")
@@ -79,8 +87,10 @@ def to_numpy(tree: Any) -> Any:
 
 
 def prepare_run_folder(out: Path, resume: bool, overwrite: bool) -> None:
-    """Make ``out``; a new run in a folder that holds one is refused, or with ``overwrite`` replaces its files
-    (:data:`RUN_FILES` only: anything else in the folder stays).
+    """Make ``out``; a new run in a folder that holds one is refused, or with ``overwrite`` its files are deleted
+    (:data:`RUN_FILES` only: anything else in the folder stays). :func:`experiments.train.ppo.train` no longer
+    uses this: its :class:`experiments.train.session.RunSession` keeps the old run until the new one's first
+    checkpoint.
 
     Raises:
         CheckpointError: not ``resume``, ``out`` holds a run and not ``overwrite``.
@@ -122,18 +132,19 @@ def save_checkpoint(t: Any) -> Path:
 
 
 def load_checkpoint(t: Any, path: Path) -> None:
-    """Continue the trainer ``t`` (just built with the run's settings) from ``path``: everything is restored,
-    so the run goes on exactly as if never stopped.
+    """Continue the trainer ``t`` (just built with the run's settings) from ``path``: everything is checked, then
+    restored, so the run goes on exactly as if never stopped. Nothing is written.
 
     Raises:
-        CheckpointError: no file, a policy file, a damaged or incomplete checkpoint, or one made with other
-            settings than ``t.args`` (other than :data:`RESUMABLE_CHANGES`); the message says which and how
-            to resume.
+        CheckpointError: no file, a policy file, a damaged, forged or incomplete checkpoint (shapes, NaN or
+            infinite numbers, counters outside the run's budget or inconsistent with each other, league tables
+            or buffers that do not fit the run), or one made with other settings than ``t.args`` (other than
+            :data:`RESUMABLE_CHANGES`); the message says which and how to resume.
     """
     if not path.is_file():
         raise CheckpointError(f"{path}: no checkpoint to resume (train without --resume to start a run)")
     try:
-        blob = load_policy_file(path)
+        blob = load_policy_file(path)              # torch's safe loader, the digest, finite numbers everywhere
     except PolicyFileError as e:
         raise CheckpointError(str(e)) from e
     if blob.get("format") != CHECKPOINT_FORMAT:
@@ -141,54 +152,170 @@ def load_checkpoint(t: Any, path: Path) -> None:
     try:
         keep = [k for k in _TORCH_ENTRIES if k in blob]      # torch state stays torch; the rest becomes numpy
         blob = to_numpy({k: v for k, v in blob.items() if k not in keep}) | {k: blob[k] for k in keep}
-        saved = blob["args"]
-        mine = t.args.to_dict()
-        known = type(t.args)().to_dict()          # fields added since the checkpoint was written: their default
-        was = {k: saved.get(k, known[k]) for k in ("signals", "signal_intercept_p")}
-        if was != {k: mine[k] for k in was}:
-            arch = blob["arch"]
-            raise CheckpointError(
-                f"{path}: trained with signals={was['signals']!r}, "
-                f"signal_intercept_p={was['signal_intercept_p']!r} "
-                f"(a policy of {arch.get('obs_dim')} observations and {arch.get('num_actions')} actions), "
-                f"now signals={mine['signals']!r}, signal_intercept_p={mine['signal_intercept_p']!r}: resume "
-                f"with --signals {was['signals']} --signal-intercept-p {was['signal_intercept_p']:g}, or start "
-                "a new run in another --out")
-        diff = [k for k in mine if k not in RESUMABLE_CHANGES and saved.get(k, known[k]) != mine[k]]
-        if diff:
-            raise CheckpointError(f"{path}: made with other settings: " + ", ".join(
-                f"{k}={saved.get(k)!r} (now {mine[k]!r})" for k in diff) + "; resume with the same settings")
-        if {k: blob["arch"].get(k) for k in t.net.arch} != t.net.arch:
-            raise CheckpointError(f"{path}: its network {blob['arch']} is not this run's {t.net.arch}")
-        t.net.load_state_dict(blob["model"])
-        t.opt.load_state_dict(blob["optimizer"])
-        t.league.pool = [dict(p) for p in blob["pool"]]
+        _check_settings(t, blob, path)
+        c = _check_counters(t, blob, path)
+        _load_net(t.net, t.opt, blob["model"], blob["optimizer"], path, "")
+        t.league.pool = _check_pool(t, blob["pool"], blob["pool_ids"], c["update"], path)
         t.league.pool_ids = [int(u) for u in blob["pool_ids"]]
+        _check_league(t, blob["league"], path)
         t.league.kind[...] = blob["league"]["kind"]
         t.league.learner[...] = blob["league"]["learner"]
-        t.league.recent = {k: type(RECENT[k])(v) for k, v in {**RECENT, **blob["recent"]}.items()}
+        recent = {**RECENT, **blob["recent"]}
+        if set(recent) != set(RECENT) or not all(_is_number(v) for v in recent.values()):
+            raise _forged(path, f"its league results {blob['recent']!r} are not the counts a run keeps")
+        t.league.recent = {k: type(RECENT[k])(v) for k, v in recent.items()}
         t.rng.bit_generator.state = json.loads(blob["rng"])
-        torch.set_rng_state(blob["torch_rng"])
-        c = blob["counters"]
-        t.update, t.decisions, t.games = int(c["update"]), int(c["decisions"]), int(c["games"])
-        t.learner_decisions, t.elapsed = int(c["learner_decisions"]), float(c["elapsed"])
-        t.bc_done = bool(c["bc_done"])
-        t.history, t.evals = json.loads(blob["history"]), json.loads(blob["evals"])
+        t.update, t.decisions, t.games = c["update"], c["decisions"], c["games"]
+        t.learner_decisions, t.elapsed, t.bc_done = c["learner_decisions"], c["elapsed"], c["bc_done"]
+        t.history, t.evals = c["history"], c["evals"]
         t.env.load_state_dict(blob["env"])
         t.buffer.load_state_dict(blob["buffer"])
         if t.exploiter is not None:
-            t.exploiter.load_state_dict(blob["exploiter_model"])
-            t.exploiter_opt.load_state_dict(blob["exploiter_optimizer"])
+            _load_net(t.exploiter, t.exploiter_opt, blob["exploiter_model"], blob["exploiter_optimizer"], path,
+                      "exploiter's ")
             t.exploiter_buffer.load_state_dict(blob["exploiter_buffer"])
-            t.exploiter_born = int(blob["exploiter_born"])
+            born = blob["exploiter_born"]
+            if not _is_int(born) or not -1 <= born <= t.update:
+                raise _forged(path, f"its exploiter was born at update {born!r}, not in -1..{t.update}")
+            t.exploiter_born = born
         t.obs, t.mask = t.env.observe()
         if not (np.array_equal(t.obs, blob["obs"]) and np.array_equal(t.mask, blob["mask"])):
             raise CheckpointError(f"{path}: the environment state does not match its saved observation")
+        if not (t.mask.sum(axis=1) > 0).all():
+            raise _forged(path, "a table of its environment has no legal action")
+        torch.set_rng_state(blob["torch_rng"])       # last: the process's torch generator changes only on success
     except CheckpointError:
         raise
-    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, json.JSONDecodeError) as e:
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError, OverflowError,
+            json.JSONDecodeError) as e:
         raise CheckpointError(f"{path}: damaged or incomplete checkpoint ({type(e).__name__}: "
                               f"{str(e).splitlines()[0] if str(e) else ''})") from e
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) and \
+        bool(np.isfinite(v))
+
+
+def _forged(path: Path, what: str) -> CheckpointError:
+    return CheckpointError(f"{path}: {what}: the checkpoint is damaged or was edited; resume from a copy of an "
+                           "earlier checkpoint, or start a new run")
+
+
+def _check_settings(t: Any, blob: dict[str, Any], path: Path) -> None:
+    """The checkpoint's settings and network against the run's (only :data:`RESUMABLE_CHANGES` may differ)."""
+    saved = blob["args"]
+    mine = t.args.to_dict()
+    known = type(t.args)().to_dict()          # fields added since the checkpoint was written: their default
+    was = {k: saved.get(k, known[k]) for k in ("signals", "signal_intercept_p")}
+    if was != {k: mine[k] for k in was}:
+        arch = blob["arch"]
+        raise CheckpointError(
+            f"{path}: trained with signals={was['signals']!r}, "
+            f"signal_intercept_p={was['signal_intercept_p']!r} "
+            f"(a policy of {arch.get('obs_dim')} observations and {arch.get('num_actions')} actions), "
+            f"now signals={mine['signals']!r}, signal_intercept_p={mine['signal_intercept_p']!r}: resume "
+            f"with --signals {was['signals']} --signal-intercept-p {was['signal_intercept_p']:g}, or start "
+            "a new run in another --out")
+    diff = [k for k in mine if k not in RESUMABLE_CHANGES and saved.get(k, known[k]) != mine[k]]
+    if diff:
+        raise CheckpointError(f"{path}: made with other settings: " + ", ".join(
+            f"{k}={saved.get(k)!r} (now {mine[k]!r})" for k in diff) + "; resume with the same settings")
+    if {k: blob["arch"].get(k) for k in t.net.arch} != t.net.arch:
+        raise CheckpointError(f"{path}: its network {blob['arch']} is not this run's {t.net.arch}")
+
+
+def _check_counters(t: Any, blob: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The counters, logs and clock, checked against the run's budget and against each other."""
+    c = dict(blob["counters"])
+    for name in ("update", "decisions", "games", "learner_decisions"):
+        if not _is_int(c.get(name)) or c[name] < 0:
+            raise _forged(path, f"its counter {name} is {c.get(name)!r}, not an int >= 0")
+        c[name] = int(c[name])
+    update = c["update"]
+    if c["decisions"] != update * t.batch:
+        raise _forged(path, f"its {c['decisions']:,} decisions are not {update:,} updates of {t.batch:,}")
+    if update > t.num_updates:
+        raise CheckpointError(f"{path}: the run is at update {update:,}, past this run's budget of "
+                              f"{t.num_updates:,} updates (--total-decisions {t.args.total_decisions}): resume "
+                              f"with --total-decisions {update * t.batch} or more")
+    if c["learner_decisions"] > c["decisions"] or c["games"] > c["decisions"]:
+        raise _forged(path, "it counts more learner decisions or games than decisions")
+    if not _is_number(c.get("elapsed")) or c["elapsed"] < 0:
+        raise _forged(path, f"its clock is {c.get('elapsed')!r} seconds")
+    c["elapsed"] = float(c["elapsed"])
+    if not isinstance(c.get("bc_done"), (bool, np.bool_)):
+        raise _forged(path, f"its warm-start flag is {c.get('bc_done')!r}")
+    c["bc_done"] = bool(c["bc_done"])
+    history, evals = json.loads(blob["history"]), json.loads(blob["evals"])
+    if not isinstance(history, list) or [r.get("update") if isinstance(r, dict) else None for r in history] != \
+            list(range(1, update + 1)):
+        raise _forged(path, f"its metrics are not one row for each of its {update:,} updates")
+    seen = [r.get("update") if isinstance(r, dict) else None for r in evals] if isinstance(evals, list) else [None]
+    if not all(_is_int(u) and 1 <= u <= update for u in seen) or seen != sorted(set(seen)):
+        raise _forged(path, "its evaluations are not rows of its own updates, in order")
+    c["history"], c["evals"] = history, evals
+    return c
+
+
+def _load_net(net: Any, opt: Any, model: Any, optimizer: Any, path: Path, who: str) -> None:
+    """Load a network and its Adam state, each tensor of the shape of the run's."""
+    _check_state_dict(net, model, path, f"the {who}network")
+    net.load_state_dict(model)
+    opt.load_state_dict(optimizer)
+    for group in opt.param_groups:
+        for p in group["params"]:
+            for k, v in opt.state.get(p, {}).items():
+                if isinstance(v, torch.Tensor) and v.dim() > 0 and v.shape != p.shape:
+                    raise _forged(path, f"the {who}optimiser's {k} has shape {tuple(v.shape)}, its weight "
+                                        f"{tuple(p.shape)}")
+
+
+def _check_state_dict(net: Any, state: Any, path: Path, what: str) -> None:
+    mine = {k: (tuple(v.shape), v.dtype) for k, v in net.state_dict().items()}
+    theirs = {k: (tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor) else None for k, v in dict(state).items()}
+    if theirs != mine:
+        wrong = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        raise _forged(path, f"{what}'s weights do not fit this run's network ({', '.join(wrong[:3])})")
+
+
+def _check_pool(t: Any, pool: Any, ids: Any, update: int, path: Path) -> list[dict[str, Any]]:
+    """The league's snapshots: at most ``pool_size``, each of the learner's shape, taken at past updates."""
+    pool = [dict(p) for p in pool]
+    ids = list(ids)
+    if len(pool) != len(ids) or len(pool) > t.args.pool_size:
+        raise _forged(path, f"its league holds {len(pool)} snapshots with {len(ids)} updates (pool_size "
+                            f"{t.args.pool_size})")
+    for i, state in enumerate(pool):
+        _check_state_dict(t.net, state, path, f"the league's snapshot {i}")
+    if not all(_is_int(u) and 1 <= u <= update and u % t.args.snapshot_every == 0 for u in ids) or \
+            ids != sorted(set(ids)):
+        raise _forged(path, f"its snapshots were taken at updates {ids}, not past updates every "
+                            f"{t.args.snapshot_every}")
+    return pool
+
+
+def _check_league(t: Any, league: Any, path: Path) -> None:
+    """Each table's opponent kind is one the run's league has, and its learner seats one team (or all four)."""
+    kind, learner = np.asarray(league["kind"]), np.asarray(league["learner"])
+    lg = t.league
+    if kind.shape != lg.kind.shape or not np.issubdtype(kind.dtype, np.integer):
+        raise _forged(path, f"its league's table kinds have shape {kind.shape} {kind.dtype}, not {lg.kind.shape}")
+    if learner.shape != lg.learner.shape or learner.dtype != np.bool_:
+        raise _forged(path, f"its league's learner seats have shape {learner.shape} {learner.dtype}, not "
+                            f"{lg.learner.shape} bool")
+    kinds = lg.first_snapshot + len(lg.pool)
+    if kind.size and not (0 <= kind.min() and kind.max() < kinds):
+        raise _forged(path, f"its league's table kinds run {kind.min()}..{kind.max()}, this league has {kinds} "
+                            f"({', '.join(lg.members)})")
+    team = learner[:, 0] & learner[:, 2] & ~learner[:, 1] & ~learner[:, 3] | \
+        learner[:, 1] & learner[:, 3] & ~learner[:, 0] & ~learner[:, 2]
+    if not np.where(kind == 0, learner.all(axis=1), team).all():
+        raise _forged(path, "its league's learner seats are not one team per table (all four in self-play)")
 
 
 def export_policy(t: Any, meta: dict[str, Any] | None = None, name: str = "policy.pt", net: Any = None) -> Path:

@@ -118,26 +118,18 @@ from experiments.evaluate.tournament import play_pair
 from experiments.train import checkpoint, report
 from experiments.train.buffer import HANDS_DIM, TurnBuffer, hands_input, relative_hands, turn_based_gae
 from experiments.train.checkpoint import CheckpointError
-from experiments.train.league import (
-    League,
-    RestrictedAgent,
-    SnapshotBank,
-    check_league_args,
-    frozen_agent,
-    learner_free,
-    parse_mix,
-    split_specs,
-)
+from experiments.train.league import League, RestrictedAgent, SnapshotBank, frozen_agent, learner_free, split_specs
 from experiments.train.report import eval_score
+from experiments.train.session import RunSession, TrainingDiverged, TrainingInterrupted, check_finite, check_run_folder
+from experiments.train.settings import SettingsError, build_league, check_args
 from experiments.train.warm_start import behaviour_cloning, load_warm_start
 from mus_env import MusConfig, VectorMusEnv
 from mus_env.actions import num_actions
-from mus_env.config import SIGNALS_CHOICES
 from mus_env.observation import obs_dim
 
 __all__ = ["Args", "PRESETS", "make_args", "threads_for", "Trainer", "train", "eval_score", "TurnBuffer",
-           "turn_based_gae", "League", "SnapshotBank", "CheckpointError", "relative_hands", "hands_input",
-           "HANDS_DIM"]
+           "turn_based_gae", "League", "SnapshotBank", "CheckpointError", "SettingsError", "TrainingInterrupted",
+           "TrainingDiverged", "relative_hands", "hands_input", "HANDS_DIM"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -250,48 +242,9 @@ class Args:
     """updates between checkpoints"""
 
     def check(self) -> None:
-        """Raise ``ValueError`` naming the first bad field."""
-        positive = ("total_decisions", "num_tables", "rollout_steps", "update_epochs", "minibatch_size",
-                    "snapshot_every", "pool_size", "checkpoint_every", "eval_hands", "eval_games")
-        for name in positive:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"Args.{name} must be an int >= 1, got {v!r}")
-        for name in ("bc_decisions", "bc_epochs", "value_warmup", "eval_every", "max_mus_rounds", "torch_threads",
-                     "exploiter_reset_every"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"Args.{name} must be an int >= 0, got {v!r}")
-        for name in ("seed", "eval_seed"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**32:
-                raise ValueError(f"Args.{name} must be an int in 0..{2**32 - 1}, got {v!r}")
-        for name in ("learning_rate", "clip_coef", "max_grad_norm"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"Args.{name} must be > 0, got {getattr(self, name)!r}")
-        for name in ("gamma", "gae_lambda"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"Args.{name} must be in [0, 1], got {getattr(self, name)!r}")
-        for name in ("ent_coef", "vf_coef", "target_kl", "max_minutes", "stones_coef", "game_coef"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"Args.{name} must be >= 0, got {getattr(self, name)!r}")
-        if not self.hidden or any(h < 1 for h in self.hidden):
-            raise ValueError(f"Args.hidden must be one or more widths >= 1, got {self.hidden!r}")
-        if self.warm_start not in ("none", "equity") and not (self.warm_start.endswith(".pt")
-                                                             and Path(self.warm_start).is_file()):
-            raise ValueError(f"Args.warm_start must be 'none', 'equity' or an existing policy file *.pt, "
-                             f"got {self.warm_start!r}")
-        check_league_args(self.league_mix, self.eval_opponents, self.learner_decides, self.exploiter_reset_every)
-        if self.signals not in SIGNALS_CHOICES:
-            raise ValueError(f"Args.signals must be one of {', '.join(SIGNALS_CHOICES)} (señas, RULES.md §8), "
-                             f"got {self.signals!r}")
-        p = self.signal_intercept_p
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"Args.signal_intercept_p must be a number in [0, 1], got {p!r}")
-        if p and self.signals == "off":
-            raise ValueError(f"Args.signal_intercept_p={p!r} has no effect with signals off: give --signals "
-                             "truthful or free, or leave --signal-intercept-p at 0")
-        self.game_config()
+        """Raise ``ValueError`` naming the first bad field (:func:`experiments.train.settings.check_args`: types,
+        finite values, ranges, the fields that go together)."""
+        check_args(self)
 
     def game_config(self, training: bool = True) -> MusConfig:
         """The ruleset: training caps the mus rounds, evaluation plays the real game (both with the same
@@ -335,7 +288,8 @@ def make_args(preset: str = "default", **overrides: Any) -> Args:
     if bad:
         raise ValueError(f"unknown Args field(s) {bad}")
     args = Args(**{**PRESETS[preset], **overrides})
-    args.hidden = tuple(int(h) for h in args.hidden)
+    if isinstance(args.hidden, list):
+        args.hidden = tuple(args.hidden)
     args.check()
     return args
 
@@ -346,10 +300,12 @@ class Trainer:
     """A training run: environment, network, optimiser, league, turn buffers, counters (see :func:`train`)."""
 
     def __init__(self, args: Args, resume: bool = False, overwrite: bool = False) -> None:
+        # every setting, agent, policy file and the checkpoint are checked here, before the run's folder is touched
+        # (train() opens it): a refusal (SettingsError, CheckpointError) writes nothing
         args.check()
         self.args = args
         self.out = Path(args.out)
-        checkpoint.prepare_run_folder(self.out, resume, overwrite)
+        check_run_folder(self.out, resume, overwrite)
         torch.set_num_threads(threads_for(args))
         # seeding: every random choice of the run flows from args.seed
         self.rng = np.random.default_rng([args.seed, 0x7EA1])        # league draws, sampling, minibatches
@@ -362,9 +318,7 @@ class Trainer:
         self.net = PolicyNet(self.obs_dim, self.num_actions, hidden=args.hidden,
                              value_dim=HANDS_DIM if args.central_critic else 0)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
-        self.league = League(parse_mix(args.league_mix), args.pool_size, args.num_tables, self.cfg)
-        for spec in split_specs(args.eval_opponents):
-            frozen_agent(spec, self.cfg)                 # a policy that cannot play this game: fail now, not later
+        self.league = build_league(args, self.cfg)      # every league and evaluation agent built and checked
         self.buffer = TurnBuffer(args.num_tables, args.rollout_steps, self.obs_dim, self.num_actions)
         # the exploiter (league_mix "exploiter"): a second network trained only against the learner, on the tables
         # where the learner faces it, to find and punish its weaknesses while the learner trains against it
@@ -390,6 +344,8 @@ class Trainer:
         if resume:
             checkpoint.load_checkpoint(self, self.out / "checkpoint.pt")
         else:
+            if args.warm_start.endswith(".pt"):
+                self.load_warm_start(args.warm_start)
             self.obs, self.mask = self.env.reset()
             self.league.draw(np.arange(args.num_tables), self.rng)
         self._eval_deals: dict[str, Any] = {}
@@ -545,10 +501,14 @@ class Trainer:
         var_y = float(np.var(returns[idx])) if idx.size else 0.0
         resid = float(np.var(returns[idx] - buffer.value[:n][idx])) if idx.size else 0.0
         buffer.carry_over()
-        return {"policy_loss": float(np.mean(stats["pg"] or [0])), "value_loss": float(np.mean(stats["v"] or [0])),
-                "entropy": float(np.mean(stats["ent"] or [0])), "approx_kl": float(np.mean(stats["kl"] or [0])),
-                "clipfrac": float(np.mean(stats["clip"] or [0])),
-                "explained_variance": 1.0 - resid / var_y if var_y > 0 else 0.0, "trained": int(idx.size)}
+        out = {"policy_loss": float(np.mean(stats["pg"] or [0])), "value_loss": float(np.mean(stats["v"] or [0])),
+               "entropy": float(np.mean(stats["ent"] or [0])), "approx_kl": float(np.mean(stats["kl"] or [0])),
+               "clipfrac": float(np.mean(stats["clip"] or [0])),
+               "explained_variance": 1.0 - resid / var_y if var_y > 0 else 0.0, "trained": int(idx.size)}
+        # a NaN or infinite loss or weight stops the run here, before anything of this update is saved
+        check_finite(net, {k: out[k] for k in ("policy_loss", "value_loss", "entropy")}, self.update + 1, a,
+                     "exploiter" if exploiter else "learner")
+        return out
 
     # -- the exploiter -------------------------------------------------------------------------------
     def reset_exploiter(self) -> None:
@@ -615,24 +575,45 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
           run_info: dict[str, Any] | None = None, overwrite: bool = False) -> Trainer:
     """Run (or resume) a training run to its budget; return the trainer (its ``net``, ``history``, ``evals``).
 
+    Every setting, agent and the checkpoint are checked before the run's folder is touched; the session then runs
+    in a :class:`~experiments.train.session.RunSession`: an old run is replaced only by the new one's first
+    checkpoint, and a session that fails before its first checkpoint leaves the folder as it was.
+
     Args:
         args: the settings.
-        resume: continue the run in ``args.out`` from its checkpoint.
+        resume: continue the run in ``args.out`` from its checkpoint (a run already at its budget: nothing to do,
+            nothing written).
         log: where messages go.
         max_updates: stop this session after this many updates (a checkpoint is written; ``resume``
             continues), like ``args.max_minutes`` but exact.
         run_info: what to record in ``run.json`` (the command line, the preset); the machine, torch
             version and start time are added.
-        overwrite: start afresh even if ``args.out`` holds a run (its files are removed first).
+        overwrite: start afresh even if ``args.out`` holds a run (its files are replaced at the first checkpoint).
 
     Raises:
-        CheckpointError: ``resume`` and the checkpoint is missing, damaged or from other settings; or not
-            ``resume`` and ``args.out`` already holds a run (and not ``overwrite``).
+        SettingsError: a bad setting, agent or policy file, or an output folder that cannot be used; and its
+            subclass CheckpointError: ``resume`` and the checkpoint is missing, damaged, forged or from other
+            settings; or not ``resume`` and ``args.out`` already holds a run (and not ``overwrite``). Nothing is
+            written then.
+        TrainingInterrupted: Ctrl-C (a ``KeyboardInterrupt``); the message says where the last checkpoint is.
+        TrainingDiverged: a loss or a weight became NaN or infinite; the last good checkpoint is kept.
     """
     t = Trainer(args, resume=resume, overwrite=overwrite)
+    if resume and t.update >= t.num_updates:
+        log(f"the run in {t.out} is complete (update {t.update} of {t.num_updates}): nothing to do (give a larger "
+            "--total-decisions to train on)")
+        return t
+    with RunSession(t, resume) as run:
+        _run(t, run, log, max_updates, run_info, resume)
+    return t
+
+
+def _run(t: Trainer, run: RunSession, log: Any, max_updates: int | None, run_info: dict[str, Any] | None,
+         resume: bool) -> None:
+    """The session of :func:`train`, inside its :class:`~experiments.train.session.RunSession`."""
     a = t.args
     report.write_run_record(t.out, a.to_dict(), run_info, resume, threads_for(a), t.update)
-    writer = SummaryWriter(str(t.out / "tb"), purge_step=t.update if resume else None)
+    writer = run.track(SummaryWriter(str(t.out / "tb"), purge_step=t.update if resume else None))
     opponents = split_specs(a.eval_opponents)
     session_start = time.perf_counter()
     elapsed_before = t.elapsed
@@ -641,18 +622,18 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
         """Seconds of training of this run, over all its sessions."""
         return elapsed_before + time.perf_counter() - session_start
 
-    if a.warm_start.endswith(".pt") and not t.bc_done:
-        t.load_warm_start(a.warm_start)
-        log(f"warm start: the weights of {a.warm_start}")
+    if a.warm_start.endswith(".pt") and not resume:
+        log(f"warm start: the weights of {a.warm_start}")         # loaded (and checked) by the Trainer
     if a.warm_start == "equity" and not t.bc_done:
         bc = t.behaviour_cloning()
+        check_finite(t.net, {"bc_loss": bc["bc_loss"]}, 0, a)
         t.elapsed = clock()
         log(f"warm start: cloned EquityAgent on {bc['bc_samples']:,} decisions, "
             f"accuracy {bc['bc_accuracy']:.3f}, loss {bc['bc_loss']:.3f}")
         for k, v in bc.items():
             writer.add_scalar(f"warm_start/{k}", v, 0)
     total = t.num_updates * t.batch
-    bar = report.progress_bar(total, "training", a.progress, initial=min(t.update * t.batch, total))
+    bar = run.track(report.progress_bar(total, "training", a.progress, initial=min(t.update * t.batch, total)))
     last_eval = report.eval_text(t.evals[-1], opponents) if t.evals else "-"
     stopped = False
     first_update = t.update
@@ -715,10 +696,9 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
         bar.update(t.batch)
         bar.set_postfix_str(f"{row['decisions_per_s'] / 1000:.0f}k dec/s | eval {last_eval}")
         if t.update % a.checkpoint_every == 0 or final:
-            checkpoint.save_run(t)
+            run.save(t)
     bar.close()
-    checkpoint.save_run(t)
-    writer.close()
+    if run.saved_update != t.update or not run.committed:
+        run.save(t)
     if stopped:
         log(f"stopped at update {t.update}/{t.num_updates}; continue with --resume --out {t.out}")
-    return t

@@ -13,6 +13,8 @@ from agents.policy import MASKED_LOGIT, PolicyFileError, PolicyNet, load_policy_
 from experiments.train.checkpoint import CheckpointError
 from experiments.train.report import progress_bar
 from mus_env import MusConfig, VectorMusEnv
+from mus_env.observation import OBS_DIM
+from mus_env.signals import SIGNAL_DIM
 
 __all__ = ["behaviour_cloning", "load_warm_start"]
 
@@ -72,14 +74,28 @@ def load_warm_start(net: PolicyNet, path: str | Path) -> None:
     """Load the weights (policy and value head) of the policy file ``path`` into ``net``.
 
     Raises:
-        CheckpointError: the file cannot be read or its network is not ``net``'s shape.
+        CheckpointError: the file cannot be read (missing, damaged, not a policy, NaN or infinite weights) or its
+            network is not ``net``'s shape; the message names the file and the flags to give.
     """
     try:
         blob = load_policy_file(path)
     except PolicyFileError as e:
         raise CheckpointError(f"warm start: {e}") from e
-    arch = {k: blob.get("arch", {}).get(k, 0 if k == "value_dim" else None) for k in net.arch}
+    arch = {k: blob["arch"].get(k, 0 if k == "value_dim" else None) for k in net.arch}
     if arch != net.arch:
-        raise CheckpointError(f"warm start: {path} holds a network {blob.get('arch')}, this run's is "
-                              f"{net.arch}: give the same --hidden, --signals and --central-critic")
-    net.load_state_dict(blob["model"])
+        trained = (blob.get("config") or {}).get("signals")
+        flag = trained if trained in ("truthful", "free") else "truthful or free"
+        if arch["obs_dim"] == OBS_DIM + SIGNAL_DIM and net.arch["obs_dim"] == OBS_DIM:
+            hint = f"it was trained with señas: give --signals {flag}"
+        elif arch["obs_dim"] == OBS_DIM and net.arch["obs_dim"] == OBS_DIM + SIGNAL_DIM:
+            hint = "it was trained without señas: give --signals off"
+        elif arch["obs_dim"] != net.arch["obs_dim"]:
+            hint = "it is not a network this mus-env plays"
+        else:
+            hint = "give the same --hidden and --central-critic"
+        raise CheckpointError(f"warm start: {path} holds a network {blob['arch']}, this run's is {net.arch}: {hint}")
+    try:
+        net.load_state_dict(blob["model"])
+    except (RuntimeError, TypeError, KeyError) as e:
+        raise CheckpointError(f"warm start: {path}: its weights do not fit its network {blob['arch']}: "
+                              f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from e

@@ -1,0 +1,250 @@
+"""A training session's hold on its run's folder: nothing lost, nothing half-written.
+
+* :func:`check_run_folder` (before anything is built or written): the folder can be written (or made) and holds
+  what the session expects (a checkpoint to resume; no run to replace unless ``overwrite``). It creates nothing.
+* :class:`RunSession` (what :func:`experiments.train.ppo.train` runs inside): an old run's files (with
+  ``overwrite``, or files a failed start left) are moved aside into :data:`REPLACED` and deleted only once the new
+  run has written its first checkpoint; a session that fails or is interrupted before its first checkpoint puts
+  the folder back exactly as it found it (the old run's files restored, a resumed run's ``args.json``,
+  ``run.json`` and TensorBoard files as they were, a folder it made removed). After a checkpoint, that
+  checkpoint is what is kept, and a resume continues from it exactly.
+* How a session ends badly: :class:`TrainingInterrupted` (Ctrl-C; it says where the last checkpoint is) and
+  :class:`TrainingDiverged` (a loss or a weight became NaN or infinite, :func:`check_finite`; the last good
+  checkpoint is kept).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from experiments.train.checkpoint import RUN_FILES, CheckpointError, save_run
+
+__all__ = ["REPLACED", "TrainingInterrupted", "TrainingDiverged", "check_run_folder", "check_finite", "RunSession"]
+
+#: Where a session keeps the files of the run it replaces until its own first checkpoint (inside the run's folder).
+REPLACED = ".replaced-run"
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """A session stopped by Ctrl-C. ``checkpoint``: the run's last checkpoint (None: none was kept, and the folder
+    is as it was before the session); ``update``: the update that checkpoint holds; the message says both."""
+
+    def __init__(self, message: str, checkpoint: Path | None, update: int) -> None:
+        super().__init__(message)
+        self.checkpoint = checkpoint
+        self.update = update
+
+
+class TrainingDiverged(RuntimeError):
+    """A loss or a weight became NaN or infinite; nothing of that update was saved (the message says what is
+    kept)."""
+
+
+def _writable_error(folder: Path) -> str | None:
+    """Why nothing can be written in the existing folder ``folder`` (None: it can); creates no file (a nameless
+    temporary file where the system has them, else one removed at once)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
+
+
+def check_run_folder(out: Path, resume: bool, overwrite: bool) -> None:
+    """Check, writing nothing, that a session can use the folder ``out``.
+
+    Raises:
+        CheckpointError: ``out`` is a file, cannot be written or made; ``resume`` and ``overwrite`` together;
+            ``resume`` without a checkpoint in ``out``; a new run in a folder that holds one without
+            ``overwrite``; or an old run left aside by a session that was killed (:data:`REPLACED`).
+    """
+    out = Path(out)
+    if resume and overwrite:
+        raise CheckpointError("--resume and --overwrite: one continues the run in --out, the other replaces it; "
+                              "give one of them")
+    if out.exists() and not out.is_dir():
+        raise CheckpointError(f"cannot write to {str(out)!r}: it is a file; give an --out folder")
+    parent = out
+    while not parent.exists():
+        if parent.parent == parent:
+            break
+        parent = parent.parent
+    if not parent.is_dir():
+        raise CheckpointError(f"cannot write to {str(out)!r}: {str(parent)!r} is a file; give an --out folder you "
+                              "can write to")
+    why = _writable_error(parent)
+    if why:
+        raise CheckpointError(f"cannot write to {str(out)!r}: {why}; give an --out folder you can write to")
+    if (out / REPLACED).exists():
+        raise CheckpointError(f"{out / REPLACED} holds a run that an --overwrite moved aside before it was killed: "
+                              f"move its files back into {out} (or delete it), then run again")
+    if resume and not (out / "checkpoint.pt").is_file():
+        raise CheckpointError(f"{out / 'checkpoint.pt'}: no checkpoint to resume (train without --resume to start "
+                              "a run)")
+    if not resume and not overwrite and (out / "checkpoint.pt").exists():
+        raise CheckpointError(f"{out} already holds a training run (checkpoint.pt): continue it with --resume, start "
+                              "a new one with another --out, or replace it with --overwrite")
+
+
+def check_finite(net: torch.nn.Module, stats: dict[str, float], update: int, args: Any, who: str = "learner") -> None:
+    """After an update: its losses (``stats``) and ``net``'s weights must be finite.
+
+    Raises:
+        TrainingDiverged: the update (``update``) made a loss or a weight NaN or infinite; the message names the
+            settings that drive the step size.
+    """
+    bad = [f"{k}={v}" for k, v in stats.items() if not math.isfinite(v)]
+    weights = [name for name, p in net.named_parameters() if not bool(torch.isfinite(p).all())]
+    if bad or weights:
+        what = f"its loss became NaN or infinite ({', '.join(bad)})" if bad else \
+            f"its weights became NaN or infinite ({', '.join(weights[:3])})"
+        raise TrainingDiverged(
+            f"update {update}: training diverged, the {who}'s {what}; lower --learning-rate (now "
+            f"{args.learning_rate:g}), --max-grad-norm ({args.max_grad_norm:g}) or --ent-coef ({args.ent_coef:g})")
+
+
+class RunSession:
+    """A context manager around a training session in ``t.out`` (``t``: the run's
+    :class:`experiments.train.ppo.Trainer`, built and checked): see the module docstring.
+
+    Use :meth:`save` for every checkpoint (the first one makes the new run the folder's run) and :meth:`track` for
+    what must be closed when the session ends (the TensorBoard writer, the progress bar).
+    """
+
+    def __init__(self, t: Any, resume: bool) -> None:
+        self.t = t
+        self.out = Path(t.out)
+        self.resume = resume
+        self.saved_update: int | None = t.update if resume else None   # the update of the run's last checkpoint
+        self.committed = False
+        self._closers: list[Any] = []
+        self._made: list[Path] = []              # folders this session created, deepest last
+        self._names: set[str] = set()            # the folder's entries when the session began
+        self._kept: dict[str, bytes] = {}        # a resumed run's files that a session rewrites, as they were
+        self._tb: set[Path] = set()              # a resumed run's TensorBoard files as they were
+        self._moved = False
+
+    # -- opening and closing -----------------------------------------------------------------------------
+    def __enter__(self) -> RunSession:
+        missing = []
+        p = self.out
+        while not p.exists():
+            missing.append(p)
+            p = p.parent
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._made = list(reversed(missing))
+        self._names = {e.name for e in self.out.iterdir()}
+        if self.resume:
+            # what a resumed session rewrites before its first checkpoint (best_policy.pt: at an evaluation)
+            self._kept = {n: (self.out / n).read_bytes() for n in ("args.json", "run.json", "best_policy.pt")
+                          if (self.out / n).is_file()}
+            tb = self.out / "tb"
+            self._tb = set(tb.rglob("*")) if tb.is_dir() else set()
+        else:
+            old = [n for n in RUN_FILES if n in self._names]
+            if old:
+                self._names -= set(old)
+                aside = self.out / REPLACED
+                aside.mkdir()
+                for n in old:
+                    (self.out / n).rename(aside / n)
+                self._moved = True
+                self._names.add(REPLACED)
+        return self
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
+        for c in reversed(self._closers):
+            try:
+                c.close()
+            except Exception:  # noqa: BLE001, S110 - closing must not hide the session's own error
+                pass
+        if exc is None:
+            self._commit()
+            return False
+        if not self.committed and not self.resume:
+            self._rollback()
+        elif not self.committed:
+            self._restore_resumed()
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, TrainingInterrupted):
+            raise TrainingInterrupted(f"interrupted at update {self.t.update} of {self.t.num_updates}; "
+                                      f"{self.kept()}", self.checkpoint, self.saved_update or 0) from None
+        if isinstance(exc, TrainingDiverged):
+            raise TrainingDiverged(f"{exc}; {self.kept()}") from None
+        return False
+
+    @property
+    def checkpoint(self) -> Path | None:
+        """The run's last checkpoint (None: none is kept)."""
+        return self.out / "checkpoint.pt" if self.saved_update is not None else None
+
+    def kept(self) -> str:
+        """What the folder holds now, in words (for the messages)."""
+        if self.saved_update is not None:
+            return f"the last checkpoint is {self.out / 'checkpoint.pt'} (update {self.saved_update})"
+        return "nothing of this run was kept" + (f" (the run that was in {self.out} is back as it was)"
+                                                 if self._moved else "")
+
+    def track(self, obj: Any) -> Any:
+        """Close ``obj`` (it has ``close()``) when the session ends, whatever happens; returns it."""
+        self._closers.append(obj)
+        return obj
+
+    def save(self, t: Any) -> None:
+        """Write the run's checkpoint, logs and policies (:func:`experiments.train.checkpoint.save_run`); the first
+        one makes the new run the folder's run (the replaced one is deleted)."""
+        save_run(t)
+        self.saved_update = t.update
+        self._commit()
+
+    # -- keeping or undoing -----------------------------------------------------------------------------
+    def _commit(self) -> None:
+        if not self.committed:
+            self.committed = True
+            if self._moved:
+                shutil.rmtree(self.out / REPLACED, ignore_errors=True)
+
+    def _ours(self) -> list[Path]:
+        """The entries this session wrote in the folder: the run's files (and their temporary files)."""
+        names = {*RUN_FILES, *(n + ".tmp" for n in RUN_FILES), "learning_curve.tmp.png"}
+        return [e for e in self.out.iterdir() if e.name in names and e.name not in self._names]
+
+    def _remove(self, path: Path) -> None:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+    def _rollback(self) -> None:
+        """A new run that ends before its first checkpoint: its files go, the replaced run's come back."""
+        for path in self._ours():
+            self._remove(path)
+        if self._moved:
+            aside = self.out / REPLACED
+            for path in aside.iterdir():
+                path.rename(self.out / path.name)
+            aside.rmdir()
+        for folder in reversed(self._made):
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
+    def _restore_resumed(self) -> None:
+        """A resumed run that ends before its next checkpoint: ``args.json``, ``run.json``, ``best_policy.pt`` and
+        the TensorBoard files as they were."""
+        for path in self._ours():
+            self._remove(path)
+        for name, data in self._kept.items():
+            (self.out / name).write_bytes(data)
+        tb = self.out / "tb"
+        if tb.is_dir():
+            for path in sorted(tb.rglob("*"), key=lambda q: len(q.parts), reverse=True):
+                if path not in self._tb:
+                    self._remove(path)
