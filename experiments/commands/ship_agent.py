@@ -3,7 +3,7 @@ its model card (:func:`experiments.train.ship_agent.ship`; maintainers)."""
 
 from __future__ import annotations
 
-from experiments.commands.options import ArgumentParser
+from experiments.commands.options import MAX_DEALS, ArgumentParser, int_in
 from experiments.train import ship_agent
 
 __all__ = ["parser", "main"]
@@ -15,8 +15,8 @@ def parser() -> ArgumentParser:
     p.add_argument("run", help="a training run's folder (mus train --out)")
     p.add_argument("--policy", default="policy.pt",
                    help="which of the run's policies: policy.pt (the last) or best_policy.pt")
-    p.add_argument("--hands", type=int, default=20000, help="duplicate deals played as single hands")
-    p.add_argument("--games", type=int, default=2000, help="duplicate deals played as whole games")
+    p.add_argument("--hands", type=int_in(1, MAX_DEALS), default=20000, help="duplicate deals played as single hands")
+    p.add_argument("--games", type=int_in(1, MAX_DEALS), default=2000, help="duplicate deals played as whole games")
     p.add_argument("--seed", type=int, default=7, help="seed of the evaluation deal sets")
     p.add_argument("--dest", default=str(ship_agent.ROOT / "agents" / "data"), help="where ppo.pt and ppo.md go")
     p.add_argument("--curve", default=str(ship_agent.ROOT / "docs" / "ppo_learning_curve.png"),
@@ -27,15 +27,16 @@ def parser() -> ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``mus ship-agent RUN [options]``; a run folder without the policy is one line on stderr, exit status 2."""
+    """``mus ship-agent RUN [options]``; a run folder without the policy, a damaged policy file (or one with NaN
+    weights) or a destination that cannot be written is one line on stderr, exit status 2."""
     p = parser()
     a = p.parse_args(argv)
-    if a.card_only:
-        print(f"wrote {ship_agent.rewrite_card(a.dest)}")
-        return
     try:
+        if a.card_only:
+            print(f"wrote {ship_agent.rewrite_card(a.dest)}")
+            return
         written = ship_agent.ship(a.run, a.policy, a.hands, a.games, a.seed, dest=a.dest, curve=a.curve)
-    except FileNotFoundError as e:
+    except (OSError, ValueError) as e:                 # no policy, a damaged one (PolicyFileError), an unwritable dest
         p.error(str(e))
     print("wrote " + ", ".join(map(str, written)))
 
