@@ -76,7 +76,8 @@ from mus_env.signals import Sign
 from mus_env.tables import CHICA, JUEGO, PARES, PUNTO, get_tables
 
 from .base import Agent
-from .features import DECL_SI, Features, hand_weights, per_lance, read
+from .compiled import I_KINGS8, I_PHASE, I_TARGET, equity_rows, equity_values
+from .features import DECL_SI, Features, hand_weights, per_lance, read, read_packed
 from .rule import first_legal
 from .signs import SIGN_BONUS, SignView, choose_signs, partner_cut, read_signs
 
@@ -250,6 +251,8 @@ class EquityAgent(Agent):
         sign_boost: also raise its lance-win chances on a partner's sign that is good news (the full
             ratio of the sign tables); by default only bad news lowers them (module docstring, Señas).
         tables_dir: directory of the table files (default :data:`DATA_DIR`).
+        compiled: decide and value in compiled passes (:func:`agents.compiled.equity_rows`, the default); False
+            plays :meth:`act_batch_reference`, the numpy code they are held equal to (the same actions, slower).
     """
 
     name = "equity"
@@ -264,7 +267,8 @@ class EquityAgent(Agent):
                  max_stake: int = 12, ordago_margin: float = 0.25, ordago_call_margin: float = 0.25,
                  slot_weights: Sequence[float] = (1.0, 1.0, 1.0, 1.0), mus_margin: float = 0.0,
                  bluff_rate: float = 0.0, score_aware: bool = True, sign_boost: bool = False,
-                 tables_dir: str | Path | None = None) -> None:
+                 tables_dir: str | Path | None = None, compiled: bool = True) -> None:
+        self.compiled = bool(compiled)
         self.tau_bet, self.tau_raise = per_lance("tau_bet", tau_bet), per_lance("tau_raise", tau_raise)
         self.tau_accept = per_lance("tau_accept", tau_accept)
         self.tau_ordago = per_lance("tau_ordago", tau_ordago)
@@ -325,11 +329,86 @@ class EquityAgent(Agent):
         """Flat ``(target + 1) ** 2`` game-win probabilities of the variant's self-play stone distribution."""
         key = (t.kings, target)
         if key not in self._wp:
-            self._wp[key] = np.ascontiguousarray(win_probability_table(t.hand_pmf, target)).ravel()
+            self._wp[key] = np.array(win_probability_table(t.hand_pmf, target), dtype=np.float64).ravel()  # a copy
         return self._wp[key]
 
     def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        if not self.compiled:
+            return self.act_batch_reference(obs, masks, rng)
+        masks = np.require(masks, np.int8, ["C", "W"])          # (one compiled signature: C-contiguous, writable)
+        x, ints, floats = read_packed(obs)
+        B = len(ints)
+        out = np.empty(B, dtype=np.int64)
+        if not B:
+            return out
+        phase = ints[:, I_PHASE]
+        kings8 = ints[:, I_KINGS8] != 0
+        bets = (phase >= Phase.BET_OPEN) & (phase <= Phase.BET_CONFIRM)
+        signs = read_signs(x) if masks.shape[1] > _NUM_ACTIONS else None
+        f = Features.from_packed(x, ints, floats) if signs is not None else None
+        u = np.full(B, 2.0)                                    # the bluff draws of the betting rows
+        shift, p_u, p_t = np.zeros(B), np.ones(B), np.ones(B)  # the señas' adjustments (none: ratio 1, shift 0)
+        pcut, cut = np.zeros(B, dtype=bool), np.zeros(B, dtype=bool)
+        for kings in (8, 4):                                   # in the reference's order: its draws come in this order
+            rows = np.flatnonzero(kings8 == (kings == 8))
+            if not rows.size:
+                continue
+            t = self._tables(kings)
+            value, disc, drift = self._derived[kings]
+            i = rows[bets[rows]]
+            if i.size and self.bluff_rate > 0:
+                u[i] = rng.random(i.size)
+            if signs is not None:
+                shift[i] = self._opponent_shift(signs, i, f.lance[i])
+                p_u[i], p_t[i] = self._partner_sign(f, signs, i, kings)
+                j = rows[phase[rows] == Phase.MUS_CALL]
+                pcut[j] = partner_cut(signs, j)
+            tabs, tix = self._target_tables(t, ints, i)
+            equity_rows(rows, ints, masks, value, disc, drift, t.acc, t.win, t.tau, tabs, tix,
+                        self._kernel_floats(t, adjust=True), self._lanes(), self.bet_sizes, u, shift, p_u, p_t, pcut,
+                        out, cut)
+        i = np.flatnonzero(phase == Phase.SIGNAL)
+        if i.size and signs is not None:
+            out[i] = choose_signs(f.idx[i], f.kings8[i], signs.window[i], ~cut[i], masks[i], signs.free[i])
+        return out
+
+    def _kernel_floats(self, t: EquityTables, adjust: bool) -> npt.NDArray[np.float64]:
+        """The options as the compiled kernels take them (:data:`agents.compiled.EQUITY_FLOATS`), for ``t``'s variant;
+        ``adjust``: apply the señas' adjustments (``_bet_values``' ``partner`` and ``shift``)."""
+        return np.array([self.tau_accept_per_stone, self.tau_accept_max, self.opp_bluff, self.opp_ordago_bluff,
+                         self.opp_call, self.max_stake, self.ordago_margin, self.ordago_call_margin, self.mus_margin,
+                         self.bluff_rate, self.score_aware, self._stone_value[t.kings], t.holder_bonus[0],
+                         t.holder_bonus[1], adjust], dtype=np.float64)
+
+    def _lanes(self) -> npt.NDArray[np.float64]:
+        """The per-lance opponent model as the compiled kernels take it (:data:`agents.compiled.EQUITY_LANCES`)."""
+        return np.stack([self.tau_bet, self.tau_raise, self.tau_accept, self.tau_ordago,
+                         self.tau_ordago_accept]).astype(np.float64)
+
+    def _target_tables(self, t: EquityTables, ints: npt.NDArray[np.int64],
+                       rows: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+        """The flat win-probability tables of the targets of ``rows`` stacked (padded) and each row's index in
+        them (a dummy table when the agent is not score-aware)."""
+        tix = np.zeros(len(ints), dtype=np.int64)
+        if not self.score_aware or not rows.size:
+            return np.zeros((1, 1)), tix
+        target = ints[rows, I_TARGET]
+        if target.min() == target.max():                     # one target per batch in practice
+            return self._wp_table(t, int(target[0]))[None], tix
+        targets, inverse = np.unique(target, return_inverse=True)
+        flat = [self._wp_table(t, int(T)) for T in targets]
+        tabs = np.zeros((len(flat), max(len(a) for a in flat)))
+        for k, a in enumerate(flat):
+            tabs[k, :len(a)] = a
+        tix[rows] = inverse.reshape(-1)
+        return tabs, tix
+
+    def act_batch_reference(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
+                            rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        """:meth:`act_batch` written with numpy on :class:`~agents.features.Features`: the readable reference that
+        the compiled path (:func:`agents.compiled.equity_rows`) is held equal to, action for action and draw for
+        draw."""
         masks = np.asarray(masks)
         f = read(obs)
         out = first_legal(masks)
@@ -354,7 +433,8 @@ class EquityAgent(Agent):
         sampled (the bluffs the agent may draw are not in the values).
         """
         masks = np.asarray(masks)
-        f = read(obs)
+        x, ints, floats = read_packed(obs)
+        f = Features.from_packed(x, ints, floats)
         out = np.full(masks.shape, np.nan)
         for kings in (8, 4):
             rows = np.flatnonzero(f.kings8 == (kings == 8))
@@ -373,6 +453,9 @@ class EquityAgent(Agent):
                 out[i, DISCARD_BASE:DISCARD_BASE + 16] = disc[f.seat[i], f.idx[i]]
             i = rows[(phase >= Phase.BET_OPEN) & (phase <= Phase.BET_CONFIRM)]
             signs = read_signs(f.obs) if masks.shape[1] > _NUM_ACTIONS else None
+            if self.compiled:
+                out[i, :_NUM_ACTIONS] = self._bet_values_compiled(f, ints, i, masks, t, signs, kings)
+                continue
             for T in np.unique(f.target[i]):
                 j = i[f.target[i] == T]
                 shift, partner = None, None
@@ -382,6 +465,23 @@ class EquityAgent(Agent):
         out[np.asarray(masks) == 0] = np.nan
         out[~np.isfinite(out)] = np.nan
         return out
+
+    def _bet_values_compiled(self, f: Features, ints: npt.NDArray[np.int64], i: npt.NDArray[np.int64],
+                             masks: npt.NDArray[np.int8], t: EquityTables, signs: SignView | None,
+                             kings: int) -> npt.NDArray[np.float64]:
+        """:meth:`_bet_values` of rows ``i`` (any targets) in one compiled pass (:func:`agents.compiled.equity_values`),
+        with the señas' adjustments as :meth:`action_values` applies them (only with signals on)."""
+        B = len(f.phase)
+        shift, p_u, p_t = np.zeros(B), np.ones(B), np.ones(B)
+        if signs is not None and i.size:
+            shift[i] = self._opponent_shift(signs, i, f.lance[i])
+            p_u[i], p_t[i] = self._partner_sign(f, signs, i, kings)
+        vals = np.full((B, _NUM_ACTIONS), -np.inf)
+        tabs, tix = self._target_tables(t, ints, i)
+        equity_values(i, ints, np.require(masks, np.int8, ["C", "W"]), t.acc, t.win, t.tau, tabs, tix,
+                      self._kernel_floats(t, adjust=signs is not None), self._lanes(), self.bet_sizes, shift, p_u, p_t,
+                      vals)
+        return vals[i]
 
     def _decide(self, f: Features, masks: npt.NDArray[np.int8], rng: np.random.Generator,
                 out: npt.NDArray[np.int64], rows: npt.NDArray[np.int64], kings: int) -> None:

@@ -1,9 +1,10 @@
 """Batched readers of the observation vector, shared by the rule-based and equity agents.
 
 Agents see only their observation (:mod:`mus_env.observation`) and the legal-action mask. This module
-turns a whole ``(B, OBS_DIM)`` batch into named per-row arrays with a few numpy operations (slices at
-:data:`~mus_env.observation.OFFSETS` / :data:`~mus_env.observation.LANCE_OFFSETS`, no per-row
-``decode``), and adds hand features looked up in :mod:`mus_env.tables`:
+turns a whole ``(B, OBS_DIM)`` batch into named per-row arrays in one compiled pass
+(:func:`agents.compiled.read_rows`: the pieces at :data:`~mus_env.observation.OFFSETS` /
+:data:`~mus_env.observation.LANCE_OFFSETS`, no per-row ``decode``; :func:`read_packed` gives its packed tables,
+which the baselines' compiled decisions read), and adds hand features looked up in :mod:`mus_env.tables`:
 
 * the own hand: card number per slot, rank per slot (slot order is rank descending, RULES.md §9.2),
   the rank multiset index, pares class, juego total, lance strengths and lance **percentiles**;
@@ -29,13 +30,40 @@ import numpy as np
 import numpy.typing as npt
 
 from mus_env.cards import NUM_CARDS, RANK_CHARS, rank_table, value_table
-from mus_env.observation import LANCE_OFFSETS, OBS_DIM, OFFSETS, ROUNDS_SCALE, STAKE_SCALE, TARGET_SCALE
-from mus_env.phases import Phase
-from mus_env.signals import SIGNAL_OFFSETS
+from mus_env.observation import LANCE_OFFSETS, STAKE_SCALE
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, get_tables, multiset_index
 
+from .compiled import (
+    I_FALLBACK,
+    I_IDX,
+    I_JUEGO_DECL,
+    I_K,
+    I_KINGS8,
+    I_LANCE,
+    I_MUS_ROUNDS,
+    I_ORDAGO,
+    I_OTHER,
+    I_OWN,
+    I_PARES_CLASS,
+    I_PARES_DECL,
+    I_PHASE,
+    I_POINTS,
+    I_RANKS,
+    I_RESPONDER,
+    I_SEAT,
+    I_SLOT,
+    I_STAKE,
+    I_STRENGTH,
+    I_TARGET,
+    I_TOP,
+    I_VALUES,
+    NUM_FLOAT,
+    NUM_INT,
+    read_rows,
+)
+
 __all__ = [
-    "Features", "read", "percentile_table", "hand_weights", "strength_of", "rank_of_k", "value_of_k",
+    "Features", "read", "read_packed", "percentile_table", "hand_weights", "strength_of", "rank_of_k", "value_of_k",
     "DECL_SI", "DECL_NO", "DECL_UNKNOWN", "SPEECH_PASO", "SPEECH_ENVIDO", "SPEECH_QUIERO", "SPEECH_NO_QUIERO",
     "SPEECH_ORDAGO", "SPEECH_NONE",
 ]
@@ -164,6 +192,20 @@ class Features:
     mus_rounds: npt.NDArray[np.int64]
     obs: npt.NDArray[np.float32]
 
+    @classmethod
+    def from_packed(cls, x: npt.NDArray[np.float32], ints: npt.NDArray[np.int64],
+                    floats: npt.NDArray[np.float64]) -> Features:
+        """The features of :func:`read_packed`'s tables (most arrays are views of their columns)."""
+        c = ints.T
+        return cls(
+            kings8=c[I_KINGS8] != 0, k=ints[:, I_K:I_K + 4], ranks=ints[:, I_RANKS:I_RANKS + 4],
+            values=ints[:, I_VALUES:I_VALUES + 4], idx=c[I_IDX], top=c[I_TOP], pares_class=c[I_PARES_CLASS],
+            points=c[I_POINTS], strength=ints[:, I_STRENGTH:I_STRENGTH + 5], below=floats[:, :5], equal=floats[:, 5:],
+            seat=c[I_SEAT], phase=c[I_PHASE], lance=c[I_LANCE], slot=c[I_SLOT], responder=c[I_RESPONDER],
+            stake=c[I_STAKE], ordago=c[I_ORDAGO] != 0, fallback=c[I_FALLBACK],
+            pares_decl=ints[:, I_PARES_DECL:I_PARES_DECL + 4], juego_decl=ints[:, I_JUEGO_DECL:I_JUEGO_DECL + 4],
+            own=c[I_OWN], other=c[I_OTHER], target=c[I_TARGET], mus_rounds=c[I_MUS_ROUNDS], obs=x)
+
     # The betting record of the lance being bet is read on demand (few agents need it).
     def _slot_piece(self, cols: npt.NDArray[np.int64], weights: npt.NDArray[np.float32],
                     starts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -217,99 +259,62 @@ class Features:
         return self.points >= 31
 
 
-def _segments(names: tuple[str, ...]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-    """Columns, weights and segment starts that turn one-hot pieces into ``index + 1`` (0 when empty)."""
-    cols, w, starts = [], [], []
-    for name in names:
-        sl = OFFSETS[name]
-        starts.append(len(cols))
-        cols.extend(range(sl.start, sl.stop))
-        w.extend(range(1, sl.stop - sl.start + 1))
-    return np.array(cols), np.array(w, dtype=np.float32), np.array(starts)
-
-
-# The small one-hot pieces, read by one gather and one weighted reduceat.
-_SMALL = _segments(("mano", "phase", "lance", "responder"))
-# Per lance slot, the columns of the lance being bet.
-_STAKE_COL = np.array([lo["stake"] for lo in LANCE_OFFSETS])
-_ORDAGO_COL = np.array([lo["ordago"] for lo in LANCE_OFFSETS])
-_FALLBACK_COL = np.array([lo["fallback"] for lo in LANCE_OFFSETS])
+# Per lance slot, the columns of the betting record of the lance being bet (read on demand).
 _BETTOR_COL = np.array([lo["bettor"] for lo in LANCE_OFFSETS])
 _SPEECH_COLS = np.array([np.arange(lo["speech"], lo["speech"] + 20) for lo in LANCE_OFFSETS])
 _SPEECH_W = np.tile(np.arange(1, 6), 4).astype(np.float32)
 _SPEECH_STARTS = np.arange(0, 20, 5)
 _RAISED_COLS = np.array([np.arange(lo["raised"], lo["raised"] + 4) for lo in LANCE_OFFSETS])
-_AR4 = np.arange(4)
 
 
-def _tables_by_variant() -> dict[int, tuple[npt.NDArray, ...]]:
-    out = {}
-    for kings in (8, 4):
-        t = get_tables(kings)
-        out[kings] = (rank_of_k(kings), value_of_k(kings), t.pares_class.astype(np.int64),
-                      t.juego_points.astype(np.int64), t.strength.T.astype(np.int64).copy(),
-                      percentile_table(kings).transpose(2, 0, 1).copy())
+def _variant_tables() -> tuple[npt.NDArray, ...]:
+    """The hand tables of both variants (index 0: 8 kings, 1: 4 kings) as :func:`agents.compiled.read_rows` takes
+    them, padded to the larger variant's number of rank multisets."""
+    ts = [get_tables(k) for k in (8, 4)]
+    m = max(t.size for t in ts)
+    rank_k = np.stack([rank_of_k(k) for k in (8, 4)])
+    value_k = np.stack([value_of_k(k) for k in (8, 4)])
+    pares_class = np.zeros((2, m), dtype=np.int64)
+    points = np.zeros((2, m), dtype=np.int64)
+    strength = np.zeros((2, m, 5), dtype=np.int64)
+    below = np.zeros((2, m, 5))
+    equal = np.zeros((2, m, 5))
+    for v, (kings, t) in enumerate(zip((8, 4), ts, strict=True)):
+        pares_class[v, :t.size] = t.pares_class
+        points[v, :t.size] = t.juego_points
+        strength[v, :t.size] = t.strength.T
+        pct = percentile_table(kings)
+        below[v, :t.size] = pct[0].T
+        equal[v, :t.size] = pct[1].T
+    binom = np.array([[comb(n, k) for k in range(5)] for n in range(16)], dtype=np.int64)
+    out = (rank_k, value_k, pares_class, points, strength, below, equal, binom)
+    for a in out:
+        a.setflags(write=False)
     return out
 
 
-_VARIANT = _tables_by_variant()
+_TABLES = _variant_tables()
+
+
+def read_packed(obs: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The compiled reader behind :func:`read`: ``(x, ints, floats)``, the observations as a C-contiguous
+    ``(B, obs_dim)`` float32 array and their features packed in an int64 ``(B, compiled.NUM_INT)`` table
+    (columns ``agents.compiled.I_*``) and a float64 ``(B, 10)`` one (strictly weaker per lance, then equal).
+    :meth:`Features.from_packed` names them."""
+    x = np.require(obs, np.float32, ["C", "W"])                # (one compiled signature: C-contiguous, writable)
+    if x.ndim == 1:
+        x = x[None]
+    if x.ndim != 2:
+        raise ValueError(f"observations must have shape (B, obs_dim), got {x.shape}")
+    ints = np.empty((x.shape[0], NUM_INT), dtype=np.int64)
+    floats = np.empty((x.shape[0], NUM_FLOAT))
+    read_rows(x, *_TABLES, ints, floats)
+    return x, ints, floats
 
 
 def read(obs: npt.ArrayLike) -> Features:
     """Features of a batch of observations ``(B, OBS_DIM)`` (or one ``(OBS_DIM,)``, read as B = 1)."""
-    x = np.asarray(obs, dtype=np.float32)
-    if x.ndim == 1:
-        x = x[None]
-    B = x.shape[0]
-    kings8 = x[:, _O_KINGS8] > 0.5
-    if B and kings8.all() != kings8.any():                     # mixed variants: read each part alone
-        parts = [read(x[kings8 == val]) for val in (True, False)]
-        f = {name: np.empty((B,) + getattr(parts[0], name).shape[1:], dtype=getattr(parts[0], name).dtype)
-             for name in Features.__dataclass_fields__}
-        for part, sel in zip(parts, (kings8, ~kings8), strict=True):
-            for name in f:
-                f[name][sel] = getattr(part, name)
-        return Features(**f)
-    rows = np.arange(B)
-    rk, vk, pcls, pts, strg, pct = _VARIANT[8 if (B == 0 or kings8[0]) else 4]
-    k = x[:, _O_HAND].reshape(B, 4, 10).argmax(axis=2)
-    ranks, values = rk[k], vk[k]
-    idx = multiset_index(ranks[:, ::-1])
-    c_small, w_small, st_small = _SMALL
-    small = np.rint(np.add.reduceat(x[:, c_small] * w_small, st_small, axis=1)).astype(np.int64) - 1
-    mano_q, phase, lance, responder = small[:, 0], small[:, 1], small[:, 2], small[:, 3]
-    if x.shape[1] >= _SIGN_WINDOW.stop:                          # signals on: a sign decision has no phase one-hot
-        phase = np.where(x[:, _SIGN_WINDOW].max(axis=1) > 0.5, Phase.SIGNAL, phase)
-    seat = (-mano_q) % 4
-    slot = np.where(lance >= 0, np.minimum(lance, 3), -1)
-    ok = slot >= 0
-    sl = np.maximum(slot, 0)
-    stake = np.where(ok, np.rint(x[rows, _STAKE_COL[sl]] * STAKE_SCALE), 0).astype(np.int64)
-    fallback = np.where(ok, np.rint(x[rows, _FALLBACK_COL[sl]] * STAKE_SCALE), 0).astype(np.int64)
-    ordago = ok & (x[rows, _ORDAGO_COL[sl]] > 0.5)
-    d = x[:, _O_DECL] if _O_DECL is not None else x[:, _C_DECL]
-    decl = np.rint(2.0 * d[:, 0::2] + d[:, 1::2]).astype(np.int64) - 1            # sí 1, no 0, unknown -1
-    target = np.rint(x[:, _O_TARGET] * TARGET_SCALE).astype(np.int64)
-    sc = x[:, _O_SCORES] * target[:, None]
-    return Features(
-        kings8=kings8, k=k, ranks=ranks, values=values, idx=idx, top=np.full(B, rk[9]), pares_class=pcls[idx],
-        points=pts[idx], strength=strg[idx], below=pct[idx, 0], equal=pct[idx, 1], seat=seat, phase=phase, lance=lance,
-        slot=slot, responder=responder, stake=stake, ordago=ordago, fallback=fallback, pares_decl=decl[:, :4],
-        juego_decl=decl[:, 4:], own=np.rint(sc[:, 0]).astype(np.int64), other=np.rint(sc[:, 1]).astype(np.int64),
-        target=target,
-        mus_rounds=np.rint(x[:, _O_ROUNDS] * ROUNDS_SCALE).astype(np.int64), obs=x,
-    )
-
-
-_O_KINGS8 = OFFSETS["kings8"].start
-_SIGN_WINDOW = slice(OBS_DIM + SIGNAL_OFFSETS["sign_window"].start, OBS_DIM + SIGNAL_OFFSETS["sign_window"].stop)
-_O_HAND = OFFSETS["hand_numbers"]
-_C_DECL = np.r_[OFFSETS["pares_decl"], OFFSETS["juego_decl"]]
-_O_DECL = (slice(OFFSETS["pares_decl"].start, OFFSETS["juego_decl"].stop)
-           if OFFSETS["pares_decl"].stop == OFFSETS["juego_decl"].start else None)
-_O_TARGET = OFFSETS["target"].start
-_O_SCORES = OFFSETS["scores"]
-_O_ROUNDS = OFFSETS["mus_rounds"].start
+    return Features.from_packed(*read_packed(obs))
 
 
 def per_lance(name: str, v: float | Sequence[float]) -> npt.NDArray[np.float64]:

@@ -72,7 +72,8 @@ from mus_env.phases import Phase
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES
 
 from .base import Agent
-from .features import DECL_SI, Features, per_lance, read, strength_of
+from .compiled import I_PHASE, rule_rows
+from .features import DECL_SI, Features, per_lance, read, read_packed, strength_of
 from .signs import choose_signs, partner_cut, read_signs, sign_quality_shift
 
 __all__ = ["RuleBasedAgent", "first_legal", "keep_scores", "discard_from_scores"]
@@ -139,6 +140,8 @@ class RuleBasedAgent(Agent):
         desperate_ordago: when desperate, open or raise ÓRDAGO from this ``q``.
         desperate_call: when desperate, accept an órdago from this ``q``.
         bluff_rate: chance of an opening ENVIDO without the hand for it (uses the rng).
+        compiled: decide in one compiled pass (:func:`agents.compiled.rule_rows`, the default); False plays
+            :meth:`act_batch_reference`, the numpy code it is held equal to (the same actions, slower).
     """
 
     name = "rule"
@@ -155,7 +158,8 @@ class RuleBasedAgent(Agent):
                  partner_bonus: float = 0.08, both_opponents_malus: float = 0.05,
                  max_stake: int = 12, safe_zone: int = 5, safe_margin: float = 0.04, desperate_zone: int = 8,
                  desperate_gap: int = 10, desperate_ordago: float = 0.85, desperate_call: float = 0.6,
-                 bluff_rate: float = 0.0) -> None:
+                 bluff_rate: float = 0.0, compiled: bool = True) -> None:
+        self.compiled = bool(compiled)
         self.cut_hands = (cut_grande, cut_chica)
         self.cut_strength = {k: (strength_of(cut_grande, GRANDE, k), strength_of(cut_chica, CHICA, k)) for k in (8, 4)}
         self.cut_pares_class = int(cut_pares_class)
@@ -185,6 +189,54 @@ class RuleBasedAgent(Agent):
     # ------------------------------------------------------------------------------------------------
     def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        if not self.compiled:
+            return self.act_batch_reference(obs, masks, rng)
+        masks = np.require(masks, np.int8, ["C", "W"])          # (one compiled signature: C-contiguous, writable)
+        x, ints, floats = read_packed(obs)
+        B = len(ints)
+        phase = ints[:, I_PHASE]
+        signals = masks.shape[1] > _NUM_ACTIONS
+        u = np.full(B, 2.0)                                   # the bluff draws of the betting rows, in row order
+        bets = (phase >= Phase.BET_OPEN) & (phase <= Phase.BET_CONFIRM)
+        if self.bluff_rate > 0:
+            i = np.flatnonzero(bets)
+            if i.size:
+                u[i] = rng.random(i.size)
+        qshift, pcut = np.zeros(B), np.zeros(B, dtype=bool)
+        signs = None
+        if signals:
+            f = Features.from_packed(x, ints, floats)
+            signs = read_signs(x)
+            i = np.flatnonzero(bets)
+            qshift[i] = sign_quality_shift(signs, i, f.lance[i])
+            i = np.flatnonzero(phase == Phase.MUS_CALL)
+            pcut[i] = partner_cut(signs, i)
+        out = np.empty(B, dtype=np.int64)
+        cut = np.zeros(B, dtype=bool)
+        fp, ip, lanes, cut_strength = self._kernel_parameters(signals)
+        rule_rows(ints, floats, masks, fp, ip, lanes, self.cut_juego, cut_strength, u, qshift, pcut, out, cut)
+        i = np.flatnonzero(phase == Phase.SIGNAL)
+        if i.size and signs is not None:
+            out[i] = choose_signs(f.idx[i], f.kings8[i], signs.window[i], ~cut[i], masks[i], signs.free[i])
+        return out
+
+    def _kernel_parameters(self, signals: bool) -> tuple[npt.NDArray, ...]:
+        """The options as :func:`agents.compiled.rule_rows` takes them (read afresh: they are plain attributes)."""
+        fp = np.array([self.partner_bonus, self.both_opponents_malus, self.safe_margin, self.desperate_ordago,
+                       self.desperate_call, self.bluff_rate], dtype=np.float64)
+        ip = np.array([self.cut_pares_class, self.cut_kings_pair_with_juego, self.cut_after_rounds, self.keep_aces,
+                       self.keep_caballo_with_kings, self.max_stake, self.safe_zone, self.desperate_zone,
+                       self.desperate_gap, signals], dtype=np.int64)
+        lanes = np.stack([self.bet, self.call, self.raise_, self.ordago_open, self.ordago_call,
+                          self.call_per_stone]).astype(np.float64)
+        cut_strength = np.array([self.cut_strength[8], self.cut_strength[4]], dtype=np.int64)
+        return fp, ip, lanes, cut_strength
+
+    def act_batch_reference(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
+                            rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        """:meth:`act_batch` written with numpy on :class:`~agents.features.Features` (:meth:`cuts_mus`,
+        :func:`keep_scores`, :meth:`quality`, :meth:`bet_actions`): the readable reference that the compiled
+        path (:func:`agents.compiled.rule_rows`) is held equal to, action for action and draw for draw."""
         masks = np.asarray(masks)
         f = read(obs)
         out = first_legal(masks)

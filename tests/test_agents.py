@@ -185,6 +185,51 @@ def test_mixed_variant_batch() -> None:
         assert np.array_equal(both, apart)
 
 
+def _scored_observations(cfg: MusConfig, seed: int, n_steps: int = 40, B: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Observations of random and rule-based play from random decks and random scores (any distance to the target)."""
+    rng = np.random.default_rng(seed)
+    venv = VectorMusEnv(B, cfg, seed=seed, num_threads=1)
+    obs, mask = venv.reset_from_decks(np.argsort(rng.random((B, 40)), axis=1), rng.integers(0, 4, B),
+                                      rng.integers(0, cfg.target, (B, 2)))
+    rnd, rule = RandomAgent(), RuleBasedAgent()
+    out_obs, out_mask = [], []
+    for step in range(n_steps):
+        out_obs.append(obs.copy())
+        out_mask.append(mask.copy())
+        obs, mask, *_ = venv.step(rnd.act_batch(obs, mask, rng) if step % 3 else rule.act_batch(obs, mask, rng))
+    return np.concatenate(out_obs), np.concatenate(out_mask)
+
+
+@pytest.mark.parametrize("configs", [("default",), ("k4",), ("default", "k4", "t30"), ("odd",), ("truthful",),
+                                     ("free", "free_k4")])
+def test_compiled_agents_match_their_numpy_reference(configs: tuple[str, ...]) -> None:
+    """The compiled paths (``agents.compiled``) and the numpy reference (``compiled=False``) take the same action on
+    every row, consume the same random draws, and value every betting action the same (``action_values``), on
+    batches of random and rule-based play from random scores; a batch may mix variants and targets."""
+    cfgs = {"default": MusConfig(), "k4": MusConfig(kings=4, target=30), "t30": MusConfig(target=30),
+            "odd": CONFIGS["odd"], "truthful": MusConfig(signals="truthful", signal_intercept_p=0.4),
+            "free": MusConfig(signals="free", signal_intercept_p=0.4),
+            "free_k4": MusConfig(kings=4, signals="free", signal_intercept_p=0.4)}
+    parts = [_scored_observations(cfgs[c], seed=k) for k, c in enumerate(configs)]
+    order = np.random.default_rng(1).permutation(sum(len(o) for o, _ in parts))
+    obs = np.concatenate([o for o, _ in parts])[order]
+    mask = np.concatenate([m for _, m in parts])[order]
+    pairs = [(RuleBasedAgent, {}), (RuleBasedAgent, {"bluff_rate": 0.3}), (EquityAgent, {}),
+             (EquityAgent, {"bluff_rate": 0.2}), (EquityAgent, {"score_aware": False}),
+             (EquityAgent, {"sign_boost": True, "mus_margin": 0.3})]
+    for cls, kw in pairs:
+        fast, ref = cls(**kw), cls(compiled=False, **kw)
+        for rows in (slice(None), slice(0, 1), slice(0, 0), slice(5, 700)):
+            rng_fast, rng_ref = np.random.default_rng(9), np.random.default_rng(9)
+            a = fast.act_batch(obs[rows], mask[rows], rng_fast)
+            b = ref.act_batch(obs[rows], mask[rows], rng_ref)
+            assert a.dtype == b.dtype == np.int64
+            assert np.array_equal(a, b), (cls.__name__, kw, np.flatnonzero(a != b)[:5])
+            assert rng_fast.random() == rng_ref.random()                      # the same draws were consumed
+        if cls is EquityAgent:
+            np.testing.assert_array_equal(fast.action_values(obs, mask), ref.action_values(obs, mask))
+
+
 # --------------------------------------------------------------------------------------------------------
 # policies on chosen hands
 def _decide(agent, hands: list[str], actions: list[int], mano: int = 0, scores=(0, 0), kings: int = 8) -> int:
