@@ -38,7 +38,7 @@ from experiments.evaluate.deals import DealSet
 from mus_env import Action, MusConfig, VectorMusEnv
 from mus_env.actions import NUM_ACTIONS
 from mus_env.observation import SLOT_NAMES
-from mus_env.phases import Phase
+from mus_env.phases import NUM_PHASES, Phase
 from mus_env.signals import NUM_SIGNS
 
 __all__ = ["PairResult", "DEAL_CHUNK", "MAX_HAND_DECISIONS", "play_pair", "play_pair_in_chunks", "chunk_seed",
@@ -52,6 +52,7 @@ DEAL_CHUNK = 65_536
 
 _ENVIDO = np.zeros(NUM_ACTIONS + NUM_SIGNS, dtype=bool)          # sign ids 31..46 too (signals on)
 _ENVIDO[int(Action.ENVIDO_2):int(Action.ENVIDO_10) + 1] = True
+_NUM_PHASES = max(NUM_PHASES, int(Phase.SIGNAL) + 1)        # phase codes of the decision counters
 
 
 @dataclass
@@ -166,13 +167,14 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     n = len(deals)
     pairs = max(1, min(n, max_tables // 2))
     B = 2 * pairs
-    venv = VectorMusEnv(B, cfg, seed=seed, reward="stones")
+    # one thread: the agents' numpy work and the kernel alternate, and a second thread pool only spins against them
+    # (on a busy machine a threaded step waits for its slowest thread); results are the same on any number
+    venv = VectorMusEnv(B, cfg, seed=seed, reward="stones", num_threads=1)
     rng = np.random.default_rng([seed, 0xA6E27])
     name_a, name_b = names or (agent_a.name, agent_b.name)
     agents = (agent_a, agent_b)
-    # team_agent[t, team] = 0 for a, 1 for b; table 2k: a on team 0, table 2k+1: a on team 1.
+    # table 2k: a on team 0, table 2k+1: a on team 1; the seat's team (seat % 2) then gives the agent: side ^ team
     side = np.arange(B) % 2
-    team_agent = np.stack([side, 1 - side], axis=1)
     next_deal = np.arange(B) // 2                       # pair k plays deals k, k + pairs, ...
     current = next_deal.copy()
     active = current < n
@@ -185,39 +187,25 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     wins = np.zeros((n, 2), dtype=np.int8)
     hands_played = np.zeros((n, 2), dtype=np.int32)
     done_count = np.zeros(n, dtype=np.int8)
-    stats = {k: {"decisions": 0, "bets": 0, "envido": 0, "ordago": 0, "responses": 0, "no_quiero": 0}
-             for k in (name_a, name_b)}
+    # decisions counted per (agent, phase, action) of the tables still playing a deal; stats are read from it at the end
+    width = venv.num_actions
+    decisions = np.zeros(2 * _NUM_PHASES * width, dtype=np.int64)
     start_idx = np.where(active, current, 0)
     obs, mask = venv.reset_from_decks(deals.decks[start_idx], deals.mano[start_idx], scores[start_idx],
                                       deals.seeds[start_idx])
-    rows = np.arange(B)
     t0 = time.perf_counter()
     actions = np.zeros(B, dtype=np.int64)
     hand_len = np.zeros(B, dtype=np.int64)             # decisions of each table's current hand
     dropped = np.zeros(n, dtype=bool)
     while active.any():
-        seat = venv.current_player.astype(np.int64)
-        who = team_agent[rows, seat % 2]
-        phase = venv.phase
+        who = (venv.current_player & 1) ^ side
+        phase = venv.phase.astype(np.int64)
         for k in (0, 1):
             sel = np.flatnonzero(who == k)
-            if not sel.size:
-                continue
-            act = np.asarray(agents[k].act_batch(obs[sel], mask[sel], rng), dtype=np.int64)
-            actions[sel] = act
-            counted = active[sel]
-            st = stats[(name_a, name_b)[k]]
-            ph = phase[sel][counted]
-            ac = act[counted]
-            betting = (ph >= Phase.BET_OPEN) & (ph <= Phase.BET_CONFIRM)
-            st["decisions"] += int(counted.sum())
-            st["bets"] += int(betting.sum())
-            st["envido"] += int((betting & _ENVIDO[ac]).sum())
-            st["ordago"] += int((betting & (ac == Action.ORDAGO)).sum())
-            resp = ph == Phase.BET_RESPOND
-            st["responses"] += int(resp.sum())
-            st["no_quiero"] += int((resp & (ac == Action.NO_QUIERO)).sum())
-        obs, mask, rewards, done, info = venv.step(actions)
+            if sel.size:
+                actions[sel] = agents[k].act_batch(obs.take(sel, axis=0), mask.take(sel, axis=0), rng)
+        obs, mask, rewards, done, info = venv.step(actions)          # (refuses an illegal action, naming it)
+        decisions += np.bincount(((who * _NUM_PHASES + phase) * width + actions)[active], minlength=decisions.size)
         hand_len += 1
         hand_len[info["hand_finished"]] = 0
         endless = active & (hand_len > max_hand_decisions)
@@ -251,6 +239,17 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
             if r.size:
                 dd = current[r]
                 obs, mask = venv.reset_tables(r, deals.decks[dd], deals.mano[dd], scores[dd], deals.seeds[dd])
+    stats = {k: {"decisions": 0, "bets": 0, "envido": 0, "ordago": 0, "responses": 0, "no_quiero": 0}
+             for k in (name_a, name_b)}
+    for k, counts in enumerate(decisions.reshape(2, _NUM_PHASES, width)):
+        bets = counts[Phase.BET_OPEN:Phase.BET_CONFIRM + 1].sum(axis=0)
+        st = stats[(name_a, name_b)[k]]
+        st["decisions"] += int(counts.sum())
+        st["bets"] += int(bets.sum())
+        st["envido"] += int(bets[_ENVIDO[:width]].sum())
+        st["ordago"] += int(bets[Action.ORDAGO])
+        st["responses"] += int(counts[Phase.BET_RESPOND].sum())
+        st["no_quiero"] += int(counts[Phase.BET_RESPOND, Action.NO_QUIERO])
     res.seconds = time.perf_counter() - t0
     res.stats = stats
     keep = ~dropped
