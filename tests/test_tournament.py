@@ -26,6 +26,7 @@ from experiments.evaluate.tournament import (
     play_pair,
     round_robin,
     stones_ladder,
+    tournament_agent,
 )
 from mus_env import Action, VectorMusEnv
 from mus_env.records import load_record, replay
@@ -527,3 +528,13 @@ def test_an_endless_raise_war_is_dropped_not_a_hang() -> None:
     merged = merge_pair_results([dropped, played])
     assert merged.abandoned == 6 and len(merged.hand_diff) == 6
     assert np.array_equal(merged.hand_diff, played.hand_diff)
+
+
+def test_tournament_agents_act_on_one_torch_thread() -> None:
+    """A tournament's policy agents act on one torch thread (the agents and the engine take turns in one process); an
+    agent with no threads setting, or one given, is left as it is."""
+    assert isinstance(tournament_agent("rule"), RuleBasedAgent)
+    pytest.importorskip("torch")
+    assert tournament_agent("ppo").threads == 1
+    assert make_agent("ppo").threads is None
+    assert make_agent("ppo", threads=3).threads == 3

@@ -55,12 +55,23 @@ from experiments.evaluate.ray_shards import ray_round_robins
 from experiments.evaluate.report import ProgressBar, per_agent_lance_stones, print_tables, write_outputs
 from mus_env import MusConfig
 
-__all__ = ["round_robin", "run_tournament", "TournamentRun", "play_record_game", "write_tournament_records",
-           "OUTPUT_NAMES",
+__all__ = ["round_robin", "tournament_agent", "run_tournament", "TournamentRun", "play_record_game",
+           "write_tournament_records", "OUTPUT_NAMES",
            # re-exported from the modules the tournament is made of (the paths of version 0.1)
            "PairResult", "play_pair", "MAX_HAND_DECISIONS", "DEAL_CHUNK", "chunk_seed", "merge_pair_results",
            "agent_labels", "Ladder", "elo_ladder", "stones_ladder", "make_ladder", "ray_round_robins",
            "write_outputs", "print_tables", "per_agent_lance_stones"]
+
+
+def tournament_agent(spec: str) -> Agent:
+    """``make_agent(spec)`` as a tournament plays it: a policy agent left at torch's thread count (``threads=None``)
+    acts on one torch thread. A pair's agents and the engine take turns in one process, so a second thread only
+    waits: on a busy machine a two-thread forward pass of the shipped policy measured 4-6x slower than one thread
+    (``docs/performance.md``). Spread a tournament over cores with ``--ray`` instead."""
+    agent = make_agent(spec)
+    if getattr(agent, "threads", 0) is None:        # agents.TorchPolicyAgent(threads=None)
+        agent.threads = 1
+    return agent
 
 
 def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hands",
@@ -83,7 +94,7 @@ def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hand
                                 progress=progress, deal_chunk=chunk)[0]
     if mode not in ("hands", "games"):
         raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
-    agents = {label: make_agent(spec) for label, spec in zip(agent_labels(agent_specs), agent_specs, strict=True)}
+    agents = {label: tournament_agent(spec) for label, spec in zip(agent_labels(agent_specs), agent_specs, strict=True)}
     pairs = list(itertools.combinations(agents, 2))
     results: list[PairResult] = []
     with ProgressBar(len(pairs) * len(deals), f"{mode}", enabled=progress) as bar:
