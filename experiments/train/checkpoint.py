@@ -39,7 +39,7 @@ from experiments.train.report import write_logs
 from experiments.train.settings import SettingsError
 
 __all__ = ["CheckpointError", "RUN_FILES", "RESUMABLE_CHANGES", "to_torch", "to_numpy", "prepare_run_folder",
-           "save_checkpoint", "load_checkpoint", "export_policy", "save_run"]
+           "save_checkpoint", "load_checkpoint", "export_policy", "save_run", "save_outputs"]
 
 
 class CheckpointError(SettingsError):
@@ -328,9 +328,14 @@ def export_policy(t: Any, meta: dict[str, Any] | None = None, name: str = "polic
 
 
 def save_run(t: Any) -> None:
-    """Everything of the trainer ``t`` in its folder: the checkpoint, the logs and learning curve, ``policy.pt``
-    (and ``exploiter.pt``, the exploiter's current policy, when there is one)."""
+    """Everything of the trainer ``t`` in its folder: the checkpoint, then :func:`save_outputs`."""
     save_checkpoint(t)
+    save_outputs(t)
+
+
+def save_outputs(t: Any) -> None:
+    """The files a checkpoint of the trainer ``t`` comes with: the logs and learning curve, ``policy.pt`` (and
+    ``exploiter.pt``, the exploiter's current policy, when there is one)."""
     write_logs(t.out, t.history, t.evals, split_specs(t.args.eval_opponents))
     export_policy(t)
     if t.exploiter is not None:

@@ -23,12 +23,16 @@ from typing import Any
 
 import torch
 
-from experiments.train.checkpoint import RUN_FILES, CheckpointError, save_run
+from experiments.train.checkpoint import RUN_FILES, CheckpointError, save_checkpoint, save_outputs
 
-__all__ = ["REPLACED", "TrainingInterrupted", "TrainingDiverged", "check_run_folder", "check_finite", "RunSession"]
+__all__ = ["REPLACED", "DISCARDED", "TrainingInterrupted", "TrainingDiverged", "check_run_folder", "check_finite",
+           "RunSession"]
 
 #: Where a session keeps the files of the run it replaces until its own first checkpoint (inside the run's folder).
 REPLACED = ".replaced-run"
+#: The replaced run on its way out (renamed from :data:`REPLACED` at the first checkpoint, then deleted; a session
+#: killed while deleting it leaves it, and the next session deletes it).
+DISCARDED = ".replaced-run.delete"
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -140,6 +144,7 @@ class RunSession:
             p = p.parent
         self.out.mkdir(parents=True, exist_ok=True)
         self._made = list(reversed(missing))
+        shutil.rmtree(self.out / DISCARDED, ignore_errors=True)           # left by a session killed at its commit
         self._names = {e.name for e in self.out.iterdir()}
         if self.resume:
             # what a resumed session rewrites before its first checkpoint (best_policy.pt: at an evaluation)
@@ -197,18 +202,20 @@ class RunSession:
         return obj
 
     def save(self, t: Any) -> None:
-        """Write the run's checkpoint, logs and policies (:func:`experiments.train.checkpoint.save_run`); the first
-        one makes the new run the folder's run (the replaced one is deleted)."""
-        save_run(t)
+        """Write the run's checkpoint, then its logs and policies (:func:`experiments.train.checkpoint.save_run`);
+        once the first checkpoint is written the new run is the folder's run (the replaced one is deleted)."""
+        save_checkpoint(t)
         self.saved_update = t.update
         self._commit()
+        save_outputs(t)
 
     # -- keeping or undoing -----------------------------------------------------------------------------
     def _commit(self) -> None:
         if not self.committed:
             self.committed = True
             if self._moved:
-                shutil.rmtree(self.out / REPLACED, ignore_errors=True)
+                (self.out / REPLACED).rename(self.out / DISCARDED)        # one step: never half a replaced run
+                shutil.rmtree(self.out / DISCARDED, ignore_errors=True)
 
     def _ours(self) -> list[Path]:
         """The entries this session wrote in the folder: the run's files (and their temporary files)."""
