@@ -45,6 +45,12 @@ Example:
 
 from __future__ import annotations
 
+import os
+import pickle
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba
@@ -61,7 +67,7 @@ from .shuffle import check_seed, random_seed, table_seeds
 from .signals import WINDOW_NAMES
 from .tables import LANCE_NAMES
 
-__all__ = ["VectorMusEnv"]
+__all__ = ["VectorMusEnv", "kernel_is_cached", "warm_up", "COMPILE_SECONDS"]
 
 _INT64 = np.dtype(np.int64)
 #: Below this many tables a step runs on one thread whatever ``num_threads`` is (thread start-up costs more).
@@ -596,3 +602,81 @@ class VectorMusEnv:
     def __repr__(self) -> str:
         return (f"VectorMusEnv(num_envs={self.num_envs}, config={self.config!r}, reward={self.reward_mode!r}, "
                 f"num_threads={self.num_threads})")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The first compile (numba compiles the kernel on first use and caches it on disk, per machine)
+#: Roughly how long the first use of the kernel on a machine takes to compile it (every entry point, serial and
+#: threaded, on the project's 2-core machine; a busy machine takes longer). Later processes load it in about 1 s.
+COMPILE_SECONDS = 15
+#: The kernel's entry points a VectorMusEnv calls from Python: on one thread, and the threaded step.
+_SERIAL_ENTRIES = ("new_episodes", "reset_tables", "step_serial", "step_subset", "first_bad_table", "sample_legal",
+                   "observe_tables", "state_rows")
+_THREADED_ENTRIES = ("step_parallel",)
+
+
+def kernel_is_cached(threaded: bool = False) -> bool:
+    """Whether numba's on-disk cache holds the compiled kernel of the current ``kernel.py``: every entry point a
+    VectorMusEnv calls on one thread (and with ``threaded`` the threaded step too). When it does, the first
+    VectorMusEnv of a process loads the kernel in about a second; when not, it compiles it (about
+    :data:`COMPILE_SECONDS`). Looks at numba's index files only (one per function, written with the compile,
+    beginning with the numba version): compiles, loads and prints nothing."""
+    names = _SERIAL_ENTRIES + (_THREADED_ENTRIES if threaded else ())
+    source_time = os.stat(kernel.__file__).st_mtime
+    tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    for name in names:
+        dispatcher = getattr(kernel, name)
+        if dispatcher.signatures:                       # compiled (or loaded) in this process already
+            continue
+        found = False
+        for index in Path(dispatcher.stats.cache_path).glob(f"kernel.{name}-*.{tag}*.nbi"):
+            try:
+                with open(index, "rb") as f:
+                    version = pickle.load(f)            # numba's index starts with the version that wrote it
+                found = found or (version == numba.__version__ and index.stat().st_mtime >= source_time)
+            except Exception:  # noqa: BLE001 - unreadable or half-written: numba will compile
+                continue
+        if not found:
+            return False
+    return True
+
+
+def warm_up(num_threads: int | None = None, log: Callable[[str], None] | None = None) -> float:
+    """Compile the kernel now (or load it from numba's cache), before anything is timed or shown.
+
+    Runs every entry point a VectorMusEnv calls once on a small engine: on one thread, and threaded when
+    ``num_threads`` (None: numba's thread pool, all cores) is above 1. Commands call it before their first
+    VectorMusEnv so that the one-off compile is announced instead of stalling a progress bar.
+
+    Args:
+        num_threads: the threads the caller's engines will use (the threaded step is compiled only above 1).
+        log: called with one line before a compile ("compiling the batched engine once ...") and one after
+            it; not called when the kernel is already cached. Nothing is printed otherwise.
+
+    Returns:
+        Seconds spent (about :data:`COMPILE_SECONDS` for a compile; 0.0 when the kernel was cached, in which case
+        nothing is loaded here: each engine loads what it uses).
+    """
+    max_threads = numba.config.NUMBA_NUM_THREADS
+    threaded = (max_threads if num_threads is None else min(int(num_threads), max_threads)) > 1
+    if kernel_is_cached(threaded):
+        return 0.0
+    if log is not None:
+        log(f"compiling the batched engine once for this machine (about {COMPILE_SECONDS} s; later runs load it "
+            "in about a second) ...")
+    t0 = time.perf_counter()
+    B = PARALLEL_MIN_TABLES
+    for threads in ((1, max_threads) if threaded else (1,)):
+        v = VectorMusEnv(B, seed=0, num_threads=threads)
+        v.reset()
+        v.step(v.sample_actions(0))
+        if threads == 1:
+            v.step_tables(np.arange(2), v.sample_actions(0)[:2])
+            v.observe([0], [1])
+            v.state()
+            v.reset_from_decks(np.tile(np.arange(NUM_CARDS), (B, 1)), np.zeros(B, dtype=np.int64))
+            v.new_episodes([0])
+    seconds = time.perf_counter() - t0
+    if log is not None:
+        log(f"compiled in {seconds:.0f} s")
+    return seconds

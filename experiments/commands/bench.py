@@ -8,6 +8,7 @@ import sys
 
 from experiments.commands.options import ArgumentParser, int_in, int_list, positive_float
 from experiments.tools.bench import ENGINE_GROUPS, print_table, run_group
+from mus_env.vector import warm_up
 
 __all__ = ["main"]
 
@@ -36,6 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     if max(threads) > cores:
         p.error(f"argument --threads: at most {cores} (numba's thread pool on this machine), got {max(threads)}")
     log = (lambda s: print(s, file=sys.stderr)) if not args.json else (lambda s: None)
+    if args.engine in ("all", "vector"):              # the first use on a machine compiles the kernel: say so
+        warm_up(max(threads), log=lambda line: print(f"mus bench: {line}", file=sys.stderr))
     report = run_group(args.engine, args.seconds, args.repeats, args.batches, threads=threads,
                        processes=args.processes, peers=not args.no_peers, compile_times=args.compile, log=log)
     if args.json:

@@ -10,6 +10,7 @@ from pathlib import Path
 from experiments.commands.options import ArgumentParser, check_agent_specs, check_writable_file, int_in
 from experiments.evaluate.sign_info import format_table, sign_mutual_information
 from mus_env import MusConfig
+from mus_env.vector import warm_up
 
 __all__ = ["main"]
 
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> None:
         check_writable_file(p, "--out", args.out)
     cfg = MusConfig(kings=args.kings, target=args.target, signals=args.signals, signal_intercept_p=args.intercept,
                     max_mus_rounds=None if args.max_mus_rounds < 0 else args.max_mus_rounds)
+    warm_up(log=lambda line: print(f"mus sign-info: {line}", file=sys.stderr))   # the first use compiles
     result = sign_mutual_information(args.agent, cfg, args.games, args.seed, shuffles=args.shuffles,
                                      max_tables=args.tables)
     result["command"] = "mus sign-info " + " ".join(sys.argv[1:] if argv is None else argv)

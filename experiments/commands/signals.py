@@ -6,6 +6,7 @@ import sys
 
 from experiments.commands.options import MAX_DEALS, ArgumentParser, check_agent_specs, check_writable_dir, int_in
 from experiments.evaluate.signals_value import markdown_table, save, signals_value
+from mus_env.vector import warm_up
 
 __all__ = ["main"]
 
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.hands <= 0 and args.games <= 0:
         p.error("nothing to play: give --hands N and/or --games N (N >= 1)")
     check_writable_dir(p, "--out", args.out)
+    warm_up(1, log=None if args.quiet else lambda line: print(f"mus signals: {line}", file=sys.stderr))
     rows = signals_value(specs, intercepts, args.hands, args.games, seed=args.seed, kings=args.kings,
                          target=args.target, max_tables=args.tables, progress=not args.quiet)
     meta = {"command": "mus signals " + " ".join(argv if argv is not None else sys.argv[1:]),

@@ -31,6 +31,7 @@ from experiments.evaluate.report import print_tables, write_outputs
 from experiments.evaluate.run_folder import RunFolder, RunFolderBusy
 from experiments.evaluate.tournament import OUTPUT_NAMES, run_tournament, write_tournament_records
 from mus_env import MusConfig
+from mus_env.vector import warm_up
 
 __all__ = ["main", "DEFAULT_AGENTS"]
 
@@ -110,6 +111,8 @@ def main(argv: list[str] | None = None) -> None:
     check_agent_specs(p, option, specs, hint=SPEC_LIST_HINT if option == "--agents" else "")
     out = check_creatable_dir(p, "--out", args.out)
     cfg = MusConfig(kings=args.kings, target=args.target, signals=args.signals, signal_intercept_p=args.intercept)
+    # the first use on a machine compiles the batched engine: one line, not a stalled progress bar
+    warm_up(1, log=None if args.quiet else lambda line: print(f"mus tournament: {line}", file=sys.stderr))
     t0 = time.perf_counter()
     folder = RunFolder(out, owned=OUTPUT_NAMES)
     try:

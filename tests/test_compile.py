@@ -1,0 +1,68 @@
+"""The first compile of the batched engine's kernel: ``vector.kernel_is_cached``, ``vector.warm_up`` (the one line a
+command prints before it compiles) and ``python -m mus_env.compile``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mus_env import vector
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _python(code: str, cache: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env=env)
+
+
+def test_an_empty_cache_is_not_cached_and_the_check_compiles_and_prints_nothing(tmp_path: Path) -> None:
+    r = _python("import time; t = time.perf_counter()\n"
+                "from mus_env import vector\n"
+                "print(vector.kernel_is_cached(), vector.kernel_is_cached(True), time.perf_counter() - t)", tmp_path)
+    assert r.returncode == 0, r.stderr
+    cached, threaded, seconds = r.stdout.split()
+    assert (cached, threaded) == ("False", "False") and r.stderr == ""
+    assert float(seconds) < 10                                     # a look at the index files, not a compile
+    assert not any(tmp_path.rglob("*.nbc"))                        # nothing compiled, nothing written
+
+
+def test_warm_up_is_silent_when_cached_and_announces_a_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    vector.warm_up(1)                                              # compiled (or loaded) in this process
+    assert vector.kernel_is_cached()
+    lines: list[str] = []
+    assert vector.warm_up(1, log=lines.append) == 0.0 and lines == []
+    monkeypatch.setattr(vector, "kernel_is_cached", lambda threaded=False: False)
+    seconds = vector.warm_up(1, log=lines.append)
+    assert seconds > 0 and len(lines) == 2
+    assert lines[0].startswith("compiling the batched engine once") and f"about {vector.COMPILE_SECONDS} s" in lines[0]
+    assert lines[1].startswith("compiled in ")
+
+
+def test_python_m_mus_env_compile() -> None:
+    vector.warm_up(1)
+    r = subprocess.run([sys.executable, "-m", "mus_env.compile", "--threads", "1"], capture_output=True, text=True,
+                       timeout=300, cwd=ROOT)
+    assert r.returncode == 0 and "already compiled" in r.stdout, r
+    r = subprocess.run([sys.executable, "-m", "mus_env.compile", "--threads", "0"], capture_output=True, text=True,
+                       timeout=60, cwd=ROOT)
+    assert r.returncode == 2 and "--threads" in r.stderr
+
+
+@pytest.mark.slow
+def test_a_cold_compile_is_announced_then_cached_for_the_next_process(tmp_path: Path) -> None:
+    """With an empty numba cache: one line before the compile, one after; the next process finds it cached."""
+    r = subprocess.run([sys.executable, "-m", "mus_env.compile"], capture_output=True, text=True, timeout=600,
+                       cwd=ROOT, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.splitlines()
+    assert first.startswith("mus_env: compiling the batched engine once") and second.startswith("mus_env: compiled in")
+    r = _python("from mus_env import vector; print(vector.kernel_is_cached(True))", tmp_path)
+    assert r.stdout.split() == ["True"], r
