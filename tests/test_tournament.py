@@ -531,10 +531,29 @@ def test_an_endless_raise_war_is_dropped_not_a_hang() -> None:
 
 
 def test_tournament_agents_act_on_one_torch_thread() -> None:
-    """A tournament's policy agents act on one torch thread (the agents and the engine take turns in one process); an
-    agent with no threads setting, or one given, is left as it is."""
+    """A tournament's policy agents act on one torch thread (the agents and the engine take turns in one process);
+    other agents are built as make_agent builds them, and make_agent leaves torch's thread count alone."""
     assert isinstance(tournament_agent("rule"), RuleBasedAgent)
     pytest.importorskip("torch")
     assert tournament_agent("ppo").threads == 1
     assert make_agent("ppo").threads is None
     assert make_agent("ppo", threads=3).threads == 3
+
+
+def test_bench_times_tournaments_in_fresh_processes(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mus bench --engine tournament``: :func:`bench_tournament` runs ``mus tournament`` in fresh processes and
+    reports the median of the hands/s they print (a tiny tournament here), the command and the load."""
+    from experiments.commands import bench as bench_command
+    from experiments.tools import bench
+
+    r = bench.bench_tournament(("--agents", "random,ordago", "--hands", "30", "--games", "0"), repeats=2)
+    assert len(r["runs"]) == 2 and all(x > 0 for x in r["runs"])
+    assert r["hands_per_second"] == float(np.median(r["runs"]))
+    assert r["command"] == "mus tournament --agents random,ordago --hands 30 --games 0 --seed 0 --quiet --no-plots"
+    assert len(r["load"]["before"]) == 3
+    assert set(bench.TOURNAMENTS) == {"rule vs equity", "ladder"}
+    monkeypatch.setattr(bench, "TOURNAMENTS", {"tiny": ("--agents", "rule,ordago", "--hands", "10", "--games", "0")})
+    bench_command.main(["--engine", "tournament", "--repeats", "1", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["results"] == {} and report["tournaments"]["tiny"]["hands_per_second"] > 0
