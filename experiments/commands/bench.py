@@ -24,7 +24,9 @@ def main(argv: list[str] | None = None) -> None:
                    help="thread counts of the batched kernel, comma-separated (default: 1 and all cores)")
     p.add_argument("--compile", action="store_true",
                    help="also time the kernel's cold compile and cached load (fresh processes, about a minute)")
-    p.add_argument("--engine", choices=ENGINE_GROUPS, default="all", help="run only one group")
+    p.add_argument("--engine", choices=ENGINE_GROUPS, default="all",
+                   help="run only one group (tournament, not part of all: whole mus tournament runs in hands/s, "
+                        "--repeats fresh processes each)")
     p.add_argument("--no-peers", action="store_true", help="skip texas_holdem_v4 and OpenSpiel")
     p.add_argument("--processes", type=int_in(1, 1024), default=os.cpu_count() or 1,
                    help="also run the largest batch split over this many concurrent processes (1: skip)")

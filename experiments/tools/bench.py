@@ -21,10 +21,15 @@ Ratios are against texas_holdem_v4 (for the AEC envs) and OpenSpiel bridge (for 
 measured in the same run. Timings are medians of ``--repeats`` runs; machines are shared and noisy.
 ``--compile`` also times, in fresh processes, the kernel's cold compile (an empty numba cache) and its load
 from the cache (what every later run pays).
+
+``--engine tournament`` (not part of ``all``) times whole tournaments instead, in hands per second as ``mus
+tournament`` prints them (:data:`TOURNAMENTS`: rule against equity on 20,000 hands, and the README's five-agent
+ladder), each run a fresh process as a user runs it (:func:`bench_tournament`), with the machine's load average.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import statistics
@@ -32,7 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -47,10 +53,17 @@ OPENSPIEL_BRIDGE = "bridge(use_double_dummy_result=false)"
 
 __all__ = ["bench_scalar", "bench_aec", "bench_vector", "bench_vector_processes", "bench_openspiel", "bench_compile",
            "vector_rows", "memory_report", "run_all", "run_group", "print_table", "ENGINE_GROUPS", "PEERS_HINT",
-           "OPENSPIEL_BRIDGE"]
+           "OPENSPIEL_BRIDGE", "TOURNAMENTS", "bench_tournament", "tournament_rows"]
 
 #: What ``run_group`` can run: every entry, or one group.
-ENGINE_GROUPS = ("all", "scalar", "aec", "vector", "peers")
+ENGINE_GROUPS = ("all", "scalar", "aec", "vector", "peers", "tournament")
+
+#: The tournaments of ``--engine tournament``: name -> ``mus tournament`` arguments (``--seed 0 --quiet --no-plots`` and
+#: an ``--out`` folder are added).
+TOURNAMENTS = {
+    "rule vs equity": ("--agents", "rule,equity", "--hands", "20000", "--games", "0"),
+    "ladder": ("--agents", "random,rule,equity,ordago,ppo", "--hands", "4000", "--games", "300"),
+}
 
 
 def _timed(run: Callable[[float], int], seconds: float, repeats: int) -> float:
@@ -187,6 +200,42 @@ def bench_openspiel(game_name: str, seconds: float, repeats: int = 3) -> float |
     return _timed(run, seconds, repeats)
 
 
+def bench_tournament(args: Sequence[str], repeats: int = 3, python: str = sys.executable,
+                     cwd: str | Path | None = None) -> dict[str, object]:
+    """Hands/s of ``mus tournament ARGS --seed 0 --quiet --no-plots`` (the ``hands_per_second`` of its results.json:
+    the hands played over the seconds from the deal sets to the ladder), each of ``repeats`` runs a fresh process
+    (``python -m experiments.cli`` from ``cwd``: imports, numba's cache load and the agents' tables paid as a user
+    pays them). Returns the median, every run's figure, the command and the load average before and after."""
+    rates = []
+    load = [round(x, 2) for x in os.getloadavg()]
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(repeats):
+            out = Path(tmp) / f"run{k}"
+            subprocess.run([python, "-m", "experiments.cli", "tournament", *args, "--seed", "0", "--quiet",
+                            "--no-plots", "--out", str(out)], cwd=cwd, check=True, capture_output=True, text=True)
+            meta = json.loads((out / "results.json").read_text(encoding="utf-8"))["meta"]
+            rates.append(float(meta["hands_per_second"]))
+    return {"hands_per_second": statistics.median(rates), "runs": rates,
+            "command": "mus tournament " + " ".join(args) + " --seed 0 --quiet --no-plots",
+            "load": {"before": load, "after": [round(x, 2) for x in os.getloadavg()]}}
+
+
+def tournament_rows(repeats: int = 3, log: Callable[[str], None] = print) -> dict[str, dict[str, object] | None]:
+    """:func:`bench_tournament` of every tournament of :data:`TOURNAMENTS` (None for the ladder without torch, which
+    its ``ppo`` agent needs)."""
+    import importlib.util
+
+    res: dict[str, dict[str, object] | None] = {}
+    for name, args in TOURNAMENTS.items():
+        if "ppo" in args[1].split(",") and importlib.util.find_spec("torch") is None:
+            log(f"tournament {name}: skipped (its ppo agent needs torch: the train extra)")
+            res[name] = None
+            continue
+        log(f"tournament {name} ({repeats} fresh processes) ...")
+        res[name] = bench_tournament(args, repeats)
+    return res
+
+
 def _texas() -> Callable[[], object] | None:
     try:
         from pettingzoo.classic import texas_holdem_v4
@@ -269,6 +318,12 @@ def _numba_version() -> str:
 
 def print_table(report: dict) -> None:
     """Print a report of :func:`run_all` or :func:`run_group` as rich tables (plain lines without rich)."""
+    for name, t in report.get("tournaments", {}).items():
+        print(f"tournament {name}: " + ("skipped (needs torch)" if t is None else
+              f"{t['hands_per_second']:,.0f} hands/s (median of {len(t['runs'])} fresh runs: "
+              f"{', '.join(f'{r:,.0f}' for r in t['runs'])}; load {t['load']['before'][0]:.1f}); {t['command']}"))
+    if not report["results"]:
+        return
     try:
         from rich.console import Console
         from rich.table import Table
@@ -313,7 +368,8 @@ def run_group(engine: str, seconds: float = 2.0, repeats: int = 3,
     """Run ``engine``'s group of :data:`ENGINE_GROUPS`: ``"all"`` is :func:`run_all`; ``"scalar"``, ``"aec"``
     (``raw_env`` and ``env()``), ``"vector"`` (:func:`vector_rows`, and the largest batch over ``processes``
     processes when ``processes > 1``) or ``"peers"`` (texas_holdem_v4 and OpenSpiel bridge) report those rows only,
-    without ratios, with the memory figures (and the kernel's compile times with ``compile_times``).
+    without ratios, with the memory figures (and the kernel's compile times with ``compile_times``);
+    ``"tournament"`` reports ``tournaments`` (:func:`tournament_rows`, ``repeats`` fresh runs each) and no rows.
 
     Raises:
         ValueError: an unknown ``engine``.
@@ -323,6 +379,8 @@ def run_group(engine: str, seconds: float = 2.0, repeats: int = 3,
     if engine == "all":
         return run_all(seconds, repeats, batches, peers=peers, log=log, processes=processes, threads=threads,
                        compile_times=compile_times)
+    if engine == "tournament":
+        return {"results": {}, "ratios": {}, "tournaments": tournament_rows(repeats, log)}
     from mus_env import mus_v0
     res: dict[str, float | None] = {}
     if engine == "scalar":
