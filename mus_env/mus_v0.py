@@ -113,12 +113,68 @@ def env(**kwargs: Any) -> AECEnv:
     that ``reset`` comes first.
     """
     e = raw_env(**kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = TerminateIllegalWrapper(e, illegal_reward=-1)
     e = ActionSpaceWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
+    e = OrderEnforcingWrapper(e)
     return e
 
 
+#: The raw env's attributes that PettingZoo's loop reads at every decision (``agent_iter``, ``last``, ``step``).
+_PER_STEP = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos")
+
+
+def _read_through(cls: type, before_reset: bool = False) -> type:
+    """Give a wrapper class the raw env's per-step attributes (:data:`_PER_STEP`) as read-only properties that read
+    the raw env (``self._raw``) at once; with ``before_reset`` they raise ``AttributeError`` until ``reset``, as
+    ``OrderEnforcingWrapper.__getattr__`` does. PettingZoo's ``BaseWrapper.__getattr__`` finds them by walking the
+    wrappers, one ``__getattr__`` per layer and read (about 30 reads a decision): most of ``env()``'s cost."""
+    for name in _PER_STEP:
+        if before_reset:
+            def read(self: Any, name: str = name) -> Any:
+                if not self._has_reset:
+                    raise AttributeError(f"{name} cannot be accessed before reset")
+                return getattr(self._raw, name)
+        else:
+            def read(self: Any, name: str = name) -> Any:
+                return getattr(self._raw, name)
+        setattr(cls, name, property(read, doc=f"The raw env's ``{name}``."))
+    return cls
+
+
+@_read_through
+class TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper``, unchanged, reading the raw env's per-step attributes directly."""
+
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        super().__init__(env, illegal_reward=illegal_reward)
+        self._raw = env.unwrapped
+
+
+class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper``, unchanged (the per-step attributes still raise ``AttributeError``
+    before ``reset``), reading the raw env's per-step attributes directly; ``last`` asks the raw env once."""
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def last(self, observe: bool = True) -> tuple[dict[str, npt.NDArray] | None, float, bool, bool, dict[str, Any]]:
+        """``AECEnv.last``: the observation through the wrappers (``TerminateIllegalWrapper`` keeps the mask it
+        checks the next action against), the reward, flags and info from the raw env."""
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        _, reward, terminated, truncated, info = self._raw.last(observe=False)
+        obs = self.observe(self._raw.agent_selection) if observe else None
+        return obs, reward, terminated, truncated, info
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
+_read_through(OrderEnforcingWrapper, before_reset=True)
+
+
+@_read_through
 class ActionSpaceWrapper(BaseWrapper):
     """Refuses an action outside the action space before the wrappers below see it.
 
@@ -132,6 +188,7 @@ class ActionSpaceWrapper(BaseWrapper):
 
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
+        self._raw = env.unwrapped
         self._num_actions = env.unwrapped.action_space(AGENTS[0]).n
 
     def step(self, action: int | None) -> None:

@@ -127,6 +127,39 @@ def test_metadata_spaces_and_agents():
     assert e.state_space.contains(e.state())
 
 
+def test_env_wrappers_are_pettingzoos_and_read_the_raw_env():
+    """``env()`` is PettingZoo's OrderEnforcingWrapper over ActionSpaceWrapper over TerminateIllegalWrapper (subclasses
+    that read the raw env's per-step attributes at once instead of walking ``__getattr__`` through every layer):
+    the same objects, the same refusals before ``reset``, the same ``last()`` as ``AECEnv.last``."""
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+
+    e = mus_v0.env()
+    assert isinstance(e, wrappers.OrderEnforcingWrapper) and isinstance(e.env, mus_v0.ActionSpaceWrapper)
+    assert isinstance(e.env.env, wrappers.TerminateIllegalWrapper) and isinstance(e.unwrapped, mus_v0.raw_env)
+    names = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos")
+    for name in names:
+        with pytest.raises(AttributeError, match=f"{name} cannot be accessed before reset"):
+            getattr(e, name)
+    with pytest.raises(AttributeError, match="before reset"):
+        e.last()
+    e.reset(seed=4)
+    raw = e.unwrapped
+    assert str(e) == "ActionSpaceWrapper<mus_v0>" and e.num_agents == 4
+    rng = np.random.default_rng(0)
+    for k in range(60):
+        if not e.agents:
+            e.reset(seed=k)
+        for layer in (e, e.env, e.env.env):
+            assert all(getattr(layer, name) is getattr(raw, name) for name in names)
+        got, want = e.last(), AECEnv.last(e)
+        assert np.array_equal(got[0]["observation"], want[0]["observation"])
+        assert np.array_equal(got[0]["action_mask"], want[0]["action_mask"]) and got[1:] == want[1:]
+        assert e.last(observe=False)[0] is None
+        obs, *_, term, trunc, _ = e.last()
+        e.step(None if term or trunc else masked_action(obs, rng))
+
+
 def test_every_observation_piece_has_a_deliberate_bound():
     """A piece added to observation.py must be given its bound in mus_v0 (else it silently gets inf)."""
     missing = [name for name, _, _ in PIECES if not interfaces.known_piece(name)]
