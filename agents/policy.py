@@ -347,6 +347,19 @@ class TorchPolicyAgent(Agent):
                              "hold NaN or infinite numbers?), so it cannot choose a legal action")
         return p
 
+    def values(self, obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32] | None:
+        """``(B,)`` the value head's estimates for ``(B, obs_dim)`` observations (the return the network expects
+        from here, in its training's reward units), or None for a centralised critic, whose value head also
+        reads the hidden hands (a playing agent never has them)."""
+        obs = np.asarray(obs, dtype=np.float32)
+        if obs.ndim != 2 or obs.shape[1] != self.net.arch["obs_dim"]:
+            raise ValueError(self._shape_error(obs.shape))
+        if self.net.arch["value_dim"]:
+            return None
+        with torch.no_grad():
+            _, v = self.net(torch.from_numpy(np.ascontiguousarray(obs)))
+        return v.numpy()
+
     def _shape_error(self, shape: tuple[int, ...]) -> str:
         """Why observations of ``shape`` do not fit this policy, and what to do."""
         arch = self.net.arch

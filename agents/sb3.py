@@ -63,6 +63,13 @@ class SB3PolicyAgent(Agent):
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from e
 
+    def values(self, obs: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """``(B,)`` the model's value estimates for ``(B, OBS_DIM)`` observations."""
+        policy = self.model.policy
+        with torch.no_grad():
+            obs_t, _ = policy.obs_to_tensor(np.asarray(obs, dtype=np.float32))
+            return policy.predict_values(obs_t).reshape(-1).cpu().numpy()
+
     def probabilities(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
         """``(B, NUM_ACTIONS)`` masked action probabilities."""
 

@@ -557,3 +557,17 @@ def test_equity_action_values_explain_its_choices() -> None:
                 seen["discard" if f.phase[b] == Phase.DISCARD else "bet"] += 1
         obs, mask, *_ = venv.step(acts)
     assert min(seen.values()) > 100, seen
+
+
+def test_policy_values_come_from_the_value_head() -> None:
+    """``TorchPolicyAgent.values``: one estimate per observation, as the network's forward pass gives it."""
+    torch = pytest.importorskip("torch")
+    agent = make_agent("ppo")
+    g = MusGame(seed=4)
+    obs = np.stack([g.observe(s) for s in range(4)])
+    v = agent.values(obs)
+    with torch.no_grad():
+        _, ref = agent.net(torch.from_numpy(obs))
+    assert v.shape == (4,) and np.allclose(v, ref.numpy())
+    with pytest.raises(ValueError):
+        agent.values(obs[:, :10])

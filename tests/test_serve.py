@@ -322,6 +322,7 @@ def test_finished_records_replay_with_analyses(client: TestClient, folders) -> N
     if ppo.status_code == 200:                                          # torch installed
         rows = ppo.json()["actions"]
         assert abs(sum(r["probability"] for r in rows) - 1) < 1e-4
+        assert isinstance(ppo.json()["value"], float)                   # the value head's estimate
         assert {r["action"] for r in rows} == set(steps[bet]["legal"])
     eq = client.get(f"/api/records/r.json/analysis?step={bet}&agent=equity").json()
     assert all("value" in r for r in eq["actions"]) and any(r["value"] is not None for r in eq["actions"])
