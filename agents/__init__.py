@@ -30,7 +30,7 @@ BLIND_SUFFIX = "-blind"
 
 __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
            "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX",
-           "BLIND_SUFFIX", "uniform_legal", "load_agent_class"]
+           "BLIND_SUFFIX", "uniform_legal", "load_agent_class", "observation_size"]
 
 #: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths).
 AGENT_SPECS = ("random", "rule", "equity", "ordago", "ppo", "human")
@@ -54,6 +54,16 @@ def _torch_module():  # noqa: ANN202 - the agents.policy module
         raise ImportError("policy agents need torch: pip install -e '.[train]' in the repository root "
                           "(on a machine without a GPU, install a CPU build of torch first)") from e
     return policy
+
+
+def observation_size(agent: object) -> int | None:
+    """The observation length an agent's network reads (a policy agent: 345 without señas, 477 with them), or
+    None for an agent that reads any observation (the baselines, agents of your own)."""
+    net = getattr(agent, "net", None)
+    if net is not None and isinstance(getattr(net, "arch", None), dict):
+        return int(net.arch["obs_dim"])
+    shape = getattr(getattr(getattr(agent, "model", None), "observation_space", None), "shape", None)
+    return int(shape[0]) if shape else None
 
 
 def make_agent(spec: str, **kwargs: object) -> Agent:

@@ -557,3 +557,22 @@ def test_bench_times_tournaments_in_fresh_processes(capsys: pytest.CaptureFixtur
     bench_command.main(["--engine", "tournament", "--repeats", "1", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert report["results"] == {} and report["tournaments"]["tiny"]["hands_per_second"] > 0
+
+
+@pytest.mark.parametrize("trained, game, words", [(True, [], "trained with señas"),
+                                                  (False, ["--signals", "truthful"], "trained without señas")])
+def test_a_policy_of_the_other_game_is_refused_before_anything(tmp_path, capsys, trained, game, words) -> None:
+    """A policy file whose network reads the other observation length (señas on/off) is one line naming the
+    flag to use, before any folder is made."""
+    pytest.importorskip("torch")
+    from agents.policy import PolicyNet, save_policy
+    from experiments.commands.tournament import main as tournament_main
+
+    net = PolicyNet(477 if trained else 345, 47 if trained else 31, (8,))
+    save_policy(tmp_path / "p.pt", net, config={"signals": "truthful" if trained else "off"})
+    with pytest.raises(SystemExit) as e:
+        tournament_main(["--agents", f"rule,{tmp_path / 'p.pt'}", "--hands", "10", "--games", "0", *game,
+                         "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and words in err and "--signals" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

@@ -16,6 +16,8 @@ from pathlib import Path
 
 # the limits of --target and of deal-set sizes belong to the library; the options re-export them
 from experiments.evaluate.deals import MAX_DEALS, MAX_TARGET
+from mus_env import MusConfig
+from mus_env.observation import obs_dim
 
 __all__ = ["ArgumentParser", "HelpFormatter", "int_in", "positive_float", "int_list", "check_writable_dir",
            "check_writable_file", "check_creatable_dir", "check_agent_specs", "split_specs", "SPEC_LIST_HINT",
@@ -165,19 +167,27 @@ def split_specs(text: str) -> list[str]:
 
 
 def check_agent_specs(parser: argparse.ArgumentParser, option: str, specs: list[str],
-                      human: bool = False, hint: str = "") -> None:
+                      human: bool = False, hint: str = "", config: MusConfig | None = None) -> None:
     """Build each agent spec once (``agents.make_agent``) so a bad one is ``parser.error`` naming it (and
-    ``hint``, if given, after the error)."""
-    from agents import AGENT_SPECS, make_agent
+    ``hint``, if given, after the error); with ``config``, a policy whose network reads observations of
+    another length (trained with señas for a game without them, or the reverse) is refused too."""
+    from agents import AGENT_SPECS, make_agent, observation_size
     tail = f" {hint}" if hint else ""
+    want = obs_dim(config) if config is not None else None
     for spec in specs:
         if spec == "human" and not human:
             parser.error(f"argument {option}: 'human' cannot sit here (mus play seats you); use one of "
                          f"{', '.join(s for s in AGENT_SPECS if s != 'human')}, a *.pt or a *.zip file{tail}")
         try:
-            make_agent(spec)
+            agent = make_agent(spec)
         except (ValueError, OSError, ImportError, RuntimeError) as e:
             parser.error(f"argument {option}: {e}{tail}")
+        size = observation_size(agent)
+        if want is not None and size is not None and size != want:
+            trained, flag = (("with señas", "--signals truthful (or free)") if size > want
+                             else ("without señas", "--signals off"))
+            parser.error(f"argument {option}: {spec} was trained {trained} (it reads {size} observation entries, "
+                         f"this game gives {want}): play it with {flag}")
 
 
 def version() -> str:

@@ -108,9 +108,9 @@ def main(argv: list[str] | None = None) -> None:
         p.error(f"argument --intercept: a probability in [0, 1], got {args.intercept}")
     if args.intercept and args.signals == "off":
         p.error("argument --intercept: needs --signals truthful or free (there are no signs to intercept)")
-    check_agent_specs(p, option, specs, hint=SPEC_LIST_HINT if option == "--agents" else "")
-    out = check_creatable_dir(p, "--out", args.out)
     cfg = MusConfig(kings=args.kings, target=args.target, signals=args.signals, signal_intercept_p=args.intercept)
+    check_agent_specs(p, option, specs, hint=SPEC_LIST_HINT if option == "--agents" else "", config=cfg)
+    out = check_creatable_dir(p, "--out", args.out)
     # the first use on a machine compiles the batched engine: one line, not a stalled progress bar
     warm_up(1, log=None if args.quiet else lambda line: print(f"mus tournament: {line}", file=sys.stderr))
     t0 = time.perf_counter()

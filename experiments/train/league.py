@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from agents import make_agent
+from agents import make_agent, observation_size
 from agents.policy import masked_log_probs, sample_masked
 from agents.signs import SilentAgent
 from mus_env import MusConfig
@@ -60,12 +60,8 @@ def is_fixed_spec(name: str) -> bool:
 
 def policy_obs_dim(agent: Any) -> int | None:
     """The observation length a frozen policy agent reads (its network's input), None for the baselines (they
-    read any observation)."""
-    net = getattr(agent, "net", None)
-    if net is not None and isinstance(getattr(net, "arch", None), dict):
-        return int(net.arch["obs_dim"])
-    shape = getattr(getattr(getattr(agent, "model", None), "observation_space", None), "shape", None)
-    return int(shape[0]) if shape else None
+    read any observation): :func:`agents.observation_size`."""
+    return observation_size(agent)
 
 
 def frozen_agent(spec: str, config: MusConfig) -> Any:
