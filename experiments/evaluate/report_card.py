@@ -37,7 +37,8 @@ from mus_env import MusConfig
 from mus_env.records import write_text_atomic
 
 __all__ = ["DEAL_SETS", "OPPONENTS", "GREEDY_OPPONENTS", "REFERENCE_LADDER", "reference_ladder", "p_value",
-           "duplicate_row", "place_in_ladder", "report_card", "card_markdown", "save_card"]
+           "card_row", "duplicate_results", "duplicate_row", "place_in_ladder", "report_card", "card_markdown",
+           "save_card"]
 
 #: Versioned evaluation deal sets: ``(seed, hands, games)``; hand deals are ``make_deals(hands, seed)``, game deals
 #: ``make_deals(games, seed + 1)`` (the sizes and seeds the shipped agent's card has always used).
@@ -63,7 +64,9 @@ def p_value(mean: float, lo: float, hi: float, null: float) -> float:
     return math.erfc(abs(mean - null) / se / math.sqrt(2))
 
 
-def _row(h: PairResult, g: PairResult) -> dict[str, Any]:
+def card_row(h: PairResult, g: PairResult) -> dict[str, Any]:
+    """One row of a card from a pair's duplicate hands ``h`` and games ``g``: stones/hand and game win rate with
+    95% CIs and p-values, hands per game, the bidding rates of both sides, deals dropped as endless raise wars."""
     s = h.summary()
     m, lo, hi = h.mean_diff()
     w, wlo, whi = g.game_win_rate()
@@ -77,17 +80,18 @@ def _row(h: PairResult, g: PairResult) -> dict[str, Any]:
             "abandoned": h.abandoned + g.abandoned}
 
 
-def duplicate_row(me: Any, opp: Any, names: tuple[str, str], hand_deals: Any, game_deals: Any, config: MusConfig,
-                  seed: int) -> tuple[dict[str, Any], PairResult]:
-    """``me`` against ``opp`` in duplicate: single hands on ``hand_deals``, whole games on ``game_deals``.
-
-    Returns:
-        One row of a card (stones/hand and game win rate with 95% CIs and p-values, bidding rates, deals
-        dropped as endless raise wars), and the games' :class:`PairResult` (for the ladder).
-    """
+def duplicate_results(me: Any, opp: Any, names: tuple[str, str], hand_deals: Any, game_deals: Any,
+                      config: MusConfig, seed: int) -> tuple[PairResult, PairResult]:
+    """``me`` against ``opp`` in duplicate: single hands on ``hand_deals``, whole games on ``game_deals``."""
     h = play_pair(me, opp, hand_deals, mode="hands", config=config, seed=seed, names=names)
     g = play_pair(me, opp, game_deals, mode="games", config=config, seed=seed, names=names)
-    return _row(h, g), g
+    return h, g
+
+
+def duplicate_row(me: Any, opp: Any, names: tuple[str, str], hand_deals: Any, game_deals: Any, config: MusConfig,
+                  seed: int) -> dict[str, Any]:
+    """:func:`card_row` of :func:`duplicate_results`: one row of a card (the model card's rows too)."""
+    return card_row(*duplicate_results(me, opp, names, hand_deals, game_deals, config, seed))
 
 
 def place_in_ladder(games: dict[str, PairResult], ratings: dict[str, float], bootstrap: int = 200,
@@ -130,9 +134,9 @@ def _version() -> str:
 
 
 def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPONENTS, kings: int = 8,
-                target: int = 40, hands: int | None = None, games: int | None = None, probe_decisions: int = 0,
-                probe_out: str | Path | None = None, command: str = "", log: Callable[[str], None] = print,
-                ) -> dict[str, Any]:
+                target: int = 40, hands: int | None = None, games: int | None = None, seed: int | None = None,
+                name: str | None = None, probe_decisions: int = 0, probe_out: str | Path | None = None,
+                command: str = "", log: Callable[[str], None] = print) -> dict[str, Any]:
     """Play the report card of agent ``spec`` (see the module docstring).
 
     Args:
@@ -143,6 +147,8 @@ def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPO
         target: stones to win a game.
         hands: deals played as single hands (None: the deal set's); another size makes a ``custom`` card.
         games: deals played as whole games (None: the deal set's).
+        seed: the deals' seed (None: the deal set's; another makes a ``custom`` card).
+        name: the agent's name in the rows (default: ``spec``).
         probe_decisions: train a best response for this many decisions and report its gain (0: no probe).
         probe_out: the probe's folder (default: a temporary one).
         command: the command line to record.
@@ -153,23 +159,26 @@ def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPO
     """
     if deal_set not in DEAL_SETS:
         raise ValueError(f"deal_set must be one of {', '.join(DEAL_SETS)}, got {deal_set!r}")
-    seed, n_hands, n_games = DEAL_SETS[deal_set]
+    set_seed, n_hands, n_games = DEAL_SETS[deal_set]
     hands, games = hands or n_hands, games or n_games
+    seed = set_seed if seed is None else int(seed)
     if hands < 1 or games < 1:
         raise ValueError(f"hands and games must be >= 1, got {hands} and {games}")
-    version = deal_set if (hands, games) == (n_hands, n_games) else f"{deal_set}-custom"
+    version = deal_set if (hands, games, seed) == (n_hands, n_games, set_seed) else f"{deal_set}-custom"
+    name = name or spec
     cfg = MusConfig(kings=kings, target=target)
     me = make_agent(spec)
-    others = [o for o in opponents if o != spec]
+    others = [o for o in opponents if o not in (spec, name)]
     hand_deals, game_deals = make_deals(hands, seed, cfg.target), make_deals(games, seed + 1, cfg.target)
     t_start = time.perf_counter()
     rows, game_results = [], {}
     for opp in others:
         t0 = time.perf_counter()
-        row, g = duplicate_row(me, make_agent(opp), (spec, opp), hand_deals, game_deals, cfg, seed)
+        h, g = duplicate_results(me, make_agent(opp), (name, opp), hand_deals, game_deals, cfg, seed)
+        row = card_row(h, g)
         rows.append({"play": "sampled", **row})
         game_results[opp] = g
-        log(f"{spec} vs {opp}: {row['stones']:+.3f} stones/hand [{row['stones_lo']:+.3f}, {row['stones_hi']:+.3f}], "
+        log(f"{name} vs {opp}: {row['stones']:+.3f} stones/hand [{row['stones_lo']:+.3f}, {row['stones_hi']:+.3f}], "
             f"game win rate {row['win']:.3f} [{row['win_lo']:.3f}, {row['win_hi']:.3f}] "
             f"({time.perf_counter() - t0:.0f} s)")
     try:
@@ -178,18 +187,18 @@ def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPO
         greedy_me = None
     if greedy_me is not None:
         for opp in (o for o in GREEDY_OPPONENTS if o in others):
-            row, _ = duplicate_row(greedy_me, make_agent(opp), (spec, opp), hand_deals, game_deals, cfg, seed)
-            rows.append({"play": "greedy", **row})
+            rows.append({"play": "greedy", **duplicate_row(greedy_me, make_agent(opp), (name, opp), hand_deals,
+                                                            game_deals, cfg, seed)})
     ref = reference_ladder()
-    ratings = {k: v for k, v in ref["ratings"].items() if k != spec}
+    ratings = {k: v for k, v in ref["ratings"].items() if k not in (spec, name)}
     ladder = place_in_ladder(game_results, ratings) if (kings, target) == (8, 40) else None
     if ladder is not None:
-        order = sorted([*ratings.items(), (spec, ladder["elo"])], key=lambda kv: -kv[1])
-        ladder["rank"] = [name for name, _ in order].index(spec) + 1
+        order = sorted([*ratings.items(), (name, ladder["elo"])], key=lambda kv: -kv[1])
+        ladder["rank"] = [n for n, _ in order].index(name) + 1
         ladder["of"] = len(order)
         ladder["reference"] = {"version": ref["version"], "command": ref["command"], "ratings": ratings}
     card: dict[str, Any] = {
-        "agent": spec, "deal_set": version, "seed": seed, "hands": hands, "games": games,
+        "agent": name, "spec": spec, "deal_set": version, "seed": seed, "hands": hands, "games": games,
         "config": {"kings": kings, "target": target}, "rows": rows, "ladder": ladder,
         "probe": None, "command": command, "mus_env": _version(),
         "seconds": time.perf_counter() - t_start,

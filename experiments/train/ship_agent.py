@@ -19,18 +19,13 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
-from agents import make_agent
 from agents.policy import build_net, load_policy_file, save_policy
-from experiments.evaluate.deals import make_deals
-from experiments.evaluate.tournament import PairResult, play_pair
+from experiments.evaluate.report_card import duplicate_row, report_card
 from experiments.train.report import learning_curve
-from mus_env import MusConfig
 
 __all__ = ["ship", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve", "BASELINES",
            "ROOT"]
@@ -41,57 +36,13 @@ ROOT = Path(__file__).resolve().parents[2]
 BASELINES = ("rule", "equity", "ordago", "random")
 
 
-def _p_value(mean: float, lo: float, hi: float, null: float) -> float:
-    """Two-sided normal p-value of ``mean`` against ``null`` from a 95% CI ``[lo, hi]``."""
-    se = (hi - lo) / (2 * 1.96)
-    if not se > 0:
-        return float("nan")
-    z = abs(mean - null) / se
-    return math.erfc(z / math.sqrt(2))
-
-
-def duplicate_row(me: Any, opp: Any, names: tuple[str, str], hand_deals: Any, game_deals: Any, config: MusConfig,
-                  seed: int) -> dict[str, Any]:
-    """``me`` against ``opp`` in duplicate, single hands on ``hand_deals`` and whole games on ``game_deals``:
-    stones/hand and game win rate with 95% CIs and p-values, bidding rates (one row of the model card)."""
-    h = play_pair(me, opp, hand_deals, mode="hands", config=config, seed=seed, names=names)
-    g = play_pair(me, opp, game_deals, mode="games", config=config, seed=seed, names=names)
-    return _row(h, g)
-
-
-def _row(h: PairResult, g: PairResult) -> dict[str, Any]:
-    s = h.summary()
-    m, lo, hi = h.mean_diff()
-    w, wlo, whi = g.game_win_rate()
-    return {"opponent": h.b, "hands": len(h.hand_diff), "games": len(g.game_wins),
-            "stones": m, "stones_lo": lo, "stones_hi": hi, "stones_p": _p_value(m, lo, hi, 0.0),
-            "win": w, "win_lo": wlo, "win_hi": whi, "win_p": _p_value(w, wlo, whi, 0.5),
-            "hands_per_game": float(g.game_hands.mean()) if len(g.game_hands) else float("nan"),
-            "envido_rate": s["envido_rate_a"], "ordago_rate": s["ordago_rate_a"],
-            "no_quiero_rate": s["no_quiero_rate_a"], "opp_envido_rate": s["envido_rate_b"],
-            "opp_ordago_rate": s["ordago_rate_b"], "opp_no_quiero_rate": s["no_quiero_rate_b"],
-            "abandoned": h.abandoned + g.abandoned}
-
-
 def evaluate_policy(policy: str | Path, hands: int, games: int, seed: int = 7, kings: int = 8, target: int = 40,
-                    opponents: tuple[str, ...] = BASELINES, greedy_opponents: tuple[str, ...] = ("rule", "equity"),
-                    log: Any = print) -> list[dict[str, Any]]:
-    """Duplicate evaluation of a policy file against baselines: one row per (opponent, sampled/greedy)."""
-    cfg = MusConfig(kings=kings, target=target)
-    hand_deals = make_deals(hands, seed, cfg.target)
-    game_deals = make_deals(games, seed + 1, cfg.target)
-    rows = []
-    for greedy in (False, True):
-        me = make_agent(str(policy), greedy=greedy, name="ppo")
-        for spec in (greedy_opponents if greedy else opponents):
-            t0 = time.perf_counter()
-            row = {"play": "greedy" if greedy else "sampled",
-                   **duplicate_row(me, make_agent(spec), ("ppo", spec), hand_deals, game_deals, cfg, seed)}
-            rows.append(row)
-            log(f"ppo ({row['play']}) vs {spec}: {row['stones']:+.3f} stones/hand [{row['stones_lo']:+.3f}, "
-                f"{row['stones_hi']:+.3f}], game win rate {row['win']:.3f} [{row['win_lo']:.3f}, {row['win_hi']:.3f}] "
-                f"({time.perf_counter() - t0:.0f} s)")
-    return rows
+                    opponents: tuple[str, ...] = BASELINES, log: Any = print) -> list[dict[str, Any]]:
+    """Duplicate evaluation of a policy file against baselines, as every agent's report card
+    (:func:`experiments.evaluate.report_card.report_card`, named ``ppo``): one row per (opponent, sampled/greedy)."""
+    card = report_card(str(policy), hands=hands, games=games, seed=seed, kings=kings, target=target,
+                       opponents=opponents, name="ppo", log=log)
+    return card["rows"]
 
 
 def _fmt_p(p: float) -> str:
