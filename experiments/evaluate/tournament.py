@@ -29,7 +29,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,9 +76,14 @@ def tournament_agent(spec: str) -> Agent:
 
 def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hands",
                 config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
-                progress: bool = True, use_ray: bool = False, deal_chunk: int | None = None) -> list[PairResult]:
+                progress: bool = True, use_ray: bool = False, deal_chunk: int | None = None,
+                agents: Mapping[str, Agent] | None = None) -> list[PairResult]:
     """Every pair of agents plays the whole deal set (duplicate). A spec given twice plays itself: its
     copies are labelled ``rule``, ``rule#2``... (see :func:`agent_labels`).
+
+    The agents are built from the specs with :func:`tournament_agent`, or given as ``agents`` (by label: what
+    :func:`run_tournament` does, to build them once for both of its rounds; an agent holds no game state, so one
+    object plays every pair of a round already).
 
     A pair plays the deal set in chunks of ``deal_chunk`` deals (default :data:`DEAL_CHUNK`): chunk ``k`` is
     :func:`play_pair` on deals ``k*C .. (k+1)*C - 1`` with seed ``chunk_seed(seed, k)``, and the chunks' results
@@ -94,8 +99,12 @@ def round_robin(agent_specs: Sequence[str], deals: DealSet, *, mode: str = "hand
                                 progress=progress, deal_chunk=chunk)[0]
     if mode not in ("hands", "games"):
         raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
-    agents = {label: tournament_agent(spec) for label, spec in zip(agent_labels(agent_specs), agent_specs, strict=True)}
-    pairs = list(itertools.combinations(agents, 2))
+    labels = agent_labels(agent_specs)
+    if agents is None:
+        agents = {label: tournament_agent(spec) for label, spec in zip(labels, agent_specs, strict=True)}
+    elif list(agents) != labels:
+        raise ValueError(f"agents must be given by the specs' labels {labels}, got {list(agents)}")
+    pairs = list(itertools.combinations(labels, 2))
     results: list[PairResult] = []
     with ProgressBar(len(pairs) * len(deals), f"{mode}", enabled=progress) as bar:
         for a, b in pairs:
@@ -171,12 +180,13 @@ def run_tournament(agent_specs: Sequence[str], *, hands: int, games: int, seed: 
             specs, rounds, config=cfg, max_tables=max_tables, seed=seed, progress=progress), strict=True))
         hand_results, game_results = played.get("hands", []), played.get("games", [])
     else:
+        agents = {label: tournament_agent(spec) for label, spec in zip(agent_labels(specs), specs, strict=True)}
         if hand_deals is not None:
             hand_results = round_robin(specs, hand_deals, mode="hands", config=cfg, max_tables=max_tables,
-                                       seed=seed, progress=progress)
+                                       seed=seed, progress=progress, agents=agents)
         if game_deals is not None:
             game_results = round_robin(specs, game_deals, mode="games", config=cfg, max_tables=max_tables,
-                                       seed=seed, progress=progress)
+                                       seed=seed, progress=progress, agents=agents)
     labels = agent_labels(specs)
     ladder = make_ladder(labels, hand_results, game_results, seed=seed)
     elapsed = time.perf_counter() - t0
