@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from mus_env.actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS, Action
+from mus_env.interrupts import ctrl_c_held
 from mus_env.observation import LANCE_OFFSETS, OBS_DIM, OFFSETS, ROUNDS_SCALE, STAKE_SCALE, TARGET_SCALE
 from mus_env.phases import Phase
 from mus_env.signals import SIGNAL_OFFSETS
@@ -30,7 +31,7 @@ __all__ = ["I_KINGS8", "I_K", "I_RANKS", "I_VALUES", "I_IDX", "I_TOP", "I_PARES_
            "I_SEAT", "I_PHASE", "I_LANCE", "I_SLOT", "I_RESPONDER", "I_STAKE", "I_ORDAGO", "I_FALLBACK",
            "I_PARES_DECL", "I_JUEGO_DECL", "I_OWN", "I_OTHER", "I_TARGET", "I_MUS_ROUNDS", "NUM_INT", "NUM_FLOAT",
            "read_rows", "rule_rows", "equity_rows", "equity_values", "RULE_FLOATS", "RULE_INTS", "RULE_LANCES",
-           "EQUITY_FLOATS", "EQUITY_LANCES"]
+           "EQUITY_FLOATS", "EQUITY_LANCES", "run_kernel"]
 
 # ---------------------------------------------------------------------------------------------------
 # The packed feature table (columns of ``ints``; agents.features.Features names the same things).
@@ -508,3 +509,14 @@ def equity_rows(rows, ints, masks, value, disc, drift, acc, win, tau, tabs, tix,
             if phase == _BET_OPEN and u[b] < fp[9] and a == _PASO and masks[b, ENVIDO_BASE] > 0:
                 a = ENVIDO_BASE
             out[b] = a if masks[b, a] > 0 else _first_legal(masks, b, NUM_ACTIONS)
+
+
+def run_kernel(kernel, *args) -> None:  # noqa: ANN001 - a numba dispatcher and its arguments
+    """Call one of this module's kernels; its first call in a process (a compile, or a load from numba's cache)
+    holds Ctrl-C until it returns (:func:`mus_env.interrupts.ctrl_c_held`: numba's compiler is not safe against
+    an interrupt midway)."""
+    if kernel.signatures:
+        kernel(*args)
+        return
+    with ctrl_c_held():
+        kernel(*args)

@@ -76,7 +76,7 @@ from mus_env.signals import Sign
 from mus_env.tables import CHICA, JUEGO, PARES, PUNTO, get_tables
 
 from .base import Agent
-from .compiled import I_KINGS8, I_PHASE, I_TARGET, equity_rows, equity_values
+from .compiled import I_KINGS8, I_PHASE, I_TARGET, equity_rows, equity_values, run_kernel
 from .features import DECL_SI, Features, hand_weights, per_lance, read, read_packed
 from .rule import first_legal
 from .signs import SIGN_BONUS, SignView, choose_signs, partner_cut, read_signs
@@ -365,7 +365,7 @@ class EquityAgent(Agent):
                 j = rows[phase[rows] == Phase.MUS_CALL]
                 pcut[j] = partner_cut(signs, j)
             tabs, tix = self._target_tables(t, ints, i)
-            equity_rows(rows, ints, masks, value, disc, drift, t.acc, t.win, t.tau, tabs, tix,
+            run_kernel(equity_rows, rows, ints, masks, value, disc, drift, t.acc, t.win, t.tau, tabs, tix,
                         self._kernel_floats(t, adjust=True), self._lanes(), self.bet_sizes, u, shift, p_u, p_t, pcut,
                         out, cut)
         i = np.flatnonzero(phase == Phase.SIGNAL)
@@ -478,7 +478,7 @@ class EquityAgent(Agent):
             p_u[i], p_t[i] = self._partner_sign(f, signs, i, kings)
         vals = np.full((B, _NUM_ACTIONS), -np.inf)
         tabs, tix = self._target_tables(t, ints, i)
-        equity_values(i, ints, np.require(masks, np.int8, ["C", "W"]), t.acc, t.win, t.tau, tabs, tix,
+        run_kernel(equity_values, i, ints, np.require(masks, np.int8, ["C", "W"]), t.acc, t.win, t.tau, tabs, tix,
                       self._kernel_floats(t, adjust=signs is not None), self._lanes(), self.bet_sizes, shift, p_u, p_t,
                       vals)
         return vals[i]

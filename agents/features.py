@@ -60,6 +60,7 @@ from .compiled import (
     NUM_FLOAT,
     NUM_INT,
     read_rows,
+    run_kernel,
 )
 
 __all__ = [
@@ -308,7 +309,7 @@ def read_packed(obs: npt.ArrayLike) -> tuple[npt.NDArray[np.float32], npt.NDArra
         raise ValueError(f"observations must have shape (B, obs_dim), got {x.shape}")
     ints = np.empty((x.shape[0], NUM_INT), dtype=np.int64)
     floats = np.empty((x.shape[0], NUM_FLOAT))
-    read_rows(x, *_TABLES, ints, floats)
+    run_kernel(read_rows, x, *_TABLES, ints, floats)
     return x, ints, floats
 
 

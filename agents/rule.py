@@ -72,7 +72,7 @@ from mus_env.phases import Phase
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES
 
 from .base import Agent
-from .compiled import I_PHASE, rule_rows
+from .compiled import I_PHASE, rule_rows, run_kernel
 from .features import DECL_SI, Features, per_lance, read, read_packed, strength_of
 from .signs import choose_signs, partner_cut, read_signs, sign_quality_shift
 
@@ -214,7 +214,8 @@ class RuleBasedAgent(Agent):
         out = np.empty(B, dtype=np.int64)
         cut = np.zeros(B, dtype=bool)
         fp, ip, lanes, cut_strength = self._kernel_parameters(signals)
-        rule_rows(ints, floats, masks, fp, ip, lanes, self.cut_juego, cut_strength, u, qshift, pcut, out, cut)
+        run_kernel(rule_rows, ints, floats, masks, fp, ip, lanes, self.cut_juego, cut_strength, u, qshift, pcut, out,
+                   cut)
         i = np.flatnonzero(phase == Phase.SIGNAL)
         if i.size and signs is not None:
             out[i] = choose_signs(f.idx[i], f.kings8[i], signs.window[i], ~cut[i], masks[i], signs.free[i])

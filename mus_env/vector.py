@@ -61,6 +61,7 @@ from . import kernel
 from .actions import NUM_ACTIONS, action_to_string, is_sign_action, num_actions
 from .cards import NUM_CARDS
 from .config import MusConfig, playable_config
+from .interrupts import ctrl_c_held
 from .observation import obs_dim, state_dim
 from .phases import PHASE_NAMES, SIGNAL_PHASE_NAME, Phase
 from .shuffle import check_seed, random_seed, table_seeds
@@ -666,16 +667,17 @@ def warm_up(num_threads: int | None = None, log: Callable[[str], None] | None = 
             "in about a second) ...")
     t0 = time.perf_counter()
     B = PARALLEL_MIN_TABLES
-    for threads in ((1, max_threads) if threaded else (1,)):
-        v = VectorMusEnv(B, seed=0, num_threads=threads)
-        v.reset()
-        v.step(v.sample_actions(0))
-        if threads == 1:
-            v.step_tables(np.arange(2), v.sample_actions(0)[:2])
-            v.observe([0], [1])
-            v.state()
-            v.reset_from_decks(np.tile(np.arange(NUM_CARDS), (B, 1)), np.zeros(B, dtype=np.int64))
-            v.new_episodes([0])
+    with ctrl_c_held():                     # a Ctrl-C midway through numba's compiler breaks it: raised after
+        for threads in ((1, max_threads) if threaded else (1,)):
+            v = VectorMusEnv(B, seed=0, num_threads=threads)
+            v.reset()
+            v.step(v.sample_actions(0))
+            if threads == 1:
+                v.step_tables(np.arange(2), v.sample_actions(0)[:2])
+                v.observe([0], [1])
+                v.state()
+                v.reset_from_decks(np.tile(np.arange(NUM_CARDS), (B, 1)), np.zeros(B, dtype=np.int64))
+                v.new_episodes([0])
     seconds = time.perf_counter() - t0
     if log is not None:
         log(f"compiled in {seconds:.0f} s")

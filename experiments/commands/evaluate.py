@@ -51,8 +51,11 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out or "runs/evaluate/" + (re.sub(r"[^A-Za-z0-9._-]+", "_", args.agent).strip("_") or "agent")
     check_creatable_dir(p, "--out", out)
     card = report_card(args.agent, deal_set=args.deal_set, opponents=opponents, kings=args.kings, target=args.target,
-                       hands=args.hands, games=args.games, probe_decisions=args.probe_decisions,
-                       command="mus evaluate " + shlex.join(argv))
+                       hands=args.hands, games=args.games, command="mus evaluate " + shlex.join(argv))
+    if args.probe_decisions:
+        from experiments.evaluate.exploit import card_probe  # the train extra (torch): only when asked
+
+        card_probe(card, args.probe_decisions)
     paths = save_card(card, out)
     print(card_markdown(card))
     print("wrote " + ", ".join(str(x) for x in paths))

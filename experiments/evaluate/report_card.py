@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -135,7 +134,7 @@ def _version() -> str:
 
 def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPONENTS, kings: int = 8,
                 target: int = 40, hands: int | None = None, games: int | None = None, seed: int | None = None,
-                name: str | None = None, probe_decisions: int = 0, probe_out: str | Path | None = None,
+                name: str | None = None,
                 command: str = "", log: Callable[[str], None] = print) -> dict[str, Any]:
     """Play the report card of agent ``spec`` (see the module docstring).
 
@@ -149,8 +148,6 @@ def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPO
         games: deals played as whole games (None: the deal set's).
         seed: the deals' seed (None: the deal set's; another makes a ``custom`` card).
         name: the agent's name in the rows (default: ``spec``).
-        probe_decisions: train a best response for this many decisions and report its gain (0: no probe).
-        probe_out: the probe's folder (default: a temporary one).
         command: the command line to record.
         log: where progress lines go.
 
@@ -203,13 +200,6 @@ def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPO
         "probe": None, "command": command, "mus_env": _version(),
         "seconds": time.perf_counter() - t_start,
     }
-    if probe_decisions:
-        from experiments.evaluate.exploit import probe  # the train extra (torch): only when asked
-
-        out = Path(probe_out) if probe_out is not None else Path(tempfile.mkdtemp(prefix="mus-probe-"))
-        result = probe(spec, out=out, minutes=0, decisions=probe_decisions, log=log)
-        card["probe"] = {"decisions": probe_decisions, "gain": result["gain"], "gain_greedy": result["gain_greedy"],
-                         "command": result.get("command")}
     return card
 
 
