@@ -44,7 +44,7 @@ from .base import Agent
 
 __all__ = ["PolicyNet", "TorchPolicyAgent", "PolicyFileError", "masked_log_probs", "sample_masked",
            "save_policy", "save_file", "load_policy_file", "content_digest", "nonfinite_entries", "MASKED_LOGIT",
-           "POLICY_FORMAT", "CHECKPOINT_FORMAT", "SHIPPED_POLICY"]
+           "POLICY_FORMAT", "CHECKPOINT_FORMAT", "SHIPPED_POLICY", "DEVICES", "resolve_device"]
 
 #: Logit given to illegal actions: exp(MASKED_LOGIT - max) underflows to exactly 0 in float32.
 MASKED_LOGIT = -1e9
@@ -99,6 +99,11 @@ class PolicyNet(nn.Module):
                 raise ValueError("this network's value head reads the full state: pass value_input")
             z = torch.cat([z, value_input], dim=1)
         return logits, self.value_head(z).squeeze(-1)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the weights are (``cpu``, or ``cuda:N`` after ``.to(...)``); inputs go there."""
+        return next(self.parameters()).device
 
     def logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Policy logits only (acting needs no value)."""
@@ -190,11 +195,38 @@ def nonfinite_entries(tree: Any, prefix: str = "") -> list[str]:
     return []
 
 
+#: What ``--device`` takes: ``auto`` (CUDA when torch sees a GPU, else the CPU), ``cpu``, ``cuda`` or ``cuda:N``.
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device of a ``--device`` value (see :data:`DEVICES`).
+
+    Raises:
+        ValueError: an unknown name, or ``cuda`` when this torch sees no CUDA device (the message says why: a CPU
+            build of torch, or no GPU visible) and what to give instead.
+    """
+    text = str(name).strip().lower()
+    if text == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if text == "cpu":
+        return torch.device("cpu")
+    if text == "cuda" or (text.startswith("cuda:") and text[5:].isdigit()):
+        if not torch.cuda.is_available():
+            why = "this torch is a CPU build" if torch.version.cuda is None else "torch sees no GPU"
+            raise ValueError(f"device {name!r}: CUDA is not available ({why}, torch {torch.__version__}); give "
+                             "--device cpu, or --device auto to take a GPU only where there is one")
+        if ":" in text and int(text[5:]) >= torch.cuda.device_count():
+            raise ValueError(f"device {name!r}: torch sees {torch.cuda.device_count()} GPU(s), numbered from 0")
+        return torch.device(text)
+    raise ValueError(f"device must be one of auto, cpu, cuda or cuda:N, got {name!r}")
+
+
 def save_file(path: str | Path, blob: dict[str, Any]) -> Path:
     """``torch.save`` a policy or checkpoint dict with its digest, atomically (temporary file, then rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    blob = {k: v for k, v in blob.items() if k != "digest"}
+    blob = {k: _on_cpu(v) for k, v in blob.items() if k != "digest"}     # (a run on a GPU writes CPU files)
     blob["digest"] = content_digest(blob)
     tmp = path.with_name(path.name + ".tmp")
     torch.save(blob, tmp)
@@ -202,11 +234,23 @@ def save_file(path: str | Path, blob: dict[str, Any]) -> Path:
     return path
 
 
+def _on_cpu(tree: Any) -> Any:
+    """Every tensor of ``tree`` (dicts, lists, tuples) on the CPU (the same tensor where it already is)."""
+    if isinstance(tree, torch.Tensor):
+        return tree.detach().cpu()
+    if isinstance(tree, dict):
+        return type(tree)((k, _on_cpu(v)) for k, v in tree.items()) if type(tree) is not dict else \
+            {k: _on_cpu(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_on_cpu(v) for v in tree)
+    return tree
+
+
 def save_policy(path: str | Path, net: PolicyNet, config: dict[str, Any] | None = None,
                 meta: dict[str, Any] | None = None) -> Path:
     """Write a policy file (weights, architecture, ruleset, metadata); the value head is kept."""
     blob = {"format": POLICY_FORMAT, "version": FORMAT_VERSION, "arch": dict(net.arch),
-            "model": {k: v.detach().clone() for k, v in net.state_dict().items()},
+            "model": {k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()},
             "config": dict(config or {}), "meta": dict(meta or {})}
     return save_file(path, blob)
 
@@ -338,10 +382,11 @@ class TorchPolicyAgent(Agent):
             raise ValueError("a mask has no legal action (all zeros): was it taken for a seat that is not acting?")
         if self.threads is not None and torch.get_num_threads() != self.threads:
             torch.set_num_threads(self.threads)
+        device = self.net.device                    # the CPU, or a GPU for a network trained with --device cuda
         with torch.no_grad():
-            logp = masked_log_probs(self.net.logits(torch.from_numpy(np.ascontiguousarray(obs))),
-                                    torch.from_numpy(np.ascontiguousarray(masks)))
-        p = logp.exp().numpy()
+            logp = masked_log_probs(self.net.logits(torch.from_numpy(np.ascontiguousarray(obs)).to(device)),
+                                    torch.from_numpy(np.ascontiguousarray(masks)).to(device))
+        p = logp.exp().cpu().numpy()
         if not np.isfinite(p).all():
             raise ValueError(f"policy {self.name!r}: its network gives NaN or infinite probabilities (its weights "
                              "hold NaN or infinite numbers?), so it cannot choose a legal action")
@@ -357,8 +402,8 @@ class TorchPolicyAgent(Agent):
         if self.net.arch["value_dim"]:
             return None
         with torch.no_grad():
-            _, v = self.net(torch.from_numpy(np.ascontiguousarray(obs)))
-        return v.numpy()
+            _, v = self.net(torch.from_numpy(np.ascontiguousarray(obs)).to(self.net.device))
+        return v.cpu().numpy()
 
     def _shape_error(self, shape: tuple[int, ...]) -> str:
         """Why observations of ``shape`` do not fit this policy, and what to do."""

@@ -10,12 +10,11 @@ snapshot share then plays as the learner itself). Figures are medians because th
 
 from __future__ import annotations
 
-import copy
 import statistics
 import tempfile
 import time
 
-from experiments.train.ppo import Trainer, make_args
+from experiments.train.ppo import Trainer, cpu_weights, make_args
 
 __all__ = ["bench"]
 
@@ -38,7 +37,7 @@ def bench(updates: int = 10, warmup: int = 12, torch_threads: int = 0, snapshots
             t2 = time.perf_counter()
             t.update += 1
             if snapshots:
-                t.league.add_snapshot(copy.deepcopy(t.net.state_dict()), t.update)
+                t.league.add_snapshot(cpu_weights(t.net), t.update)
             if i >= warmup:
                 rows.append({**timing, "update": t2 - t1, "total": t2 - t0})
         med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}

@@ -53,7 +53,7 @@ RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eva
              "args.json", "run.json", "tb", "exploiter.pt", "exploit.json", "exploit_curve.png")
 
 #: Settings a run may change when it resumes (the budget, the clock, the logging); any other change is refused.
-RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every")
+RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every", "device")
 
 #: Checkpoint entries that stay torch values when loaded (the rest becomes numpy).
 _TORCH_ENTRIES = ("model", "optimizer", "pool", "torch_rng", "exploiter_model", "exploiter_optimizer")

@@ -112,7 +112,7 @@ import numpy.typing as npt
 import torch
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.policy import MASKED_LOGIT, PolicyNet, TorchPolicyAgent, sample_masked
+from agents.policy import MASKED_LOGIT, PolicyNet, TorchPolicyAgent, resolve_device, sample_masked
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.tournament import play_pair
 from experiments.train import checkpoint, report
@@ -129,7 +129,7 @@ from mus_env.observation import obs_dim
 
 __all__ = ["Args", "PRESETS", "make_args", "threads_for", "Trainer", "train", "eval_score", "TurnBuffer",
            "turn_based_gae", "League", "SnapshotBank", "CheckpointError", "SettingsError", "TrainingInterrupted",
-           "TrainingDiverged", "relative_hands", "hands_input", "HANDS_DIM"]
+           "TrainingDiverged", "relative_hands", "hands_input", "HANDS_DIM", "cpu_weights"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -150,6 +150,9 @@ class Args:
     torch_threads: int = 0
     """torch intra-op threads; 0: all cores, at most 4 (fastest on an idle machine); use 1 when other jobs share
     the cores (on a busy 2-core machine 2 threads made the forward pass 10x slower)"""
+    device: str = "auto"
+    """where the networks run: auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or cuda:N; the engine
+    and the baselines always run on the CPU cores (one transfer to the device per step and back)"""
     progress: bool = True
     """show a progress bar"""
     # game
@@ -265,6 +268,11 @@ def threads_for(args: Args) -> int:
     return args.torch_threads or max(1, min(4, os.cpu_count() or 1))
 
 
+def cpu_weights(net: PolicyNet) -> dict[str, torch.Tensor]:
+    """A copy of ``net``'s weights on the CPU (the league's snapshots play there, wherever the learner trains)."""
+    return {k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()}
+
+
 #: Named presets: overrides of :class:`Args`.
 PRESETS: dict[str, dict[str, Any]] = {
     # a few updates on a few tables, for tests and smoke runs (seconds)
@@ -305,6 +313,10 @@ class Trainer:
         args.check()
         self.args = args
         self.out = Path(args.out)
+        try:
+            self.device = resolve_device(args.device)   # the networks' device; the engine stays on the CPU
+        except ValueError as e:
+            raise SettingsError(f"Args.{e}") from None
         check_run_folder(self.out, resume, overwrite)
         torch.set_num_threads(threads_for(args))
         # seeding: every random choice of the run flows from args.seed
@@ -316,7 +328,7 @@ class Trainer:
         # sized by the config: 345 observations and 31 actions, or 477 and 47 with señas
         self.obs_dim, self.num_actions = obs_dim(self.cfg), num_actions(self.cfg)
         self.net = PolicyNet(self.obs_dim, self.num_actions, hidden=args.hidden,
-                             value_dim=HANDS_DIM if args.central_critic else 0)
+                             value_dim=HANDS_DIM if args.central_critic else 0).to(self.device)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.league = build_league(args, self.cfg)      # every league and evaluation agent built and checked
         self.buffer = TurnBuffer(args.num_tables, args.rollout_steps, self.obs_dim, self.num_actions)
@@ -328,7 +340,7 @@ class Trainer:
         self.exploiter_born = -1       # the update the exploiter was last reset to a copy of the learner (-1: not yet)
         if self.league.has_exploiter:
             self.exploiter = PolicyNet(self.obs_dim, self.num_actions, hidden=args.hidden,
-                                       value_dim=HANDS_DIM if args.central_critic else 0)
+                                       value_dim=HANDS_DIM if args.central_critic else 0).to(self.device)
             self.exploiter_opt = torch.optim.Adam(self.exploiter.parameters(), lr=args.learning_rate, eps=1e-5)
             self.exploiter_buffer = TurnBuffer(args.num_tables, args.rollout_steps, self.obs_dim, self.num_actions)
         self.batch = args.num_tables * args.rollout_steps
@@ -357,17 +369,18 @@ class Trainer:
         """Sample the learner's (or ``net``'s) actions: ``(actions, log-probabilities, values)``."""
         if not len(obs):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
+        dev = self.device
         with torch.no_grad():
-            logits, value = (self.net if net is None else net)(torch.from_numpy(obs), self._value_input(hands))
+            logits, value = (self.net if net is None else net)(torch.from_numpy(obs).to(dev), self._value_input(hands))
             # masked categorical: an illegal action's logit is MASKED_LOGIT, so its probability is exactly 0
-            logp_all = torch.log_softmax(logits.masked_fill(torch.from_numpy(mask) == 0, MASKED_LOGIT), dim=-1)
-        logp_all = logp_all.numpy()
+            logp_all = torch.log_softmax(logits.masked_fill(torch.from_numpy(mask).to(dev) == 0, MASKED_LOGIT), dim=-1)
+        logp_all = logp_all.cpu().numpy()           # sampled on the CPU from the run's numpy generator
         action = sample_masked(np.exp(logp_all), self.rng)
-        return action, logp_all[np.arange(len(action)), action], value.numpy()
+        return action, logp_all[np.arange(len(action)), action], value.cpu().numpy()
 
     def _value_input(self, hands: npt.NDArray[np.int8] | None) -> torch.Tensor | None:
         """The centralised critic's extra input (every seat's hand), None without it."""
-        return torch.from_numpy(hands_input(hands)) if self.args.central_critic else None
+        return torch.from_numpy(hands_input(hands)).to(self.device) if self.args.central_critic else None
 
     def _learner_rewards(self, rewards: npt.NDArray[np.float32], done: npt.NDArray[np.bool_],
                          info: dict[str, Any]) -> npt.NDArray[np.float32]:
@@ -457,18 +470,20 @@ class Trainer:
                              buffer.value[:n], buffer.done[:n], pending, 4 * a.num_tables, a.gamma, a.gae_lambda)
         idx = np.flatnonzero(~pending)
         returns = adv + buffer.value[:n]
-        obs = torch.from_numpy(buffer.obs[:n])
+        # the rollout on the networks' device, once (a no-op on the CPU)
+        dev = self.device
+        obs = torch.from_numpy(buffer.obs[:n]).to(dev)
         vin = self._value_input(buffer.hands[:n])
-        illegal = torch.from_numpy(buffer.mask[:n]) == 0
-        act = torch.from_numpy(buffer.action[:n])
-        old_logp = torch.from_numpy(buffer.logp[:n])
-        adv_t, ret_t = torch.from_numpy(adv), torch.from_numpy(returns)
+        illegal = torch.from_numpy(buffer.mask[:n]).to(dev) == 0
+        act = torch.from_numpy(buffer.action[:n]).to(dev)
+        old_logp = torch.from_numpy(buffer.logp[:n]).to(dev)
+        adv_t, ret_t = torch.from_numpy(adv).to(dev), torch.from_numpy(returns).to(dev)
         stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip")}
         stop = False
         for _ in range(a.update_epochs):
             order = self.rng.permutation(idx)
             for start in range(0, len(order), a.minibatch_size):
-                mb = torch.from_numpy(order[start:start + a.minibatch_size])
+                mb = torch.from_numpy(order[start:start + a.minibatch_size]).to(dev)
                 logits, value = net(obs[mb], None if vin is None else vin[mb])
                 # masked categorical: illegal actions get probability exactly 0, and no gradient
                 logp_all = torch.log_softmax(logits.masked_fill(illegal[mb], MASKED_LOGIT), dim=-1)
@@ -679,7 +694,7 @@ def _run(t: Trainer, run: RunSession, log: Any, max_updates: int | None, run_inf
         for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"):
             writer.add_scalar(f"losses/{k}", row[k], t.update)
         if t.update % a.snapshot_every == 0:
-            t.league.add_snapshot(copy.deepcopy(t.net.state_dict()), t.update)
+            t.league.add_snapshot(cpu_weights(t.net), t.update)
         final = t.update == t.num_updates
         if (a.eval_every and t.update % a.eval_every == 0) or final:
             ev = t.evaluate()

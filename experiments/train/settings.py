@@ -57,7 +57,7 @@ _AT_LEAST_ONE = ("total_decisions", "num_tables", "rollout_steps", "update_epoch
 
 _BOOLS = ("progress", "anneal_lr", "central_critic", "eval_greedy")
 
-_STRINGS = ("out", "signals", "league_mix", "eval_opponents", "learner_decides", "warm_start")
+_STRINGS = ("out", "signals", "league_mix", "eval_opponents", "learner_decides", "warm_start", "device")
 
 
 def _is_int(v: Any) -> bool:
@@ -75,6 +75,9 @@ def check_args(args: Any) -> None:
             raise ValueError(f"Args.{name} must be a string, got {getattr(args, name)!r}")
     if not args.out.strip():
         raise ValueError("Args.out must name a folder, got ''")
+    device = args.device.strip().lower()
+    if device not in ("auto", "cpu", "cuda") and not (device.startswith("cuda:") and device[5:].isdigit()):
+        raise ValueError(f"Args.device must be auto, cpu, cuda or cuda:N, got {args.device!r}")
     for name, hi in LIMITS.items():
         v, lo = getattr(args, name), 1 if name in _AT_LEAST_ONE else 0
         if not _is_int(v) or not lo <= v <= hi:

@@ -50,20 +50,23 @@ def behaviour_cloning(net: PolicyNet, config: MusConfig, rng: np.random.Generato
     bar = progress_bar(epochs * ((len(keep) + minibatch_size - 1) // minibatch_size), "cloning equity: fitting",
                        progress)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    dev = net.device
     loss_v = acc = 0.0
     for _ in range(epochs):
         order = torch.from_numpy(rng.permutation(keep))
         losses, hits = [], []
         for start in range(0, len(order), minibatch_size):
             mb = order[start:start + minibatch_size]
-            # the masked categorical: illegal actions get the logit MASKED_LOGIT (probability exactly 0)
-            logp = torch.log_softmax(net.logits(X_t[mb]).masked_fill(illegal[mb], MASKED_LOGIT), dim=-1)
-            loss = torch.nn.functional.nll_loss(logp, Y_t[mb])
+            # the masked categorical: illegal actions get the logit MASKED_LOGIT (probability exactly 0); each
+            # minibatch goes to the network's device (a no-op on the CPU), the cloning data stays in memory here
+            x, no, y = X_t[mb].to(dev), illegal[mb].to(dev), Y_t[mb].to(dev)
+            logp = torch.log_softmax(net.logits(x).masked_fill(no, MASKED_LOGIT), dim=-1)
+            loss = torch.nn.functional.nll_loss(logp, y)
             opt.zero_grad()
             loss.backward()
             opt.step()
             losses.append(loss.item())
-            hits.append((logp.argmax(1) == Y_t[mb]).float().mean().item())
+            hits.append((logp.argmax(1) == y).float().mean().item())
             bar.update(1)
         loss_v, acc = float(np.mean(losses)), float(np.mean(hits))
     bar.close()
