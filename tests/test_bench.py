@@ -41,3 +41,37 @@ def test_profile_times_every_part_and_leaves_the_engine_alone(capsys: pytest.Cap
     profile_command.main(["--batch", "64", "--steps", "3"])
     out = capsys.readouterr().out
     assert "B=64" in out and "the game" in out
+
+
+REPORT = {"results": {"env": 30_000.0, "vector B=4096": 2_000_000.0, "vector B=4096 2 threads": 3_500_000.0,
+                      "texas_holdem_v4": 5_000.0, "openspiel bridge": 200_000.0},
+          "ratios": {"vector B=4096 / openspiel bridge": 10.0}, "threads": [1, 2], "repeats": 3, "seconds": 2.0,
+          "state_bytes_per_table": 512, "buffer_bytes_per_table": 1483, "command": "mus bench --tournaments",
+          "kernel_seconds": {"cold": 13.2, "cached": 0.5, "cold_cpu": 13.3, "cached_cpu": 0.7},
+          "tournaments": {"rule vs equity": {"hands_per_second": 59_057.0, "runs": [59_508.0, 59_057.0],
+                                             "command": "mus tournament --agents rule,equity"},
+                          "ladder": None}}
+
+
+def test_the_docs_tables_and_the_readme_paragraph_come_from_the_bench_output() -> None:
+    from experiments.tools.update_docs import bench_markdown, bench_summary
+
+    table = bench_markdown(REPORT)
+    assert table.startswith("`mus bench --tournaments` on this 2-core machine")
+    assert "| rule vs equity | 59,057 | 59,508, 59,057 | `mus tournament --agents rule,equity` |" in table
+    assert "| ladder |" not in table                    # skipped (no torch): no row
+    assert "cold compile 13.2 s, load from the cache 0.5 s (13.3 s and 0.7 s of CPU)" in table
+    summary = bench_summary(REPORT)
+    for words in ("2.00M decisions/s on one core", "10.0× OpenSpiel", "3.50M on 2 cores",
+                  "`mus_v0.env()` 6.0× PettingZoo", "59,057 hands/s for `rule` vs `equity`", "compiles once per "
+                  "machine in 13 s", "cache in 0.5 s", "(`mus bench --tournaments`, medians"):
+        assert words in summary, (words, summary)
+    assert "ladder" not in summary
+    bare = bench_summary({"results": {"vector B=4096": 1e6}, "ratios": {}, "threads": [1]})
+    assert "1.00M decisions/s" in bare and "OpenSpiel" not in bare and "hands/s" not in bare
+
+
+def test_tournaments_flag_only_with_engine_all(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        bench_command.main(["--engine", "vector", "--tournaments"])
+    assert e.value.code == 2 and "--tournaments: only with --engine all" in capsys.readouterr().err

@@ -15,6 +15,7 @@ from experiments.commands.options import (
     split_specs,
 )
 from experiments.evaluate.report_card import DEAL_SETS, OPPONENTS, card_markdown, report_card, save_card
+from mus_env.vector import warm_up
 
 __all__ = ["main"]
 
@@ -50,6 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     check_agent_specs(p, "--opponents", opponents)
     out = args.out or "runs/evaluate/" + (re.sub(r"[^A-Za-z0-9._-]+", "_", args.agent).strip("_") or "agent")
     check_creatable_dir(p, "--out", out)
+    # the first use on a machine compiles the batched engine: one line, not a silent wait
+    warm_up(1, log=lambda line: print(f"mus evaluate: {line}", file=sys.stderr))
     card = report_card(args.agent, deal_set=args.deal_set, opponents=opponents, kings=args.kings, target=args.target,
                        hands=args.hands, games=args.games, command="mus evaluate " + shlex.join(argv))
     if args.probe_decisions:

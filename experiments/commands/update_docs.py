@@ -19,8 +19,10 @@ def main(argv: list[str] | None = None) -> None:
                                    "rewritten; the measured ones only when their file is given. Run it from a "
                                    "checkout.")
     p.add_argument("--ladder", help="results.json of a mus tournament: the ladder (copied to docs/ladder_results.json)")
-    p.add_argument("--bench", help="JSON output of mus bench --json: the performance table")
-    p.add_argument("--bench-command", default="mus bench --json", help="the command shown above the bench table")
+    p.add_argument("--bench", help="JSON output of mus bench --json: the performance tables and the README's speed "
+                        "paragraph (copied to docs/bench.json)")
+    p.add_argument("--bench-command", default=None,
+                   help="the command shown above the bench table (default: the one the bench output records)")
     p.add_argument("--exploit", nargs="+", default=(), metavar="EXPLOIT_JSON",
                    help="exploit.json files of mus exploit runs, in table order (redraws docs/exploit.png)")
     p.add_argument("--signals", help="signals_value.json of a mus signals run")

@@ -9,7 +9,8 @@ Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in one
   fails when a page is out of date;
 * ``ladder`` (``docs/evaluation.md``) and ``ladder-summary`` (``README.md``): from a tournament's
   ``results.json`` (``ladder=``; the README's summary is rebuilt from ``docs/ladder_results.json`` every time);
-* ``bench`` (``docs/performance.md``): from ``mus bench --json`` output;
+* ``bench`` (``docs/performance.md``) and ``bench-summary`` (``README.md``): from ``mus bench --json`` output
+  (``bench=``, copied to ``docs/bench.json``; both are rebuilt from the copy every time);
 * ``exploit`` (``docs/exploitability.md``): from ``mus exploit`` results, with the bar chart ``docs/exploit.png``;
 * ``signals-value`` (``docs/senas.md``): from a ``mus signals`` run.
 
@@ -34,8 +35,8 @@ from mus_env.signals import sign_table
 
 __all__ = ["ROOT", "DOCS", "BLOCKS", "LADDER_RESULTS", "REWARD_MEANINGS", "replace_section", "section", "code_blocks",
            "state_table", "reward_table",
-           "ladder_markdown", "ladder_summary", "bench_markdown", "exploit_markdown", "signals_markdown",
-           "update_docs"]
+           "ladder_markdown", "ladder_summary", "bench_markdown", "bench_summary", "exploit_markdown",
+           "signals_markdown", "update_docs"]
 
 #: The repository root (the docs are not installed with the package: run this from a checkout).
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +56,7 @@ BLOCKS = {
     "ladder": "docs/evaluation.md",
     "ladder-summary": "README.md",
     "bench": "docs/performance.md",
+    "bench-summary": "README.md",
     "exploit": "docs/exploitability.md",
 }
 
@@ -214,8 +216,9 @@ def exploit_markdown(results: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def bench_markdown(report: dict[str, Any], command: str) -> str:
-    """The performance page's table from ``mus bench --json`` output."""
+def bench_markdown(report: dict[str, Any], command: str | None = None) -> str:
+    """The performance page's tables from ``mus bench --json`` output (its own ``command`` unless given)."""
+    command = command or report.get("command") or "mus bench"
     lines = [f"`{command}` on this 2-core machine (random legal play, median of "
              f"{report.get('repeats', '?')} runs of {report.get('seconds', '?')} s; obs and mask included):", "",
              "| engine / interface | decisions/s | µs/decision |", "|---|---|---|"]
@@ -225,15 +228,50 @@ def bench_markdown(report: dict[str, Any], command: str) -> str:
     if report.get("ratios"):
         lines += ["", "| ratio (same run) | × |", "|---|---|"]
         lines += [f"| {k} | {v:.2f} |" for k, v in report["ratios"].items()]
+    tournaments = {k: v for k, v in (report.get("tournaments") or {}).items() if v}
+    if tournaments:
+        lines += ["", "Whole `mus tournament` runs, each a fresh process as a user runs it (the compile cached; "
+                      "the agents' decisions included):", "",
+                  "| tournament | hands/s | runs | command |", "|---|---|---|---|"]
+        for name, t in tournaments.items():
+            lines.append(f"| {name} | {t['hands_per_second']:,.0f} | "
+                         f"{', '.join(f'{r:,.0f}' for r in t['runs'])} | `{t['command']}` |")
     buf = report.get("buffer_bytes_per_table")
     lines += ["", f"VectorMusEnv memory: {report['state_bytes_per_table']} bytes of state per table"
               + (f", plus {buf:,} bytes of output buffers (observation, mask, step outputs); no per-seat cache."
                  if buf else ".")]
     k = report.get("kernel_seconds")
     if k:
-        lines += ["", f"Kernel (numba): cold compile {k['cold']:.0f} s, load from the cache {k['cached']:.1f} s "
+        cpu = (f" ({k['cold_cpu']:.1f} s and {k['cached_cpu']:.1f} s of CPU)" if "cold_cpu" in k else "")
+        lines += ["", f"Kernel (numba): cold compile {k['cold']:.1f} s, load from the cache {k['cached']:.1f} s{cpu} "
                       "(a fresh process importing mus_env and running every entry point once, serial and threaded)."]
     return "\n".join(lines)
+
+
+def bench_summary(report: dict[str, Any]) -> str:
+    """The README's speed paragraph from ``mus bench --json`` output (``docs/bench.json``)."""
+    r, ratios = report["results"], report.get("ratios") or {}
+    threads = max(report.get("threads") or [1])
+    parts = []
+    one, many = r.get("vector B=4096"), r.get(f"vector B=4096 {threads} threads")
+    if one:
+        bridge = ratios.get("vector B=4096 / openspiel bridge")
+        parts.append(f"`VectorMusEnv` {one / 1e6:.2f}M decisions/s on one core at 4,096 tables"
+                     + (f" ({bridge:.1f}× OpenSpiel's C++ bridge from Python)" if bridge else "")
+                     + (f", {many / 1e6:.2f}M on {threads} cores" if many else ""))
+    if r.get("env") and r.get("texas_holdem_v4"):
+        parts.append(f"`mus_v0.env()` {r['env'] / r['texas_holdem_v4']:.1f}× PettingZoo's `texas_holdem_v4.env()`")
+    t = report.get("tournaments") or {}
+    if t.get("rule vs equity"):
+        parts.append(f"`mus tournament` {t['rule vs equity']['hands_per_second']:,.0f} hands/s for `rule` vs "
+                     "`equity`" + (f", {t['ladder']['hands_per_second']:,.0f} for the five-agent ladder"
+                                   if t.get("ladder") else ""))
+    k = report.get("kernel_seconds")
+    if k:
+        parts.append(f"the kernel compiles once per machine in {k['cold']:.0f} s and loads from numba's cache in "
+                     f"{k['cached']:.1f} s")
+    return (f"Measured on the project's 2-core machine (`{report.get('command', 'mus bench')}`, medians; "
+            "[Performance](docs/performance.md)): " + "; ".join(parts) + ".")
 
 
 def signals_markdown(data: dict[str, Any]) -> str:
@@ -250,7 +288,7 @@ def _write_block(blocks: dict[str, str], name: str, body: str) -> None:
     blocks[path] = replace_section(blocks[path], name, body)
 
 
-def update_docs(ladder: str | Path | None = None, bench: str | Path | None = None, bench_command: str = "mus bench",
+def update_docs(ladder: str | Path | None = None, bench: str | Path | None = None, bench_command: str | None = None,
                 exploit: Sequence[str | Path] = (), signals: str | Path | None = None,
                 root: str | Path | None = None) -> list[Path]:
     """Rewrite the generated blocks (see the module docstring) and return the files that changed.
@@ -258,8 +296,10 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
     Args:
         ladder: a tournament's ``results.json``: copied to ``docs/ladder_results.json``, then the evaluation
             page's ladder and the README's summary are rebuilt from it (None: only the summary, from the copy).
-        bench: ``mus bench --json`` output for the performance page (None: left as it is).
-        bench_command: the command shown above the bench table.
+        bench: ``mus bench --json`` output, copied to ``docs/bench.json`` (None: the copy there); the performance
+            page's tables and the README's speed paragraph are rebuilt from the copy every time.
+        bench_command: the command recorded with the copy and shown above the bench table (default: the one the
+            output records).
         exploit: ``exploit.json`` files of ``mus exploit`` runs, in table order; also redraws ``docs/exploit.png``.
         signals: a ``mus signals`` run's ``signals_value.json``.
         root: the repository root (default: this checkout's).
@@ -283,9 +323,15 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
         results_path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
         _write_block(blocks, "ladder", ladder_markdown(results))
     _write_block(blocks, "ladder-summary", ladder_summary(json.loads(results_path.read_text(encoding="utf-8"))))
+    bench_path = base / "docs" / "bench.json"
     if bench is not None:
-        _write_block(blocks, "bench", bench_markdown(json.loads(Path(bench).read_text(encoding="utf-8")),
-                                                      bench_command))
+        report = json.loads(Path(bench).read_text(encoding="utf-8"))
+        if bench_command:
+            report["command"] = bench_command
+        bench_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    report = json.loads(bench_path.read_text(encoding="utf-8"))
+    _write_block(blocks, "bench", bench_markdown(report))
+    _write_block(blocks, "bench-summary", bench_summary(report))
     if exploit:
         from experiments.evaluate.exploit import exploit_bars
 

@@ -103,6 +103,7 @@ import copy
 import dataclasses
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,7 @@ from experiments.train.warm_start import behaviour_cloning, load_warm_start
 from mus_env import MusConfig, VectorMusEnv
 from mus_env.actions import num_actions
 from mus_env.observation import obs_dim
+from mus_env.vector import warm_up
 
 __all__ = ["Args", "PRESETS", "make_args", "threads_for", "Trainer", "train", "eval_score", "TurnBuffer",
            "turn_based_gae", "League", "SnapshotBank", "CheckpointError", "SettingsError", "TrainingInterrupted",
@@ -307,7 +309,8 @@ def make_args(preset: str = "default", **overrides: Any) -> Args:
 class Trainer:
     """A training run: environment, network, optimiser, league, turn buffers, counters (see :func:`train`)."""
 
-    def __init__(self, args: Args, resume: bool = False, overwrite: bool = False) -> None:
+    def __init__(self, args: Args, resume: bool = False, overwrite: bool = False,
+                 log: Callable[[str], object] | None = None) -> None:
         # every setting, agent, policy file and the checkpoint are checked here, before the run's folder is touched
         # (train() opens it): a refusal (SettingsError, CheckpointError) writes nothing
         args.check()
@@ -324,6 +327,7 @@ class Trainer:
         torch.manual_seed(args.seed)
         # the environment: the training game (capped mus rounds), stones paid to every seat after each hand
         self.cfg = args.game_config(training=True)
+        warm_up(None, log=log)         # the first run on a machine compiles the engine (~15 s): one line says so
         self.env = VectorMusEnv(args.num_tables, self.cfg, seed=args.seed, reward="stones")
         # sized by the config: 345 observations and 31 actions, or 477 and 47 with señas
         self.obs_dim, self.num_actions = obs_dim(self.cfg), num_actions(self.cfg)
@@ -613,7 +617,7 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
         TrainingInterrupted: Ctrl-C (a ``KeyboardInterrupt``); the message says where the last checkpoint is.
         TrainingDiverged: a loss or a weight became NaN or infinite; the last good checkpoint is kept.
     """
-    t = Trainer(args, resume=resume, overwrite=overwrite)
+    t = Trainer(args, resume=resume, overwrite=overwrite, log=log)
     if resume and t.update >= t.num_updates:
         log(f"the run in {t.out} is complete (update {t.update} of {t.num_updates}): nothing to do (give a larger "
             "--total-decisions to train on)")
