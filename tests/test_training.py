@@ -600,3 +600,30 @@ def test_mutual_information_estimates_known_values() -> None:
     assert grid["mi_miller_madow"] == pytest.approx((3 + 7 - 31) / (2 * 32 * np.log(2)))
     half = mutual_information([0, 0, 1, 1], [0, 1, 0, 0])            # H(x)=1, H(y)=0.811, H(x,y)=1.5
     assert half["mi_plugin"] == pytest.approx(1.0 + 0.8112781 - 1.5, abs=1e-6)
+
+
+def test_cloning_data_is_stored_coded_and_read_back_bit_for_bit() -> None:
+    """The behaviour cloning's observations: one byte per entry (a quarter of float32), decoded exactly; past 256
+    distinct values the store falls back to float32 rows, keeping what it held."""
+    from experiments.train.warm_start import CodedObservations
+
+    env = VectorMusEnv(64, MusConfig(max_mus_rounds=6), seed=3)
+    obs, _ = env.reset()
+    steps = 30
+    store = CodedObservations(steps * 64, obs.shape[1])
+    raw = []
+    for t in range(steps):
+        store.put(slice(t * 64, (t + 1) * 64), obs)
+        raw.append(obs.copy())
+        obs, *_ = env.step(env.sample_actions(t))
+    raw = np.concatenate(raw)
+    assert store.codes is not None and store.floats is None and 2 <= len(store.values) <= 256
+    assert store.nbytes < raw.nbytes / 3
+    idx = np.random.default_rng(0).permutation(len(raw))[:500]
+    assert np.array_equal(store.take(idx).numpy().view(np.uint32), raw[idx].view(np.uint32))    # the same bits
+    # many distinct values: the store becomes plain float32, rows stored before included
+    noisy = np.random.default_rng(1).random((64, obs.shape[1]), dtype=np.float32)
+    store.put(slice(0, 64), noisy)
+    assert store.codes is None and store.floats is not None
+    both = np.concatenate([noisy, raw[64:]])
+    assert np.array_equal(store.take(np.arange(len(raw))).numpy(), both)

@@ -16,7 +16,69 @@ from mus_env import MusConfig, VectorMusEnv
 from mus_env.observation import OBS_DIM
 from mus_env.signals import SIGNAL_DIM
 
-__all__ = ["behaviour_cloning", "load_warm_start"]
+__all__ = ["behaviour_cloning", "load_warm_start", "CodedObservations"]
+
+
+class CodedObservations:
+    """A table of observations kept at one byte per entry, read back bit for bit.
+
+    The cloning data is millions of observations (2M decisions of 345 float32 entries: 2.8 GB, most of the
+    default run's peak memory). Their entries take very few distinct values (one-hots, counts over a scale: 50
+    in 300,000 rows of equity self-play), so each row is stored as codes into an append-only table of the
+    values seen (``uint8``, a quarter of the memory) and decoded on reading: the same float32 numbers, so the
+    cloning is unchanged bit for bit. Past 256 distinct values the table falls back to float32 storage.
+    """
+
+    MAX_CODES = 256
+
+    def __init__(self, rows: int, cols: int) -> None:
+        self.codes: np.ndarray | None = np.zeros((rows, cols), dtype=np.uint8)
+        self.values = np.zeros(0, dtype=np.float32)      # code -> value, in the order first seen
+        self.floats: np.ndarray | None = None           # the fallback: plain float32 rows
+        self._known: np.ndarray | None = None           # (a cache of the sorted table, rebuilt when it grows)
+        self._code_of = np.zeros(0, dtype=np.uint8)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the rows (codes or floats) and the value table."""
+        return (self.floats if self.codes is None else self.codes).nbytes + self.values.nbytes
+
+    def put(self, rows: slice, obs: np.ndarray) -> None:
+        """Store ``obs`` (``(n, cols)`` float32) as the rows ``rows``."""
+        if self.floats is None:
+            codes = self._encode(obs)
+            if codes is not None:
+                self.codes[rows] = codes
+                return
+            self.floats = self.values[self.codes]           # too many values: decode what is stored so far
+            self.codes = None
+        self.floats[rows] = obs
+
+    def take(self, index: np.ndarray) -> torch.Tensor:
+        """The rows ``index`` as a float32 tensor (decoded)."""
+        rows = self.floats[index] if self.codes is None else self.values[self.codes[index]]
+        return torch.from_numpy(np.ascontiguousarray(rows))
+
+    def _encode(self, obs: np.ndarray) -> np.ndarray | None:
+        """The codes of ``obs`` (new values are added to the table), or None past :attr:`MAX_CODES` values."""
+        for _ in range(2):
+            if self._known is None:                     # the table sorted for searching, and each one's code
+                order = np.argsort(self.values, kind="stable")
+                self._known, self._code_of = self.values[order], order.astype(np.uint8)
+            if len(self._known):
+                pos = np.searchsorted(self._known, obs)
+                np.minimum(pos, len(self._known) - 1, out=pos)
+                found = self._known[pos] == obs
+                if found.all():
+                    return self._code_of[pos]
+                new = np.unique(obs[~found])
+            else:
+                new = np.unique(obs)
+            if len(self.values) + len(new) > self.MAX_CODES:
+                return None
+            self.values = np.concatenate([self.values, new.astype(np.float32)])
+            self._known = None
+        raise AssertionError("a value was added to the table and still not found")  # pragma: no cover
 
 
 def behaviour_cloning(net: PolicyNet, config: MusConfig, rng: np.random.Generator, decisions: int, epochs: int,
@@ -33,20 +95,21 @@ def behaviour_cloning(net: PolicyNet, config: MusConfig, rng: np.random.Generato
     env = VectorMusEnv(num_tables, config, seed=seed, reward="stones")
     obs, mask = env.reset()
     steps = max(1, decisions // num_tables)
-    X = np.zeros((steps * num_tables, obs.shape[1]), dtype=np.float32)
+    X = CodedObservations(steps * num_tables, obs.shape[1])
     M = np.zeros((steps * num_tables, mask.shape[1]), dtype=np.int8)
     Y = np.zeros(steps * num_tables, dtype=np.int64)
     bar = progress_bar(steps, "cloning equity: playing", progress)
     for t in range(steps):
         act = teacher.act_batch(obs, mask, rng)
         sl = slice(t * num_tables, (t + 1) * num_tables)
-        X[sl], M[sl], Y[sl] = obs, mask, act
+        X.put(sl, obs)
+        M[sl], Y[sl] = mask, act
         obs, mask, *_ = env.step(act)
         bar.update(1)
     bar.close()
     # only real choices teach anything: skip decisions with a single legal action
     keep = np.flatnonzero(M.sum(axis=1) > 1)
-    X_t, illegal, Y_t = torch.from_numpy(X), torch.from_numpy(M) == 0, torch.from_numpy(Y)
+    illegal, Y_t = torch.from_numpy(M) == 0, torch.from_numpy(Y)
     bar = progress_bar(epochs * ((len(keep) + minibatch_size - 1) // minibatch_size), "cloning equity: fitting",
                        progress)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
@@ -59,7 +122,7 @@ def behaviour_cloning(net: PolicyNet, config: MusConfig, rng: np.random.Generato
             mb = order[start:start + minibatch_size]
             # the masked categorical: illegal actions get the logit MASKED_LOGIT (probability exactly 0); each
             # minibatch goes to the network's device (a no-op on the CPU), the cloning data stays in memory here
-            x, no, y = X_t[mb].to(dev), illegal[mb].to(dev), Y_t[mb].to(dev)
+            x, no, y = X.take(mb.numpy()).to(dev), illegal[mb].to(dev), Y_t[mb].to(dev)
             logp = torch.log_softmax(net.logits(x).masked_fill(no, MASKED_LOGIT), dim=-1)
             loss = torch.nn.functional.nll_loss(logp, y)
             opt.zero_grad()
