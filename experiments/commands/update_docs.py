@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--bench-command", default=None,
                    help="the command shown above the bench table (default: the one the bench output records)")
     p.add_argument("--exploit", nargs="+", default=(), metavar="EXPLOIT_JSON",
-                   help="exploit.json files of mus exploit runs, in table order (redraws docs/exploit.png)")
+                   help="exploit.json files of mus exploit runs (or exploit_seeds.json of mus exploit --seeds), in "
+                        "table order (redraws docs/exploit.png)")
     p.add_argument("--signals", help="signals_value.json of a mus signals run")
     args = p.parse_args(argv)
     try:

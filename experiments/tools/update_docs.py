@@ -35,7 +35,7 @@ from mus_env.signals import sign_table
 
 __all__ = ["ROOT", "DOCS", "BLOCKS", "LADDER_RESULTS", "REWARD_MEANINGS", "replace_section", "section", "code_blocks",
            "state_table", "reward_table",
-           "ladder_markdown", "ladder_summary", "bench_markdown", "bench_summary", "exploit_markdown",
+           "ladder_markdown", "ladder_summary", "bench_markdown", "bench_summary", "exploit_markdown", "flatten_probes",
            "signals_markdown", "update_docs"]
 
 #: The repository root (the docs are not installed with the package: run this from a checkout).
@@ -197,8 +197,18 @@ def ladder_summary(results: dict[str, Any]) -> str:
     return "\n".join(_ladder_rows(results) + ["", f"`{ladder_command(results)}`: {source}."])
 
 
+def flatten_probes(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every probe's result: ``exploit.json`` results as they are, ``exploit_seeds.json`` reports opened into
+    theirs."""
+    return [p for r in results for p in (r["results"] if "probes" in r else [r])]
+
+
 def exploit_markdown(results: Sequence[dict[str, Any]]) -> str:
-    """The exploitability table: one row per probe (held-out gain of the best response, 95% CIs, budget)."""
+    """The exploitability table: one row per probe (held-out gain of the best response, 95% CIs, budget); a
+    several-seed report (``mus exploit --seeds``) gives a row per probe and a line with the largest gain and the
+    spread."""
+    reports = [r for r in results if "probes" in r]
+    results = flatten_probes(results)
     lines = ["| agent | probe | start | best response's gain, stones/hand | 95% CI | game win rate | 95% CI | "
              "greedy gain | trained | seed |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
@@ -208,6 +218,12 @@ def exploit_markdown(results: Sequence[dict[str, Any]]) -> str:
                      f"[{g['stones_lo']:+.3f}, {g['stones_hi']:+.3f}] | {g['win']:.3f} | "
                      f"[{g['win_lo']:.3f}, {g['win_hi']:.3f}] | {gg['stones']:+.3f} | "
                      f"{t['decisions'] / 1e6:.0f}M decisions, {t['minutes']:.0f} min | {r['seed']} |")
+    for a in reports:
+        m = a["max"]
+        lines += ["", f"**{a['agent']}** ({a['learner_decides']}), {a['n']} probes: largest gain "
+                      f"**{m['stones']:+.3f}** [{m['stones_lo']:+.3f}, {m['stones_hi']:+.3f}] stones/hand "
+                      f"({m['start']} start, seed {m['seed']}), spread {a['spread']:.3f}, largest game win rate "
+                      f"{a['max_win']['win']:.3f}; each a lower bound on its exploitability."]
     held = {(r["held_out"]["hands"], r["held_out"]["games"], r["held_out"]["eval_seed"]) for r in results}
     lines += ["", "Held out: " + ", ".join(f"{h:,} hands and {g:,} games, deal seed {s}" for h, g, s in sorted(held))
               + ". Commands, in the table's order:", ""]
@@ -337,7 +353,7 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
 
         results_list = [json.loads(Path(f).read_text(encoding="utf-8")) for f in exploit]
         _write_block(blocks, "exploit", exploit_markdown(results_list))
-        exploit_bars(results_list, base / "docs" / "exploit.png")
+        exploit_bars(flatten_probes(results_list), base / "docs" / "exploit.png")
     if signals is not None:
         _write_block(blocks, "signals-value", signals_markdown(json.loads(Path(signals).read_text(encoding="utf-8"))))
     changed = []
