@@ -56,7 +56,7 @@ RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eva
 RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every", "device")
 
 #: Checkpoint entries that stay torch values when loaded (the rest becomes numpy).
-_TORCH_ENTRIES = ("model", "optimizer", "pool", "torch_rng", "exploiter_model", "exploiter_optimizer")
+_TORCH_ENTRIES = ("model", "optimizer", "pool", "torch_rng", "exploiter_model", "exploiter_optimizer", "magnet_model")
 
 
 def to_torch(tree: Any) -> Any:
@@ -127,6 +127,8 @@ def save_checkpoint(t: Any) -> Path:
     if t.exploiter is not None:
         blob |= {"exploiter_model": t.exploiter.state_dict(), "exploiter_optimizer": t.exploiter_opt.state_dict(),
                  "exploiter_buffer": t.exploiter_buffer.state_dict(), "exploiter_born": t.exploiter_born}
+    if t.magnet is not None:
+        blob |= {"magnet_model": t.magnet.state_dict(), "magnet_born": t.magnet_born}
     # written to a temporary file and renamed: a killed run never leaves half a checkpoint
     return save_file(t.out / "checkpoint.pt", to_torch(blob))
 
@@ -178,6 +180,14 @@ def load_checkpoint(t: Any, path: Path) -> None:
             if not _is_int(born) or not -1 <= born <= t.update:
                 raise _forged(path, f"its exploiter was born at update {born!r}, not in -1..{t.update}")
             t.exploiter_born = born
+        if "magnet_model" in blob:
+            _check_state_dict(t.net, blob["magnet_model"], path, "the magnet")
+            born = blob["magnet_born"]
+            if not _is_int(born) or not 0 <= born <= t.update:
+                raise _forged(path, f"its magnet was taken at update {born!r}, not in 0..{t.update}")
+            t.refresh_magnet()
+            t.magnet.load_state_dict(blob["magnet_model"])
+            t.magnet_born = int(born)
         t.obs, t.mask = t.env.observe()
         if not (np.array_equal(t.obs, blob["obs"]) and np.array_equal(t.mask, blob["mask"])):
             raise CheckpointError(f"{path}: the environment state does not match its saved observation")

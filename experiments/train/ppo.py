@@ -88,6 +88,20 @@ actions. The loss is ``pg - ent_coef * entropy + vf_coef * v_loss`` (only ``vf_c
 0 (``anneal_lr``); the epochs stop early past ``target_kl`` (approximate KL ``mean((ratio - 1) - log ratio)``)
 when it is set. The exploiter is updated the same way on its own decisions.
 
+**Magnet** (optional, ``magnet_coef > 0``; off by default until its value is measured on Mus): the learner's
+loss adds ``magnet_coef * KL(pi || rho)``, the reverse KL from the policy to a *magnet* policy ``rho``,
+computed exactly over the legal actions of each decision of the minibatch (:func:`magnet_kl`). This is the
+regularisation of magnetic mirror descent (Sokota et al., 2022, "A unified approach to reinforcement learning,
+quantal response equilibria, and two-player zero-sum games"), written as an extra term of an otherwise ordinary
+PPO update, and the reward transformation of regularised Nash dynamics (R-NaD, Perolat et al., 2022, DeepNash)
+in its policy-gradient form: self-play chases its own last policy and can cycle in a game of bluff; the pull
+toward a slowly moving reference damps the cycle, so the last iterate approaches an equilibrium instead of
+orbiting it. The magnet is a frozen copy of the learner taken when PPO starts (after the warm start), refreshed
+to the current learner every ``magnet_every`` updates (0: never; R-NaD's reference moves in such steps). On a
+biased rock-paper-scissors played in self-play with these same loss functions (``tests/test_magnet.py``), plain
+PPO spirals out to an exploitability of about 1.0 and the magnet holds it near 0.1-0.2. The magnet's weights are
+in the checkpoint, so ``--resume`` continues exactly; the exploiter is not regularised (it is a best response).
+
 Everything the trainer writes goes to ``--out`` (:mod:`~experiments.train.checkpoint` lists the files):
 ``checkpoint.pt`` (``--resume`` continues from it exactly), ``policy.pt``, ``best_policy.pt`` (best
 :func:`eval_score`), ``metrics.csv``, ``eval.csv``, TensorBoard events, ``learning_curve.png``, ``args.json``,
@@ -131,7 +145,8 @@ from mus_env.vector import warm_up
 
 __all__ = ["Args", "PRESETS", "make_args", "threads_for", "Trainer", "train", "eval_score", "TurnBuffer",
            "turn_based_gae", "League", "SnapshotBank", "CheckpointError", "SettingsError", "TrainingInterrupted",
-           "TrainingDiverged", "relative_hands", "hands_input", "HANDS_DIM", "cpu_weights"]
+           "TrainingDiverged", "relative_hands", "hands_input", "HANDS_DIM", "cpu_weights", "clipped_surrogate",
+           "magnet_kl"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -191,6 +206,11 @@ class Args:
     """PPO ratio clip"""
     ent_coef: float = 0.01
     """entropy bonus"""
+    magnet_coef: float = 0.0
+    """weight of the reverse KL from the policy to the magnet policy (magnetic mirror descent / R-NaD; see the
+    module docstring); 0: off"""
+    magnet_every: int = 0
+    """updates between refreshes of the magnet to a copy of the learner; 0: it stays the policy PPO started from"""
     vf_coef: float = 0.5
     """value loss weight"""
     max_grad_norm: float = 0.5
@@ -275,6 +295,24 @@ def cpu_weights(net: PolicyNet) -> dict[str, torch.Tensor]:
     return {k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()}
 
 
+def clipped_surrogate(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, clip: float) -> torch.Tensor:
+    """PPO's clipped policy loss ``mean(max(-A * ratio, -A * clip(ratio, 1 - clip, 1 + clip)))`` with
+    ``ratio = exp(logp - old_logp)`` (Schulman et al., 2017)."""
+    ratio = (logp - old_logp).exp()
+    return torch.max(-adv * ratio, -adv * torch.clamp(ratio, 1 - clip, 1 + clip)).mean()
+
+
+def magnet_kl(logp_all: torch.Tensor, magnet_logp_all: torch.Tensor) -> torch.Tensor:
+    """The mean over decisions of ``KL(pi || rho) = sum_a pi(a) (log pi(a) - log rho(a))``: the magnet term.
+
+    Both arguments are ``(B, A)`` masked log-probabilities (:func:`agents.policy.masked_log_probs` or the
+    trainer's ``log_softmax`` of ``MASKED_LOGIT``-filled logits): an illegal action has ``pi(a) = 0`` exactly, so
+    it adds nothing. It is 0, with a zero gradient, where ``pi`` equals ``rho``, and its gradient moves ``pi``
+    toward ``rho`` (``tests/test_magnet.py``).
+    """
+    return (logp_all.exp() * (logp_all - magnet_logp_all)).sum(-1).mean()
+
+
 #: Named presets: overrides of :class:`Args`.
 PRESETS: dict[str, dict[str, Any]] = {
     # a few updates on a few tables, for tests and smoke runs (seconds)
@@ -342,6 +380,9 @@ class Trainer:
         self.exploiter_opt: torch.optim.Adam | None = None
         self.exploiter_buffer: TurnBuffer | None = None
         self.exploiter_born = -1       # the update the exploiter was last reset to a copy of the learner (-1: not yet)
+        # the magnet (magnet_coef > 0): a frozen copy of the learner, taken when PPO starts and every magnet_every
+        self.magnet: PolicyNet | None = None
+        self.magnet_born = -1          # the update the magnet was last copied from the learner (-1: not yet)
         if self.league.has_exploiter:
             self.exploiter = PolicyNet(self.obs_dim, self.num_actions, hidden=args.hidden,
                                        value_dim=HANDS_DIM if args.central_critic else 0).to(self.device)
@@ -482,7 +523,8 @@ class Trainer:
         act = torch.from_numpy(buffer.action[:n]).to(dev)
         old_logp = torch.from_numpy(buffer.logp[:n]).to(dev)
         adv_t, ret_t = torch.from_numpy(adv).to(dev), torch.from_numpy(returns).to(dev)
-        stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip")}
+        stats: dict[str, list[float]] = {k: [] for k in ("pg", "v", "ent", "kl", "clip", "magnet_kl")}
+        magnet = None if exploiter or not a.magnet_coef else self.magnet
         stop = False
         for _ in range(a.update_epochs):
             order = self.rng.permutation(idx)
@@ -492,15 +534,21 @@ class Trainer:
                 # masked categorical: illegal actions get probability exactly 0, and no gradient
                 logp_all = torch.log_softmax(logits.masked_fill(illegal[mb], MASKED_LOGIT), dim=-1)
                 logp = logp_all.gather(1, act[mb][:, None]).squeeze(1)
-                log_ratio = logp - old_logp[mb]
+                log_ratio = logp - old_logp[mb]         # (clipped_surrogate computes the same ratio for the loss)
                 ratio = log_ratio.exp()
                 mb_adv = adv_t[mb]
                 if len(mb) > 1:
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg = torch.max(-mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - a.clip_coef, 1 + a.clip_coef)).mean()
+                pg = clipped_surrogate(logp, old_logp[mb], mb_adv, a.clip_coef)
                 v_loss = 0.5 * (value - ret_t[mb]).pow(2).mean()
                 entropy = -(logp_all.exp() * logp_all).sum(1).mean()
                 loss = a.vf_coef * v_loss if value_only else pg - a.ent_coef * entropy + a.vf_coef * v_loss
+                if magnet is not None and not value_only:
+                    with torch.no_grad():
+                        ref = torch.log_softmax(magnet.logits(obs[mb]).masked_fill(illegal[mb], MASKED_LOGIT), dim=-1)
+                    to_magnet = magnet_kl(logp_all, ref)
+                    loss = loss + a.magnet_coef * to_magnet
+                    stats["magnet_kl"].append(to_magnet.item())
                 opt.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), a.max_grad_norm)
@@ -524,6 +572,8 @@ class Trainer:
                "entropy": float(np.mean(stats["ent"] or [0])), "approx_kl": float(np.mean(stats["kl"] or [0])),
                "clipfrac": float(np.mean(stats["clip"] or [0])),
                "explained_variance": 1.0 - resid / var_y if var_y > 0 else 0.0, "trained": int(idx.size)}
+        if magnet is not None:
+            out["magnet_kl"] = float(np.mean(stats["magnet_kl"] or [0]))
         # a NaN or infinite loss or weight stops the run here, before anything of this update is saved
         check_finite(net, {k: out[k] for k in ("policy_loss", "value_loss", "entropy")}, self.update + 1, a,
                      "exploiter" if exploiter else "learner")
@@ -541,6 +591,17 @@ class Trainer:
     def exploiter_seats(self) -> npt.NDArray[np.bool_]:
         """``(B, 4)`` True for the seats the exploiter plays (the opponents' seats of its tables)."""
         return self.league.exploiter_seats()
+
+    # -- the magnet ----------------------------------------------------------------------------------
+    def refresh_magnet(self) -> None:
+        """Make the magnet a frozen copy of the current learner (see the module docstring)."""
+        if self.magnet is None:
+            self.magnet = PolicyNet(self.obs_dim, self.num_actions, hidden=self.args.hidden,
+                                    value_dim=HANDS_DIM if self.args.central_critic else 0).to(self.device)
+            self.magnet.requires_grad_(False)
+            self.magnet.eval()
+        self.magnet.load_state_dict(self.net.state_dict())
+        self.magnet_born = self.update
 
     # -- warm start ----------------------------------------------------------------------------------
     def behaviour_cloning(self) -> dict[str, float]:
@@ -665,6 +726,9 @@ def _run(t: Trainer, run: RunSession, log: Any, max_updates: int | None, run_inf
         if t.exploiter is not None and (t.exploiter_born < 0 or (
                 a.exploiter_reset_every and t.update - t.exploiter_born >= a.exploiter_reset_every)):
             t.reset_exploiter()
+        if a.magnet_coef and (t.magnet is None or (
+                a.magnet_every and t.update - t.magnet_born >= a.magnet_every)):
+            t.refresh_magnet()
         lr = a.learning_rate * (1.0 - t.update / t.num_updates) if a.anneal_lr else a.learning_rate
         for opt in (t.opt, t.exploiter_opt):
             if opt is not None:
@@ -695,8 +759,9 @@ def _run(t: Trainer, run: RunSession, log: Any, max_updates: int | None, run_inf
                   "exploiter_policy_loss", "exploiter_entropy"):
             if k in row:
                 writer.add_scalar(f"charts/{k}", row[k], t.update)
-        for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance"):
-            writer.add_scalar(f"losses/{k}", row[k], t.update)
+        for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance", "magnet_kl"):
+            if k in row:
+                writer.add_scalar(f"losses/{k}", row[k], t.update)
         if t.update % a.snapshot_every == 0:
             t.league.add_snapshot(cpu_weights(t.net), t.update)
         final = t.update == t.num_updates

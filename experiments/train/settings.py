@@ -35,7 +35,7 @@ LIMITS = {
     "minibatch_size": 2**24, "snapshot_every": 10**12, "pool_size": 1_000, "checkpoint_every": 10**12,
     "eval_hands": MAX_DEALS, "eval_games": MAX_DEALS, "bc_decisions": 10**8, "bc_epochs": 1_000,
     "value_warmup": 10**12, "eval_every": 10**12, "max_mus_rounds": 1_000, "torch_threads": 1_024,
-    "exploiter_reset_every": 10**12,
+    "exploiter_reset_every": 10**12, "magnet_every": 10**12,
 }
 
 #: Largest rollout, ``num_tables * rollout_steps`` decisions (the turn buffer holds them all).
@@ -49,7 +49,7 @@ _FLOATS = {
     "learning_rate": (0.0, 1.0, False), "clip_coef": (0.0, 1.0, False), "max_grad_norm": (0.0, 1e6, False),
     "gamma": (0.0, 1.0, True), "gae_lambda": (0.0, 1.0, True), "ent_coef": (0.0, 1e6, True),
     "vf_coef": (0.0, 1e6, True), "target_kl": (0.0, 1e6, True), "max_minutes": (0.0, 1e7, True),
-    "stones_coef": (0.0, 1e6, True), "game_coef": (0.0, 1e6, True),
+    "stones_coef": (0.0, 1e6, True), "game_coef": (0.0, 1e6, True), "magnet_coef": (0.0, 1e6, True),
 }
 
 _AT_LEAST_ONE = ("total_decisions", "num_tables", "rollout_steps", "update_epochs", "minibatch_size",
