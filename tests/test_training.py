@@ -627,3 +627,14 @@ def test_cloning_data_is_stored_coded_and_read_back_bit_for_bit() -> None:
     assert store.codes is None and store.floats is not None
     both = np.concatenate([noisy, raw[64:]])
     assert np.array_equal(store.take(np.arange(len(raw))).numpy(), both)
+
+
+def test_the_exploiter_signal_is_its_margin_averaged_over_recent_updates() -> None:
+    from experiments.train.report import exploiter_signal
+
+    history = [{"decisions": 100 * k, "minutes": 0.1 * k, "exploiter_stones_per_hand": v}
+               for k, v in enumerate([1.0, 3.0, float("nan"), 5.0, 7.0], start=1)]
+    d, m, y = exploiter_signal(history, window=2)
+    assert d.tolist() == [100, 200, 400, 500] and np.allclose(m, [0.1, 0.2, 0.4, 0.5])
+    assert y.tolist() == [1.0, 2.0, 4.0, 6.0]                # NaN updates (no exploiter games) left out
+    assert all(len(a) == 0 for a in exploiter_signal([{"decisions": 1, "minutes": 0.0}]))

@@ -24,7 +24,7 @@ from tqdm import tqdm
 from experiments.train.league import split_specs
 
 __all__ = ["machine_text", "eval_score", "eval_text", "write_run_record", "write_csv", "write_logs",
-           "learning_curve", "progress_bar", "NullBar", "print_summary"]
+           "learning_curve", "exploiter_signal", "progress_bar", "NullBar", "print_summary"]
 
 
 def machine_text() -> str:
@@ -94,11 +94,28 @@ def write_logs(out: Path, history: list[dict[str, Any]], evals: list[dict[str, A
     write_csv(out / "metrics.csv", history)
     write_csv(out / "eval.csv", evals)
     if evals:
-        learning_curve(evals, out / "learning_curve.png", opponents)
+        learning_curve(evals, out / "learning_curve.png", opponents, history)
 
 
-def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str]) -> Path:
-    """Evaluation stones/hand and game win rate (95% CI bands) against decisions and against wall time."""
+def exploiter_signal(history: list[dict[str, Any]], window: int = 10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The exploiter's margin over the learner during training (``exploiter_stones_per_hand`` of each update,
+    averaged over the last ``window`` updates): ``(decisions, minutes, margin)``, empty without an exploiter.
+    A cheap, noisy exploitability signal: a best response trained alongside the learner, measured on its own
+    training games, not a held-out probe."""
+    rows = [r for r in history if np.isfinite(r.get("exploiter_stones_per_hand", np.nan))]
+    if not rows:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    m = np.array([r["exploiter_stones_per_hand"] for r in rows], dtype=float)
+    smooth = np.array([m[max(0, i - window + 1):i + 1].mean() for i in range(len(m))])
+    return (np.array([r["decisions"] for r in rows], dtype=float), np.array([r["minutes"] for r in rows], dtype=float),
+            smooth)
+
+
+def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str],
+                   history: list[dict[str, Any]] | None = None) -> Path:
+    """Evaluation stones/hand and game win rate (95% CI bands) against decisions and against wall time; with an
+    exploiter in the league, its margin over the learner (:func:`exploiter_signal`) on the stones panels."""
+    ex = exploiter_signal(history or [])
     fig = Figure(figsize=(10, 6.5))
     axes = fig.subplots(2, 2, sharey="row")
     for col, (xkey, xlabel) in enumerate((("decisions", "environment decisions (millions)"),
@@ -113,6 +130,9 @@ def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str]
                 hi = np.array([e.get(f"{spec}_{key}_hi", np.nan) for e in evals], dtype=float)
                 ax.plot(x, y, marker="o", ms=3, label=f"vs {spec}")
                 ax.fill_between(x, lo, hi, alpha=0.2)
+            if key == "stones" and len(ex[2]):
+                ax.plot(ex[0] / 1e6 if xkey == "decisions" else ex[1], ex[2], color="black", lw=1, ls=":",
+                        label="exploiter − learner (training games, 10 updates)")
             ax.axhline(ref, color="grey", lw=0.8, ls="--")
             ax.grid(alpha=0.3)
             if col == 0:
