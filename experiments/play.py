@@ -20,7 +20,15 @@ from pathlib import Path
 import numpy as np
 
 from agents import Agent, make_agent
-from experiments.commands.options import MAX_TARGET, ArgumentParser, check_agent_specs, check_writable_file, int_in
+from experiments.commands.options import (
+    MAX_TARGET,
+    ArgumentParser,
+    agent_list_options,
+    check_agent_specs,
+    check_writable_file,
+    int_in,
+    read_agent_list,
+)
 from mus_env import MusConfig, MusGame
 from mus_env.actions import DISCARD_ACTIONS, ENVIDO_ACTIONS, action_to_string, discard_mask
 from mus_env.cards import card_to_string, hand_to_string
@@ -31,6 +39,9 @@ from mus_env.signals import is_sign_action, sees_sign
 from mus_env.tables import LANCE_NAMES
 
 __all__ = ["play_game", "main"]
+
+#: The three bots of ``mus play`` when ``--bots`` is not given, in seat order.
+DEFAULT_BOTS = "rule,equity,rule"
 
 _QUIT = (EOFError, KeyboardInterrupt)
 
@@ -169,9 +180,9 @@ def _print_hand(rec: object, names: list[str], output_fn: Callable[[str], None])
 
 def main(argv: list[str] | None = None) -> None:
     p = ArgumentParser(prog="mus play", description="Play Mus against three bots in the terminal.")
-    p.add_argument("--bots", default="rule,equity,rule",
-                   help="three agent specs for the other seats in seat order: random, rule, equity, ordago, ppo, "
-                        "a policy file (*.pt) or an sb3-contrib model (*.zip)")
+    agent_list_options(p, "--bots", "--bot", DEFAULT_BOTS,
+                       "three agent specs for the other seats in seat order: random, rule, equity, ordago, ppo, a "
+                       "policy file (*.pt) or an sb3-contrib model (*.zip)")
     p.add_argument("--seat", type=int, default=0, choices=(0, 1, 2, 3),
                    help="your seat (your partner sits opposite: 2 for seat 0)")
     p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=None, help="seed of the deals (random if omitted)")
@@ -187,10 +198,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--record", default=None,
                    help="where to write the JSON record (default: runs/play/game-<time>.json; 'none' for no record)")
     args = p.parse_args(argv)
-    bots = [b.strip() for b in args.bots.split(",") if b.strip()]
+    option, bots = read_agent_list(p, args, "--bots", "--bot", DEFAULT_BOTS)
     if len(bots) != 3:
-        p.error(f"argument --bots: needs three agent specs, got {bots}")
-    check_agent_specs(p, "--bots", bots)
+        p.error(f"argument {option}: needs three agent specs, got {bots}")
+    check_agent_specs(p, option, bots)
     if not 0.0 <= args.intercept <= 1.0:
         p.error(f"argument --intercept: a probability in [0, 1], got {args.intercept}")
     if args.intercept and args.signals == "off":

@@ -6,6 +6,7 @@ tournaments on one folder never mix their files."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import signal
@@ -118,6 +119,28 @@ def test_a_spec_with_a_comma_is_given_with_agent_or_quoted(tmp_path: Path, capsy
         results = json.loads((out / "results.json").read_text())
         assert results["meta"]["agents"] == ["rule", spec]
         capsys.readouterr()
+
+
+def test_mus_play_and_mus_signals_take_repeated_agent_options_too(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mus play --bot`` and ``mus signals --agent``, repeated, as ``mus tournament --agent``: a spec with a comma
+    is one agent; giving both forms is one line."""
+    bot = tmp_path / "my,bot.py"
+    bot.write_text("from agents import make_agent\nbot = make_agent('random')\n")
+    spec = f"{bot}:bot"
+    record = tmp_path / "game.json"
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))          # the player quits at the first prompt
+    mus(["play", "--bot", "rule", "--bot", spec, "--bot", "equity", "--record", str(record), "--seed", "1"])
+    assert json.loads(record.read_text())["meta"]["bots"] == ["rule", spec, "equity"]
+    out = tmp_path / "signals"
+    mus(["signals", "--agent", "rule", "--agent", "equity", "--hands", "4", "--games", "0", "--intercept", "0",
+         "--quiet", "--out", str(out)])
+    assert [r["agent"] for r in json.loads((out / "signals_value.json").read_text())["rows"]] == ["rule", "equity"]
+    capsys.readouterr()
+    for argv in (["play", "--bots", "rule,rule,rule", "--bot", "rule"],
+                 ["signals", "--agents", "rule", "--agent", "x"]):
+        line = _one_line_refusal(capsys, argv)
+        assert "not with" in line and "give the list one way" in line
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from mus_env.observation import obs_dim
 
 __all__ = ["ArgumentParser", "HelpFormatter", "int_in", "positive_float", "int_list", "check_writable_dir",
            "check_writable_file", "check_creatable_dir", "check_agent_specs", "split_specs", "SPEC_LIST_HINT",
+           "agent_list_options", "read_agent_list",
            "version", "MAX_TARGET", "MAX_DEALS", "boolean"]
 
 
@@ -164,6 +165,41 @@ def split_specs(text: str) -> list[str]:
     except csv.Error as e:
         raise ValueError(f"cannot split {text[:60]!r} into agent specs: {e}") from None
     return [s.strip() for row in rows for s in row if s.strip()]
+
+
+def agent_list_options(parser: argparse.ArgumentParser, plural: str, singular: str, default: str | None,
+                       what: str) -> None:
+    """Add the two ways of giving a list of agents: ``plural`` (``--agents A,B``, split by :func:`split_specs`,
+    quotes keep a comma in a file name) and ``singular`` repeated (``--agent A --agent B``); read them back with
+    :func:`read_agent_list`."""
+    parser.add_argument(plural, default=None,
+                        help=f"{what}, comma-separated{f' (default: {default})' if default else ''}; quote a spec "
+                             f"that has a comma ({plural} 'rule,\"my,bot.pt\"') or use {singular}")
+    parser.add_argument(singular, action="append", default=None, metavar="SPEC", dest=_list_dest(singular),
+                        help=f"one agent spec, repeated for each agent ({singular} rule {singular} my,bot.pt): "
+                             f"instead of {plural}")
+
+
+def _list_dest(singular: str) -> str:
+    return singular.lstrip("-").replace("-", "_") + "_list"
+
+
+def read_agent_list(parser: argparse.ArgumentParser, args: argparse.Namespace, plural: str, singular: str,
+                    default: str) -> tuple[str, list[str]]:
+    """The option that gave the agents (``plural`` or ``singular``) and their specs (see
+    :func:`agent_list_options`); giving both, or an unbalanced quote, is ``parser.error``."""
+    repeated = getattr(args, _list_dest(singular))
+    given = getattr(args, plural.lstrip("-").replace("-", "_"))
+    if repeated is not None:
+        if given is not None:
+            parser.error(f"argument {singular}: not with {plural} (give the list one way: {plural} A,B or "
+                         f"{singular} A {singular} B)")
+        return singular, [s.strip() for s in repeated if s.strip()]
+    try:
+        return plural, split_specs(default if given is None else given)
+    except ValueError as e:
+        parser.error(f"argument {plural}: {e} {SPEC_LIST_HINT}")
+    return plural, []
 
 
 def check_agent_specs(parser: argparse.ArgumentParser, option: str, specs: list[str],

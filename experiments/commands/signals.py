@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import sys
 
-from experiments.commands.options import MAX_DEALS, ArgumentParser, check_agent_specs, check_writable_dir, int_in
+from experiments.commands.options import (
+    MAX_DEALS,
+    ArgumentParser,
+    agent_list_options,
+    check_agent_specs,
+    check_writable_dir,
+    int_in,
+    read_agent_list,
+)
 from experiments.evaluate.signals_value import markdown_table, save, signals_value
 from mus_env.vector import warm_up
 
@@ -15,7 +23,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run ``mus signals`` with ``argv`` (default: the process's arguments)."""
     p = ArgumentParser(prog="mus signals", description="Value of the señas channel: agent with truthful signs vs "
                                                         "the same agent without signs, in duplicate.")
-    p.add_argument("--agents", default="rule,equity", help="comma-separated agent specs (each plays its -nosigns twin)")
+    agent_list_options(p, "--agents", "--agent", "rule,equity", "agent specs (each plays its -nosigns twin)")
     p.add_argument("--intercept", default="0,0.3",
                    help="comma-separated interception probabilities (signal_intercept_p) to compare")
     p.add_argument("--hands", type=int_in(0, MAX_DEALS), default=20000, help="duplicate deals played as single hands")
@@ -27,12 +35,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", default="runs/signals", help="output directory (JSON, PNG)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
-    specs = [s.strip() for s in args.agents.split(",") if s.strip()]
+    option, specs = read_agent_list(p, args, "--agents", "--agent", "rule,equity")
     if not specs:
-        p.error("argument --agents: give at least one agent spec")
+        p.error(f"argument {option}: give at least one agent spec")
     if any(s.lower().endswith("-nosigns") for s in specs):
-        p.error("argument --agents: give the agents themselves; each plays its -nosigns twin")
-    check_agent_specs(p, "--agents", specs)
+        p.error(f"argument {option}: give the agents themselves; each plays its -nosigns twin")
+    check_agent_specs(p, option, specs)
     try:
         intercepts = [float(x) for x in args.intercept.split(",") if x.strip()]
     except ValueError:

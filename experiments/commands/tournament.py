@@ -20,10 +20,11 @@ from experiments.commands.options import (
     MAX_TARGET,
     SPEC_LIST_HINT,
     ArgumentParser,
+    agent_list_options,
     check_agent_specs,
     check_creatable_dir,
     int_in,
-    split_specs,
+    read_agent_list,
 )
 from experiments.evaluate.duplicate import DEAL_CHUNK
 from experiments.evaluate.ray_shards import start_ray
@@ -59,12 +60,9 @@ def main(argv: list[str] | None = None) -> None:
     line: nothing of this run is written, the folder is as it was, unless the run's files were already in place).
     """
     p = ArgumentParser(prog="mus tournament", description="Duplicate round-robin tournament between agents.")
-    p.add_argument("--agents", default=None,
-                   help=f"comma-separated agent specs (default: {DEFAULT_AGENTS}): random, rule, equity, ordago, "
-                        "ppo, a policy file (*.pt) or an sb3-contrib model (*.zip); a spec given twice plays "
-                        "itself; quote a spec that has a comma (--agents 'rule,\"my,bot.pt\"') or use --agent")
-    p.add_argument("--agent", action="append", default=None, metavar="SPEC", dest="agent_list",
-                   help="one agent spec, repeated for each agent (--agent rule --agent my,bot.pt): instead of --agents")
+    agent_list_options(p, "--agents", "--agent", DEFAULT_AGENTS,
+                       "agent specs: random, rule, equity, ordago, ppo, a policy file (*.pt), an sb3-contrib model "
+                       "(*.zip) or my_bot.py:MyBot; a spec given twice plays itself")
     p.add_argument("--hands", type=int_in(0, MAX_DEALS), default=4000,
                    help="duplicate deals played as single hands (0: none)")
     p.add_argument("--games", type=int_in(0, MAX_DEALS), default=1000,
@@ -99,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
                         "--ray")
     args = p.parse_args(argv)
     # every check first: a refusal creates nothing
-    option, specs = _agent_specs(p, args)
+    option, specs = read_agent_list(p, args, "--agents", "--agent", DEFAULT_AGENTS)
     if len(specs) < 2:
         p.error(f"argument {option}: needs at least two agents (a spec given twice plays itself), got {specs}")
     if args.hands <= 0 and args.games <= 0:
@@ -132,19 +130,6 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         folder.__exit__(None, None, None)
     print(written)
-
-
-def _agent_specs(p: ArgumentParser, args: argparse.Namespace) -> tuple[str, list[str]]:
-    """The option that gives the agents (``--agents`` or ``--agent``) and their specs."""
-    if args.agent_list is not None:
-        if args.agents is not None:
-            p.error("argument --agent: not with --agents (give the list one way: --agents A,B or --agent A --agent B)")
-        return "--agent", [s.strip() for s in args.agent_list if s.strip()]
-    try:
-        return "--agents", split_specs(DEFAULT_AGENTS if args.agents is None else args.agents)
-    except ValueError as e:
-        p.error(f"argument --agents: {e} {SPEC_LIST_HINT}")
-    return "--agents", []
 
 
 def _play_and_write(p: ArgumentParser, args: argparse.Namespace, specs: list[str], cfg: MusConfig,
