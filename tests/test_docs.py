@@ -87,6 +87,21 @@ def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
     assert update_docs(root=tmp_path) == [env]
 
 
+def test_a_bad_input_changes_nothing(tmp_path: Path) -> None:
+    """Every input is read before anything is written: a new bench output with a missing exploit file leaves the
+    pages and docs/bench.json as they were."""
+    for path in [*set(BLOCKS.values()), "docs/ladder_results.json", "docs/bench.json"]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / path, tmp_path / path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    bench = tmp_path / "new_bench.json"
+    bench.write_text((ROOT / "docs" / "bench.json").read_text(encoding="utf-8").replace('"mus bench', '"mus bench X'))
+    before[bench] = bench.read_bytes()
+    with pytest.raises(OSError):
+        update_docs(bench=bench, exploit=[tmp_path / "missing.json"], root=tmp_path)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
 def test_every_block_has_its_markers() -> None:
     for name, path in BLOCKS.items():
         assert section((ROOT / path).read_text(encoding="utf-8"), name).strip(), (name, path)

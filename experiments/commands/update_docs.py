@@ -31,8 +31,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         changed = update_docs(ladder=args.ladder, bench=args.bench, bench_command=args.bench_command,
                               exploit=args.exploit, signals=args.signals)
-    except (OSError, ValueError, KeyError) as e:
-        print(f"mus update-docs: error: {type(e).__name__}: {e}", file=sys.stderr)
+    except OSError as e:
+        print(f"mus update-docs: error: cannot read {e.filename or 'an input file'!s}: {e.strerror or e}; nothing "
+              "was changed", file=sys.stderr)
+        raise SystemExit(2) from None
+    except (ValueError, KeyError) as e:       # a file that is not the output it should be, or a page lost a marker
+        print(f"mus update-docs: error: {type(e).__name__}: {e}; nothing was changed", file=sys.stderr)
         raise SystemExit(2) from None
     print("updated " + (", ".join(str(c) for c in changed) if changed else "nothing (every block is up to date)"))
 

@@ -333,29 +333,34 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
     _write_block(blocks, "reward-table", reward_table())
     _write_block(blocks, "sign-table", sign_table())
     _write_block(blocks, "signal-observation-table", observation_table(signals=True))
-    results_path = base / "docs" / "ladder_results.json"
+    # every input is read (and rendered) before anything is written: a bad one changes nothing
+    def read(f: str | Path) -> Any:
+        return json.loads(Path(f).read_text(encoding="utf-8"))
+
+    results_path, bench_path = base / "docs" / "ladder_results.json", base / "docs" / "bench.json"
+    results = read(ladder if ladder is not None else results_path)
+    report = read(bench if bench is not None else bench_path)
+    if bench_command:
+        report["command"] = bench_command
+    results_list = [read(f) for f in exploit]
+    signal_data = read(signals) if signals is not None else None
     if ladder is not None:
-        results = json.loads(Path(ladder).read_text(encoding="utf-8"))
-        results_path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
         _write_block(blocks, "ladder", ladder_markdown(results))
-    _write_block(blocks, "ladder-summary", ladder_summary(json.loads(results_path.read_text(encoding="utf-8"))))
-    bench_path = base / "docs" / "bench.json"
-    if bench is not None:
-        report = json.loads(Path(bench).read_text(encoding="utf-8"))
-        if bench_command:
-            report["command"] = bench_command
-        bench_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    report = json.loads(bench_path.read_text(encoding="utf-8"))
+    _write_block(blocks, "ladder-summary", ladder_summary(results))
     _write_block(blocks, "bench", bench_markdown(report))
     _write_block(blocks, "bench-summary", bench_summary(report))
-    if exploit:
+    if results_list:
+        _write_block(blocks, "exploit", exploit_markdown(results_list))
+    if signal_data is not None:
+        _write_block(blocks, "signals-value", signals_markdown(signal_data))
+    if ladder is not None:
+        results_path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    if bench is not None or bench_command:
+        bench_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    if results_list:
         from experiments.evaluate.exploit import exploit_bars
 
-        results_list = [json.loads(Path(f).read_text(encoding="utf-8")) for f in exploit]
-        _write_block(blocks, "exploit", exploit_markdown(results_list))
         exploit_bars(flatten_probes(results_list), base / "docs" / "exploit.png")
-    if signals is not None:
-        _write_block(blocks, "signals-value", signals_markdown(json.loads(Path(signals).read_text(encoding="utf-8"))))
     changed = []
     for path, text in blocks.items():
         if text != texts[path]:
