@@ -44,7 +44,7 @@ from .base import Agent
 
 __all__ = ["PolicyNet", "TorchPolicyAgent", "PolicyFileError", "masked_log_probs", "sample_masked",
            "save_policy", "save_file", "load_policy_file", "content_digest", "nonfinite_entries", "MASKED_LOGIT",
-           "POLICY_FORMAT", "CHECKPOINT_FORMAT", "SHIPPED_POLICY", "DEVICES", "resolve_device"]
+           "POLICY_FORMAT", "CHECKPOINT_FORMAT", "SHIPPED_POLICY", "DEVICES", "check_device_name", "resolve_device"]
 
 #: Logit given to illegal actions: exp(MASKED_LOGIT - max) underflows to exactly 0 in float32.
 MASKED_LOGIT = -1e9
@@ -199,6 +199,15 @@ def nonfinite_entries(tree: Any, prefix: str = "") -> list[str]:
 DEVICES = ("auto", "cpu", "cuda")
 
 
+def check_device_name(name: str) -> str:
+    """``name`` as a ``--device`` value (see :data:`DEVICES`), lower case; ``ValueError`` for any other text.
+    Reads the name only: whether CUDA is there is :func:`resolve_device`'s question."""
+    text = str(name).strip().lower()
+    if text in DEVICES or (text.startswith("cuda:") and text[5:].isdigit()):
+        return text
+    raise ValueError(f"device must be auto, cpu, cuda or cuda:N, got {name!r}")
+
+
 def resolve_device(name: str) -> torch.device:
     """The torch device of a ``--device`` value (see :data:`DEVICES`).
 
@@ -206,20 +215,18 @@ def resolve_device(name: str) -> torch.device:
         ValueError: an unknown name, or ``cuda`` when this torch sees no CUDA device (the message says why: a CPU
             build of torch, or no GPU visible) and what to give instead.
     """
-    text = str(name).strip().lower()
+    text = check_device_name(name)
     if text == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if text == "cpu":
         return torch.device("cpu")
-    if text == "cuda" or (text.startswith("cuda:") and text[5:].isdigit()):
-        if not torch.cuda.is_available():
-            why = "this torch is a CPU build" if torch.version.cuda is None else "torch sees no GPU"
-            raise ValueError(f"device {name!r}: CUDA is not available ({why}, torch {torch.__version__}); give "
-                             "--device cpu, or --device auto to take a GPU only where there is one")
-        if ":" in text and int(text[5:]) >= torch.cuda.device_count():
-            raise ValueError(f"device {name!r}: torch sees {torch.cuda.device_count()} GPU(s), numbered from 0")
-        return torch.device(text)
-    raise ValueError(f"device must be one of auto, cpu, cuda or cuda:N, got {name!r}")
+    if not torch.cuda.is_available():
+        why = "this torch is a CPU build" if torch.version.cuda is None else "torch sees no GPU"
+        raise ValueError(f"device {name!r}: CUDA is not available ({why}, torch {torch.__version__}); give "
+                         "--device cpu, or --device auto to take a GPU only where there is one")
+    if ":" in text and int(text[5:]) >= torch.cuda.device_count():
+        raise ValueError(f"device {name!r}: torch sees {torch.cuda.device_count()} GPU(s), numbered from 0")
+    return torch.device(text)
 
 
 def save_file(path: str | Path, blob: dict[str, Any]) -> Path:
@@ -239,8 +246,7 @@ def _on_cpu(tree: Any) -> Any:
     if isinstance(tree, torch.Tensor):
         return tree.detach().cpu()
     if isinstance(tree, dict):
-        return type(tree)((k, _on_cpu(v)) for k, v in tree.items()) if type(tree) is not dict else \
-            {k: _on_cpu(v) for k, v in tree.items()}
+        return type(tree)((k, _on_cpu(v)) for k, v in tree.items())
     if isinstance(tree, (list, tuple)):
         return type(tree)(_on_cpu(v) for v in tree)
     return tree

@@ -66,7 +66,7 @@ def _self_play(magnet_coef: float, iters: int = 600, seed: int = 0) -> float:
             old = torch.log_softmax(theta, -1)[a]
         for _ in range(2):
             logp_all = torch.log_softmax(theta, -1)
-            loss = clipped_surrogate(logp_all[a], old, adv, 0.2)
+            loss = clipped_surrogate((logp_all[a] - old).exp(), adv, 0.2)
             if magnet_coef:
                 loss = loss + magnet_coef * magnet_kl(logp_all[None], magnet)
             opt.zero_grad()

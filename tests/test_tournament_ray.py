@@ -36,13 +36,13 @@ def local_ray() -> Iterator[None]:
         ray.shutdown()
 
 
-def _pairs_without_timings(path: Path) -> str:
+def pairs_without_timings(path: Path) -> str:
     rows = list(csv.reader(path.read_text().splitlines()))
     col = rows[0].index("seconds")
     return "\n".join(",".join(r[:col] + r[col + 1:]) for r in rows)
 
 
-def _json_without_timings(path: Path) -> dict:
+def json_without_timings(path: Path) -> dict:
     data = json.loads(path.read_text())
     for key in TIMINGS:
         data["meta"].pop(key)
@@ -57,16 +57,16 @@ def test_ray_tournament_equals_single_process_run(local_ray: None, tmp_path: Pat
     tournament_main([*args, "--out", str(tmp_path / "single")])
     tournament_main([*args, "--out", str(tmp_path / "ray"), "--ray"])
     single, dist = tmp_path / "single", tmp_path / "ray"
-    table = _pairs_without_timings(single / "pairs.csv")
-    assert table == _pairs_without_timings(dist / "pairs.csv")
+    table = pairs_without_timings(single / "pairs.csv")
+    assert table == pairs_without_timings(dist / "pairs.csv")
     assert table.count("\n") == 6 and "random" in table               # header + 3 pairs x 2 modes
     assert (single / "ladder.csv").read_text() == (dist / "ladder.csv").read_text()
-    assert _json_without_timings(single / "results.json") == _json_without_timings(dist / "results.json")
+    assert json_without_timings(single / "results.json") == json_without_timings(dist / "results.json")
     # the check sees the random agent's draws: on the same deals, another batch layout (--tables 32) draws
     # them in another order and changes its results (a split of the deal set would do the same)
     other = [*args[:args.index("--tables") + 1], "32", *args[args.index("--tables") + 2:]]
     tournament_main([*other, "--out", str(tmp_path / "other")])
-    assert _pairs_without_timings(tmp_path / "other" / "pairs.csv") != table
+    assert pairs_without_timings(tmp_path / "other" / "pairs.csv") != table
 
 
 def test_ray_tournament_in_chunks_equals_single_process_run(local_ray: None, tmp_path: Path,
@@ -79,10 +79,10 @@ def test_ray_tournament_in_chunks_equals_single_process_run(local_ray: None, tmp
     tournament_main([*args, "--out", str(tmp_path / "single")])
     tournament_main([*args, "--out", str(tmp_path / "ray"), "--ray"])
     single, dist = tmp_path / "single", tmp_path / "ray"
-    table = _pairs_without_timings(single / "pairs.csv")
-    assert table == _pairs_without_timings(dist / "pairs.csv") and table.count("\n") == 2
+    table = pairs_without_timings(single / "pairs.csv")
+    assert table == pairs_without_timings(dist / "pairs.csv") and table.count("\n") == 2
     assert (single / "ladder.csv").read_text() == (dist / "ladder.csv").read_text()
-    assert _json_without_timings(single / "results.json") == _json_without_timings(dist / "results.json")
+    assert json_without_timings(single / "results.json") == json_without_timings(dist / "results.json")
 
 
 def test_ray_round_robins_passes_the_chunk_size_to_its_tasks(local_ray: None) -> None:

@@ -19,9 +19,7 @@ starts a cluster of its own, under its own directory and ports.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import json
 import os
 import shutil
 import tempfile
@@ -37,6 +35,8 @@ pytestmark = pytest.mark.ray_cluster
 
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
+
+from test_tournament_ray import json_without_timings, pairs_without_timings  # noqa: E402
 
 import experiments.evaluate.duplicate as duplicate  # noqa: E402
 from experiments.commands.tournament import main as tournament_main  # noqa: E402
@@ -136,21 +136,6 @@ def _markers(log: Path) -> dict[str, int]:
     return out
 
 
-def _pairs_without_timings(path: Path) -> str:
-    rows = list(csv.reader(path.read_text().splitlines()))
-    col = rows[0].index("seconds")
-    return "\n".join(",".join(r[:col] + r[col + 1:]) for r in rows)
-
-
-def _json_without_timings(path: Path) -> dict:
-    data = json.loads(path.read_text())
-    for key in ("seconds", "hands_per_second"):
-        data["meta"].pop(key)
-    for row in data["pairs"]:
-        row.pop("seconds")
-    return data
-
-
 def _assert_same_results(got: duplicate.PairResult, want: duplicate.PairResult) -> None:
     for f in dataclasses.fields(duplicate.PairResult):
         if f.name == "seconds":
@@ -178,11 +163,11 @@ def test_tournament_sharded_across_worker_nodes_equals_single_process_run(
     assert not ray.is_initialized()                     # the command shut down the connection it made
 
     single, dist = tmp_path / "single", tmp_path / "cluster"
-    table = _pairs_without_timings(single / "pairs.csv")
-    assert table == _pairs_without_timings(dist / "pairs.csv")
+    table = pairs_without_timings(single / "pairs.csv")
+    assert table == pairs_without_timings(dist / "pairs.csv")
     assert table.count("\n") == 2                                       # header + 1 pair x 2 modes
     assert (single / "ladder.csv").read_text() == (dist / "ladder.csv").read_text()
-    assert _json_without_timings(single / "results.json") == _json_without_timings(dist / "results.json")
+    assert json_without_timings(single / "results.json") == json_without_timings(dist / "results.json")
 
     ran = _markers(log)
     workers = {n.node_id for n in ray_cluster.workers}

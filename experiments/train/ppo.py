@@ -295,10 +295,9 @@ def cpu_weights(net: PolicyNet) -> dict[str, torch.Tensor]:
     return {k: v.detach().to("cpu", copy=True) for k, v in net.state_dict().items()}
 
 
-def clipped_surrogate(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, clip: float) -> torch.Tensor:
-    """PPO's clipped policy loss ``mean(max(-A * ratio, -A * clip(ratio, 1 - clip, 1 + clip)))`` with
-    ``ratio = exp(logp - old_logp)`` (Schulman et al., 2017)."""
-    ratio = (logp - old_logp).exp()
+def clipped_surrogate(ratio: torch.Tensor, adv: torch.Tensor, clip: float) -> torch.Tensor:
+    """PPO's clipped policy loss ``mean(max(-A * ratio, -A * clip(ratio, 1 - clip, 1 + clip)))``, where
+    ``ratio = pi(a|o) / pi_old(a|o)`` (Schulman et al., 2017)."""
     return torch.max(-adv * ratio, -adv * torch.clamp(ratio, 1 - clip, 1 + clip)).mean()
 
 
@@ -369,8 +368,7 @@ class Trainer:
         self.env = VectorMusEnv(args.num_tables, self.cfg, seed=args.seed, reward="stones")
         # sized by the config: 345 observations and 31 actions, or 477 and 47 with señas
         self.obs_dim, self.num_actions = obs_dim(self.cfg), num_actions(self.cfg)
-        self.net = PolicyNet(self.obs_dim, self.num_actions, hidden=args.hidden,
-                             value_dim=HANDS_DIM if args.central_critic else 0).to(self.device)
+        self.net = self.new_net()
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.league = build_league(args, self.cfg)      # every league and evaluation agent built and checked
         self.buffer = TurnBuffer(args.num_tables, args.rollout_steps, self.obs_dim, self.num_actions)
@@ -384,8 +382,7 @@ class Trainer:
         self.magnet: PolicyNet | None = None
         self.magnet_born = -1          # the update the magnet was last copied from the learner (-1: not yet)
         if self.league.has_exploiter:
-            self.exploiter = PolicyNet(self.obs_dim, self.num_actions, hidden=args.hidden,
-                                       value_dim=HANDS_DIM if args.central_critic else 0).to(self.device)
+            self.exploiter = self.new_net()
             self.exploiter_opt = torch.optim.Adam(self.exploiter.parameters(), lr=args.learning_rate, eps=1e-5)
             self.exploiter_buffer = TurnBuffer(args.num_tables, args.rollout_steps, self.obs_dim, self.num_actions)
         self.batch = args.num_tables * args.rollout_steps
@@ -406,6 +403,11 @@ class Trainer:
             self.obs, self.mask = self.env.reset()
             self.league.draw(np.arange(args.num_tables), self.rng)
         self._eval_deals: dict[str, Any] = {}
+
+    def new_net(self) -> PolicyNet:
+        """A fresh network of this run's shape on its device (the learner, the exploiter, the magnet)."""
+        return PolicyNet(self.obs_dim, self.num_actions, hidden=self.args.hidden,
+                         value_dim=HANDS_DIM if self.args.central_critic else 0).to(self.device)
 
     # -- rollout -------------------------------------------------------------------------------------
     def _policy(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], hands: npt.NDArray[np.int8] | None,
@@ -534,12 +536,12 @@ class Trainer:
                 # masked categorical: illegal actions get probability exactly 0, and no gradient
                 logp_all = torch.log_softmax(logits.masked_fill(illegal[mb], MASKED_LOGIT), dim=-1)
                 logp = logp_all.gather(1, act[mb][:, None]).squeeze(1)
-                log_ratio = logp - old_logp[mb]         # (clipped_surrogate computes the same ratio for the loss)
+                log_ratio = logp - old_logp[mb]
                 ratio = log_ratio.exp()
                 mb_adv = adv_t[mb]
                 if len(mb) > 1:
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg = clipped_surrogate(logp, old_logp[mb], mb_adv, a.clip_coef)
+                pg = clipped_surrogate(ratio, mb_adv, a.clip_coef)
                 v_loss = 0.5 * (value - ret_t[mb]).pow(2).mean()
                 entropy = -(logp_all.exp() * logp_all).sum(1).mean()
                 loss = a.vf_coef * v_loss if value_only else pg - a.ent_coef * entropy + a.vf_coef * v_loss
@@ -596,8 +598,7 @@ class Trainer:
     def refresh_magnet(self) -> None:
         """Make the magnet a frozen copy of the current learner (see the module docstring)."""
         if self.magnet is None:
-            self.magnet = PolicyNet(self.obs_dim, self.num_actions, hidden=self.args.hidden,
-                                    value_dim=HANDS_DIM if self.args.central_critic else 0).to(self.device)
+            self.magnet = self.new_net()
             self.magnet.requires_grad_(False)
             self.magnet.eval()
         self.magnet.load_state_dict(self.net.state_dict())

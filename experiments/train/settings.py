@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from agents.policy import check_device_name
 from experiments.evaluate.deals import MAX_DEALS
 from experiments.train.league import League, check_league_args, frozen_agent, parse_mix, split_specs
 from mus_env import MusConfig
@@ -75,9 +76,10 @@ def check_args(args: Any) -> None:
             raise ValueError(f"Args.{name} must be a string, got {getattr(args, name)!r}")
     if not args.out.strip():
         raise ValueError("Args.out must name a folder, got ''")
-    device = args.device.strip().lower()
-    if device not in ("auto", "cpu", "cuda") and not (device.startswith("cuda:") and device[5:].isdigit()):
-        raise ValueError(f"Args.device must be auto, cpu, cuda or cuda:N, got {args.device!r}")
+    try:
+        check_device_name(args.device)
+    except ValueError as e:
+        raise ValueError(f"Args.{e}") from None
     for name, hi in LIMITS.items():
         v, lo = getattr(args, name), 1 if name in _AT_LEAST_ONE else 0
         if not _is_int(v) or not lo <= v <= hi:
