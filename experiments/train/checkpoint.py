@@ -56,7 +56,8 @@ RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eva
 RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every", "device")
 
 #: Checkpoint entries that stay torch values when loaded (the rest becomes numpy).
-_TORCH_ENTRIES = ("model", "optimizer", "pool", "torch_rng", "exploiter_model", "exploiter_optimizer", "magnet_model")
+_TORCH_ENTRIES = ("model", "optimizer", "pool", "responses", "torch_rng", "exploiter_model", "exploiter_optimizer",
+                  "magnet_model")
 
 
 def to_torch(tree: Any) -> Any:
@@ -115,6 +116,7 @@ def save_checkpoint(t: Any) -> Path:
         "args": t.args.to_dict(), "arch": dict(t.net.arch), "config": t.cfg.to_dict(),
         "model": t.net.state_dict(), "optimizer": t.opt.state_dict(),
         "pool": list(t.league.pool), "pool_ids": list(t.league.pool_ids),
+        "responses": list(t.league.responses), "response_ids": list(t.league.response_ids),
         "league": {"kind": t.league.kind, "learner": t.league.learner},
         "rng": json.dumps(t.rng.bit_generator.state), "torch_rng": torch.get_rng_state(),
         "counters": {"update": t.update, "decisions": t.decisions, "games": t.games,
@@ -159,6 +161,10 @@ def load_checkpoint(t: Any, path: Path) -> None:
         _load_net(t.net, t.opt, blob["model"], blob["optimizer"], path, "")
         t.league.pool = _check_pool(t, blob["pool"], blob["pool_ids"], c["update"], path)
         t.league.pool_ids = [int(u) for u in blob["pool_ids"]]
+        # past exploiters (checkpoints before them have none)
+        t.league.responses = _check_responses(t, blob.get("responses", []), blob.get("response_ids", []),
+                                              c["update"], path)
+        t.league.response_ids = [int(u) for u in blob.get("response_ids", [])]
         _check_league(t, blob["league"], path)
         t.league.kind[...] = blob["league"]["kind"]
         t.league.learner[...] = blob["league"]["learner"]
@@ -309,6 +315,21 @@ def _check_pool(t: Any, pool: Any, ids: Any, update: int, path: Path) -> list[di
     return pool
 
 
+def _check_responses(t: Any, states: Any, ids: Any, update: int, path: Path) -> list[dict[str, Any]]:
+    """The league's past exploiters: at most ``pool_size`` (none without ``responses`` in the mix), each of the
+    learner's shape, frozen at past updates in increasing order."""
+    states, ids = [dict(p) for p in states], list(ids)
+    most = t.args.pool_size if "responses" in t.league.mix else 0
+    if len(states) != len(ids) or len(states) > most:
+        raise _forged(path, f"its league holds {len(states)} past exploiters with {len(ids)} updates (at most "
+                            f"{most} in this run)")
+    for i, state in enumerate(states):
+        _check_state_dict(t.net, state, path, f"the league's past exploiter {i}")
+    if not all(_is_int(u) and 1 <= u <= update for u in ids) or ids != sorted(set(ids)):
+        raise _forged(path, f"its past exploiters were frozen at updates {ids}, not increasing past updates")
+    return states
+
+
 def _check_league(t: Any, league: Any, path: Path) -> None:
     """Each table's opponent kind is one the run's league has, and its learner seats one team (or all four)."""
     kind, learner = np.asarray(league["kind"]), np.asarray(league["learner"])
@@ -318,7 +339,7 @@ def _check_league(t: Any, league: Any, path: Path) -> None:
     if learner.shape != lg.learner.shape or learner.dtype != np.bool_:
         raise _forged(path, f"its league's learner seats have shape {learner.shape} {learner.dtype}, not "
                             f"{lg.learner.shape} bool")
-    kinds = lg.first_snapshot + len(lg.pool)
+    kinds = lg.first_snapshot + len(lg.pool) + len(lg.responses)
     if kind.size and not (0 <= kind.min() and kind.max() < kinds):
         raise _forged(path, f"its league's table kinds run {kind.min()}..{kind.max()}, this league has {kinds} "
                             f"({', '.join(lg.members)})")

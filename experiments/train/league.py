@@ -1,8 +1,9 @@
 """The league of :mod:`experiments.train.ppo`: who sits opposite the learner, and how the frozen members play.
 
 * :class:`League`: per table, the opponent kind (``self``, a baseline or policy file, the ``exploiter``, a
-  snapshot of the learner) and which seats are the learner's, redrawn at every new game from ``league_mix``
-  (:func:`parse_mix`); the pool of snapshots; the frozen opponents' actions (:meth:`League.opponent_actions`);
+  snapshot of the learner, a past exploiter) and which seats are the learner's, redrawn at every new game from
+  ``league_mix`` (:func:`parse_mix`); the pool of snapshots and the pool of past exploiters (``responses``);
+  the frozen opponents' actions (:meth:`League.opponent_actions`);
   the learner's results against the league since the last log row (:attr:`League.recent`).
 * :class:`SnapshotBank`: every snapshot of the pool in one batched forward pass.
 * :func:`frozen_agent`: an ``agents.make_agent`` spec ready for a game of the run's config.
@@ -33,8 +34,10 @@ __all__ = ["BASELINES", "LEARNING_MEMBERS", "LEARNER_DECIDES", "BETTING", "RECEN
 #: Baseline agents the league and the evaluation may use.
 BASELINES = ("rule", "equity", "random", "ordago")
 
-#: League members that are not frozen agents: the learner itself, its snapshots and its exploiter.
-LEARNING_MEMBERS = ("self", "snapshot", "exploiter")
+#: League members that are not fixed agents: the learner itself, its snapshots, its exploiter and the past
+#: exploiters (``responses``: each exploiter, when it is reset, joins this pool frozen, as a best response joins
+#: the population in PSRO).
+LEARNING_MEMBERS = ("self", "snapshot", "exploiter", "responses")
 
 #: Values of ``Args.learner_decides``.
 LEARNER_DECIDES = ("all", "bidding", *LANCE_NAMES)
@@ -107,7 +110,7 @@ def parse_mix(text: str) -> dict[str, float]:
             name, share = item, ""
         name = name.strip()
         if name not in LEARNING_MEMBERS and not is_fixed_spec(name):
-            raise ValueError(f"league_mix: unknown opponent {name!r} (use self, snapshot, exploiter, "
+            raise ValueError(f"league_mix: unknown opponent {name!r} (use self, snapshot, exploiter, responses, "
                              f"{', '.join(BASELINES)}, "
                              "ppo, or a policy file *.pt / *.zip)")
         try:
@@ -140,6 +143,10 @@ def check_league_args(league_mix: str, eval_opponents: str, learner_decides: str
     if exploiter_reset_every and "exploiter" not in mix:
         raise ValueError(f"Args.exploiter_reset_every={exploiter_reset_every} needs an exploiter in the "
                          f"league_mix (e.g. 'exploiter:0.25'), got {league_mix!r}")
+    if "responses" in mix and not ("exploiter" in mix and exploiter_reset_every):
+        raise ValueError("league_mix: 'responses' (past exploiters) needs an exploiter that is reset, so that "
+                         "past ones exist: add 'exploiter' to the league_mix and set --exploiter-reset-every, "
+                         f"got {league_mix!r} with exploiter_reset_every={exploiter_reset_every}")
 
 
 class League:
@@ -147,8 +154,9 @@ class League:
 
     ``kind[b]`` indexes :attr:`members`: 0 is ``self`` (the current policy on both teams), then the
     baselines of the mix, then the ``exploiter`` when the mix has one (:attr:`exploiter_kind`), then one entry
-    per snapshot of the pool (from :attr:`first_snapshot`). ``learner[b, s]`` says which seats are the
-    learner's. :attr:`recent` counts the learner's games and hands against the other kinds since the last log
+    per snapshot of the pool (from :attr:`first_snapshot`), then one per past exploiter of :attr:`responses`.
+    Snapshots and past exploiters are all played by one :class:`SnapshotBank`. ``learner[b, s]`` says which seats
+    are the learner's. :attr:`recent` counts the learner's games and hands against the other kinds since the last log
     row (:meth:`count_games`, :meth:`count_hands`, :meth:`take_recent`).
     """
 
@@ -166,6 +174,8 @@ class League:
         self.agents = {name: frozen_agent(name, config or MusConfig()) for name in self.baselines}
         self.pool: list[dict[str, Any]] = []           # snapshot state dicts, oldest first
         self.pool_ids: list[int] = []                  # the update each snapshot was taken at
+        self.responses: list[dict[str, Any]] = []      # past exploiters' state dicts, oldest first (pool_size kept)
+        self.response_ids: list[int] = []              # the update each past exploiter was frozen at
         self.kind = np.zeros(num_tables, dtype=np.int64)
         self.learner = np.ones((num_tables, 4), dtype=bool)
         self.recent = dict(RECENT)
@@ -175,7 +185,7 @@ class League:
     def members(self) -> list[str]:
         """The name of each kind: ``self``, the frozen agents, ``exploiter``, ``snapshot@<update>``."""
         return ["self", *self.baselines, *(["exploiter"] if self.has_exploiter else []),
-                *(f"snapshot@{u}" for u in self.pool_ids)]
+                *(f"snapshot@{u}" for u in self.pool_ids), *(f"response@{u}" for u in self.response_ids)]
 
     def draw(self, tables: npt.NDArray[np.int64], rng: np.random.Generator) -> None:
         """New opponents (and learner team) for the games starting on ``tables``."""
@@ -186,6 +196,8 @@ class League:
         pick = rng.choice(len(names), size=len(tables), p=shares)
         team = rng.integers(0, 2, len(tables))
         snap = rng.integers(0, max(len(self.pool), 1), len(tables))
+        if "responses" in self.mix:        # drawn only where the mix has them: runs without are unchanged
+            resp = rng.integers(0, max(len(self.responses), 1), len(tables))
         kind = np.zeros(len(tables), dtype=np.int64)
         for j, name in enumerate(names):
             sel = pick == j
@@ -193,6 +205,8 @@ class League:
                 kind[sel] = np.where(len(self.pool) > 0, self.first_snapshot + snap[sel], 0)
             elif name == "exploiter":
                 kind[sel] = self.exploiter_kind
+            elif name == "responses":
+                kind[sel] = np.where(len(self.responses) > 0, self.first_snapshot + len(self.pool) + resp[sel], 0)
             elif name != "self":
                 kind[sel] = 1 + self.baselines.index(name)
         self.kind[tables] = kind
@@ -202,25 +216,53 @@ class League:
     def add_snapshot(self, state: dict[str, Any], update: int) -> None:
         """Add a frozen copy of the learner; past ``pool_size`` the oldest leaves (tables that faced it face
         the next oldest until their game ends)."""
+        before = self._frozen_members()
         self.pool.append(state)
         self.pool_ids.append(update)
         if len(self.pool) > self.pool_size:
             self.pool.pop(0)
             self.pool_ids.pop(0)
-            first = self.first_snapshot
-            # tables facing the dropped snapshot now face the next one (the indices shift by one)
-            old = self.kind >= first
-            self.kind[old] = np.maximum(self.kind[old] - 1, first)
+        self._keep_opponents(before)
+
+    def add_response(self, state: dict[str, Any], update: int) -> None:
+        """Add a past exploiter (frozen when it is reset) to :attr:`responses`; past ``pool_size`` the oldest
+        leaves (tables that faced it face the next oldest until their game ends)."""
+        before = self._frozen_members()
+        self.responses.append(state)
+        self.response_ids.append(update)
+        if len(self.responses) > self.pool_size:
+            self.responses.pop(0)
+            self.response_ids.pop(0)
+        self._keep_opponents(before)
+
+    def _frozen_members(self) -> list[tuple[str, int]]:
+        """The snapshots and past exploiters in kind order, as (family, update)."""
+        return [("snapshot", u) for u in self.pool_ids] + [("response", u) for u in self.response_ids]
+
+    def _keep_opponents(self, before: list[tuple[str, int]]) -> None:
+        """After the pools changed: each table keeps its snapshot or past exploiter (its kind follows it to its
+        new index); where that one left, the table faces the oldest left of the same family."""
+        after = self._frozen_members()
+        first = self.first_snapshot
+        index = {member: i for i, member in enumerate(after)}
+        oldest = {}
+        for i, (family, _) in enumerate(after):
+            oldest.setdefault(family, i)
+        if not before:
+            return
+        remap = first + np.array([index.get(m, oldest.get(m[0], 0)) for m in before], dtype=np.int64)
+        on = self.kind >= first
+        self.kind[on] = remap[self.kind[on] - first]
 
     def exploiter_seats(self) -> npt.NDArray[np.bool_]:
         """``(B, 4)`` True for the seats the exploiter plays (the opponents' seats of its tables)."""
         return (self.kind == self.exploiter_kind)[:, None] & ~self.learner
 
     def snapshot_bank(self) -> SnapshotBank:
-        """The pool stacked for one batched forward pass (rebuilt when the pool changes)."""
-        key = tuple(self.pool_ids)
+        """The snapshots and past exploiters stacked for one batched forward pass (rebuilt when they change)."""
+        key = tuple(self._frozen_members())
         if self.bank is None or self.bank.key != key:
-            self.bank = SnapshotBank(self.pool, key)
+            self.bank = SnapshotBank(self.pool + self.responses, key)
         return self.bank
 
     def opponent_actions(self, rows: npt.NDArray[np.int64], obs: npt.NDArray[np.float32],
@@ -279,7 +321,7 @@ class SnapshotBank:
     one per snapshot; the probabilities equal each snapshot's own ``PolicyNet`` (tested).
     """
 
-    def __init__(self, states: list[dict[str, Any]], key: tuple[int, ...] = ()) -> None:
+    def __init__(self, states: list[dict[str, Any]], key: tuple[Any, ...] = ()) -> None:
         self.key = key
         self.layers: list[tuple[torch.Tensor, torch.Tensor]] = []
         if not states:

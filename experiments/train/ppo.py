@@ -30,6 +30,12 @@ Algorithm
   current weaknesses, where baselines and snapshots only show it the old ones. It starts as a copy of the
   learner after the warm start and is reset to a fresh copy every ``exploiter_reset_every`` updates (0: never).
   Its result is logged (``exploiter_stones_per_hand``) and its policy written to ``exploiter.pt``.
+* **Past exploiters join the league** (``responses`` in ``league_mix``, with ``exploiter_reset_every``): when
+  the exploiter is reset, the outgoing one is frozen into a pool of past exploiters (the last ``pool_size``
+  kept), which the league draws like snapshots. Each is an approximate best response to the learner of its
+  time; keeping them as opponents is the step of PSRO (Lanctot et al., 2017, "A unified game-theoretic approach
+  to multiagent reinforcement learning") in which a best response joins the population, so a weakness found
+  once stays punished after the exploiter that found it has moved on.
 * **Restricted learners** (``learner_decides``, for ``mus exploit``'s probes): the learner may decide only the
   betting, or the betting of one lance; its other decisions are played by the opposing agent's own policy
   and are not trained (they are not in its trajectories; the rewards they lead to reach the learner's
@@ -229,11 +235,12 @@ class Args:
     # league
     league_mix: str = "self:0.4,snapshot:0.2,rule:0.2,equity:0.2"
     """opponent kinds and their shares, drawn per game on each table: self, snapshot, exploiter (a second network
-    trained only against the learner), a baseline (rule, equity, random, ordago), ppo or a policy file"""
+    trained only against the learner), responses (past exploiters, frozen at each reset), a baseline (rule,
+    equity, random, ordago), ppo or a policy file"""
     snapshot_every: int = 10
     """updates between snapshots of the learner added to the pool"""
     pool_size: int = 10
-    """snapshots kept (the oldest leaves)"""
+    """snapshots kept (the oldest leaves); also the number of past exploiters kept for ``responses``"""
     exploiter_reset_every: int = 0
     """with ``exploiter`` in the league_mix: updates between resets of the exploiter to a copy of the learner
     (0: never; it starts as a copy of the learner after the warm start)"""
@@ -584,7 +591,10 @@ class Trainer:
     # -- the exploiter -------------------------------------------------------------------------------
     def reset_exploiter(self) -> None:
         """Make the exploiter a copy of the current learner with a fresh optimiser; its decisions still pending
-        (taken by the old exploiter) are dropped, not trained."""
+        (taken by the old exploiter) are dropped, not trained. With ``responses`` in the league_mix the outgoing
+        exploiter (if it has trained) first joins the league's pool of past exploiters, frozen."""
+        if "responses" in self.league.mix and 0 <= self.exploiter_born < self.update:
+            self.league.add_response(cpu_weights(self.exploiter), self.update)
         self.exploiter.load_state_dict(copy.deepcopy(self.net.state_dict()))
         self.exploiter_opt = torch.optim.Adam(self.exploiter.parameters(), lr=self.args.learning_rate, eps=1e-5)
         self.exploiter_buffer.clear()
