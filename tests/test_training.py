@@ -22,6 +22,7 @@ from agents.policy import (  # noqa: E402
     PolicyFileError,
     PolicyNet,
     TorchPolicyAgent,
+    build_net,
     load_policy_file,
     masked_log_probs,
     sample_masked,
@@ -452,6 +453,51 @@ def test_ship_agent_writes_weights_card_and_curve(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit):
         ship_command.main([str(tmp_path / "nothing")])
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_ship_agent_cards_the_probes_of_the_shipped_weights_only(tmp_path, capsys) -> None:
+    from experiments.evaluate.exploit import parameters_digest
+
+    ps.train(_tiny(tmp_path, "run"), log=lambda *a: None)
+    dest = tmp_path / "ship"
+    ship_command.main([str(tmp_path / "run"), "--hands", "8", "--games", "2", "--dest", str(dest),
+                       "--curve", str(tmp_path / "c.png")])
+    shipped = load_policy_file(dest / "ppo.pt")
+    digest = parameters_digest(build_net(shipped, dest / "ppo.pt"))
+
+    def probe(stones: float, start: str, seed: int, sha: str = digest) -> dict:
+        gain = {"stones": stones, "stones_lo": stones - 0.1, "stones_hi": stones + 0.1, "win": 0.5 + stones / 10,
+                "win_lo": 0.45, "win_hi": 0.6}
+        return {"agent": "ppo", "learner_decides": "all", "warm_start": start, "seed": seed, "gain": gain,
+                "gain_greedy": {**gain, "stones": stones + 0.2}, "trained": {"decisions": 80_000_000},
+                "frozen": {"parameters_sha256": sha}, "command": f"mus exploit ppo --starts {start} --seed {seed}"}
+
+    seeds = tmp_path / "exploit_seeds.json"
+    seeds.write_text(json.dumps({"results": [probe(0.7, "equity", 0), probe(1.25, "equity", 1)]}))
+    one = tmp_path / "exploit.json"
+    one.write_text(json.dumps(probe(0.4, "agent", 0)))
+    ship_command.main(["unused", "--card-only", "--dest", str(dest), "--exploit", str(seeds), "--exploit", str(one)])
+    card = (dest / "ppo.md").read_text()
+    assert "| equity | 1 | 80,000,000 | +1.250 | [+1.150, +1.350] | +1.450 | 0.625 |" in card
+    assert "| agent | 0 | 80,000,000 | +0.400 |" in card
+    assert "Largest gain **+1.250** stones/hand (equity start, seed 1)" in card and "lower bound" in card
+    assert "- `mus exploit ppo --starts agent --seed 0`" in card
+    after = load_policy_file(dest / "ppo.pt")               # the probes are stored, the weights unchanged
+    assert after["meta"]["exploitability"]["max"]["stones"] == 1.25
+    assert all(torch.equal(after["model"][k], v) for k, v in shipped["model"].items())
+    # the card is rebuilt from the file alone
+    (dest / "ppo.md").write_text("stale")
+    ship_command.main(["unused", "--card-only", "--dest", str(dest)])
+    assert (dest / "ppo.md").read_text() == card
+    # a probe of other weights, or a file that is no probe report, is refused and nothing changes
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(probe(3.0, "equity", 2, sha="0" * 64)))
+    for bad, says in ((other, "played other weights"), (tmp_path / "run" / "args.json", "not a probe report")):
+        with pytest.raises(SystemExit):
+            ship_command.main(["unused", "--card-only", "--dest", str(dest), "--exploit", str(bad)])
+        assert says in capsys.readouterr().err
+        assert (dest / "ppo.md").read_text() == card
+        assert load_policy_file(dest / "ppo.pt")["meta"]["exploitability"]["max"]["stones"] == 1.25
 
 
 def test_snapshot_bank_equals_each_snapshot_net() -> None:

@@ -23,6 +23,9 @@ def parser() -> ArgumentParser:
                    help="where the run's learning curve goes (for the README)")
     p.add_argument("--card-only", action="store_true",
                    help="only rewrite DEST/ppo.md from the evaluation stored in DEST/ppo.pt (RUN is not read)")
+    p.add_argument("--exploit", action="append", default=[], metavar="REPORT",
+                   help="a probe report of this policy for the card: exploit_seeds.json of mus exploit --seeds, or "
+                        "one probe's exploit.json (repeat for several; with --card-only, stored in DEST/ppo.pt)")
     return p
 
 
@@ -33,9 +36,10 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     try:
         if a.card_only:
-            print(f"wrote {ship_agent.rewrite_card(a.dest)}")
+            print(f"wrote {ship_agent.rewrite_card(a.dest, exploit=a.exploit)}")
             return
-        written = ship_agent.ship(a.run, a.policy, a.hands, a.games, a.seed, dest=a.dest, curve=a.curve)
+        written = ship_agent.ship(a.run, a.policy, a.hands, a.games, a.seed, dest=a.dest, curve=a.curve,
+                                  exploit=a.exploit)
     except (OSError, ValueError) as e:                 # no policy, a damaged one (PolicyFileError), an unwritable dest
         p.error(str(e))
     print("wrote " + ", ".join(map(str, written)))

@@ -11,6 +11,12 @@ and ``equity``), and writes:
 * ``agents/data/ppo.md``: the model card (the same facts, as a page);
 * ``docs/ppo_learning_curve.png``: the run's learning curve, for the README.
 
+With ``--exploit REPORT`` (``exploit_seeds.json`` of ``mus exploit POLICY --seeds N``, or one probe's
+``exploit.json``; repeatable) the card also gives the policy's exploitability probes (:func:`read_probes`): every
+probe's held-out gain and game win rate, the largest of each, and the commands. Each probe must have seen the
+shipped weights (its ``frozen.parameters_sha256``). ``--card-only --exploit REPORT`` adds probes to the shipped
+file's ``meta`` (the weights are unchanged) and rewrites the card.
+
 The evaluation deals come from ``--seed`` (default 7), never from the training or in-training evaluation seeds.
 The command line is :mod:`experiments.commands.ship_agent`; this module takes plain Python values.
 """
@@ -20,15 +26,18 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agents.policy import build_net, load_policy_file, save_policy
+from experiments.evaluate.exploit import parameters_digest
+from experiments.evaluate.exploit_seeds import aggregate_probes
 from experiments.evaluate.report_card import duplicate_row, report_card
 from experiments.train.report import learning_curve
 
-__all__ = ["ship", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve", "BASELINES",
-           "ROOT"]
+__all__ = ["ship", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve", "read_probes",
+           "BASELINES", "ROOT"]
 
 #: The repository's root: ``agents/data`` and ``docs`` are written below it by default.
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +52,58 @@ def evaluate_policy(policy: str | Path, hands: int, games: int, seed: int = 7, k
     card = report_card(str(policy), hands=hands, games=games, seed=seed, kings=kings, target=target,
                        opponents=opponents, name="ppo", log=log)
     return card["rows"]
+
+
+def read_probes(paths: Sequence[str | Path], net: Any) -> dict[str, Any]:
+    """The exploitability probes of the policy ``net`` for its card: the reports at ``paths`` (each an
+    ``exploit_seeds.json`` or one probe's ``exploit.json``) merged by
+    :func:`~experiments.evaluate.exploit_seeds.aggregate_probes` (every probe, the largest gain and win rate, the
+    spread), with each probe's command.
+
+    Raises:
+        ValueError: a file is missing or not a probe report, or a probe played other weights than ``net`` (its
+            ``frozen.parameters_sha256``); the message names the file.
+    """
+    results: list[dict[str, Any]] = []
+    digest = parameters_digest(net)
+    for path in map(Path, paths):
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+            found = report["results"] if "results" in report else [report]
+            aggregate_probes(found)                      # a probe result has the fields of exploit.json
+        except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{path}: not a probe report of mus exploit (exploit_seeds.json or exploit.json): "
+                             f"{e}") from None
+        for r in found:
+            seen = (r.get("frozen") or {}).get("parameters_sha256")
+            if seen != digest:
+                raise ValueError(f"{path}: the probe {r.get('warm_start', '?')}-seed{r.get('seed', '?')} played other "
+                                 "weights than this policy (frozen.parameters_sha256 differs): probe the policy "
+                                 "that is shipped")
+        results += found
+    summary = aggregate_probes(results)
+    summary.pop("results", None)
+    summary["commands"] = sorted({str(r.get("command", "?")) for r in results})
+    return summary
+
+
+def _probe_lines(probes: dict[str, Any]) -> list[str]:
+    """The card's exploitability section."""
+    best, best_win = probes["max"], probes["max_win"]
+    lines = ["## Exploitability", "",
+             "Best responses trained against the frozen policy by `mus exploit` (each probe's gain is held out: "
+             "20,000 duplicate hands and 2,000 games on deals of its own). Every figure is a **lower bound** on "
+             "the policy's exploitability: more seeds, starts or training can only find more.", "",
+             "| start | seed | decisions | gain, stones/hand | 95% CI | greedy gain | game win rate | 95% CI |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in probes["probes"]:
+        lines.append(f"| {r['start']} | {r['seed']} | {r['decisions']:,} | {r['stones']:+.3f} | "
+                     f"[{r['stones_lo']:+.3f}, {r['stones_hi']:+.3f}] | {r['greedy_stones']:+.3f} | {r['win']:.3f} | "
+                     f"[{r['win_lo']:.3f}, {r['win_hi']:.3f}] |")
+    lines += ["", f"Largest gain **{best['stones']:+.3f}** stones/hand ({best['start']} start, seed {best['seed']}); "
+              f"largest game win rate **{best_win['win']:.3f}** ({best_win['start']} start, seed {best_win['seed']}); "
+              f"spread of the gains {probes['spread']:.3f} over {probes['n']} probes.", "", "Commands:", ""]
+    return lines + [f"- `{c}`" for c in probes["commands"]]
 
 
 def _fmt_p(p: float) -> str:
@@ -104,6 +165,8 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         lines.append(f"| {r['play']} | {r['opponent']} | {r['envido_rate']:.3f} / {r['opp_envido_rate']:.3f} | "
                      f"{r['ordago_rate']:.3f} / {r['opp_ordago_rate']:.3f} | "
                      f"{r['no_quiero_rate']:.3f} / {r['opp_no_quiero_rate']:.3f} |")
+    if meta.get("exploitability"):
+        lines += [""] + _probe_lines(meta["exploitability"])
     lines += ["", "## Limits", "",
               "- Trained and evaluated with 8 kings and a 40-stone game; other variants are untested.",
               "- Beating the baselines is not low exploitability: a best response trained against this policy may "
@@ -116,18 +179,20 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
 
 def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: int = 2000, seed: int = 7,
          dest: str | Path = ROOT / "agents" / "data", curve: str | Path = ROOT / "docs" / "ppo_learning_curve.png",
-         log: Any = print) -> list[Path]:
+         log: Any = print, exploit: Sequence[str | Path] = ()) -> list[Path]:
     """Evaluate the policy ``policy`` of the training run in folder ``run`` and ship it.
 
     Plays it in duplicate (:func:`evaluate_policy`, deals from ``seed``) and writes ``dest/ppo.pt`` (the weights,
     with the run's command, settings, machine and the evaluation in its ``meta``), ``dest/ppo.md`` (the model
-    card) and ``curve`` (the run's learning curve, :func:`draw_curve`).
+    card) and ``curve`` (the run's learning curve, :func:`draw_curve`). ``exploit``: probe reports of this policy
+    for the card (:func:`read_probes`), read and checked before anything is played or written.
 
     Returns:
         The files written.
 
     Raises:
         FileNotFoundError: ``run`` holds no file ``policy``.
+        ValueError: a probe report that cannot be read or that probed other weights.
     """
     folder = Path(run)
     path = folder / policy
@@ -135,6 +200,7 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
         raise FileNotFoundError(f"{path} does not exist: give the folder of a run made by mus train (--out)")
     blob = load_policy_file(path)
     net = build_net(blob, path)
+    probes = read_probes(exploit, net) if exploit else None
     info = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
     train_meta = dict(blob.get("meta") or {})
     rows = evaluate_policy(path, hands, games, seed, kings=train_meta.get("args", {}).get("kings", 8),
@@ -144,7 +210,7 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
             "decisions": train_meta.get("decisions"), "updates": train_meta.get("update"),
             "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": seed,
             "ship_command": f"mus ship-agent {run} --policy {policy} --hands {hands} --games {games} --seed {seed}",
-            "evaluation": rows}
+            "evaluation": rows, **({"exploitability": probes} if probes else {})}
     dest = Path(dest)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
     write_card(dest / "ppo.md", meta, rows)
@@ -152,10 +218,17 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
     return [dest / "ppo.pt", dest / "ppo.md", *([drawn] if drawn else [])]
 
 
-def rewrite_card(dest: str | Path = ROOT / "agents" / "data") -> Path:
+def rewrite_card(dest: str | Path = ROOT / "agents" / "data", exploit: Sequence[str | Path] = ()) -> Path:
     """Rewrite ``dest/ppo.md`` from the evaluation stored in ``dest/ppo.pt`` (no run is read, nothing is
-    played)."""
-    meta = load_policy_file(Path(dest) / "ppo.pt")["meta"]
+    played). ``exploit``: probe reports of the shipped weights (:func:`read_probes`), stored first in
+    ``dest/ppo.pt``'s ``meta`` (replacing any there; the weights are written back unchanged)."""
+    path = Path(dest) / "ppo.pt"
+    blob = load_policy_file(path)
+    meta = dict(blob["meta"])
+    if exploit:
+        net = build_net(blob, path)
+        meta["exploitability"] = read_probes(exploit, net)
+        save_policy(path, net, blob.get("config"), meta)
     return write_card(Path(dest) / "ppo.md", meta, meta["evaluation"])
 
 
