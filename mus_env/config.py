@@ -31,6 +31,8 @@ NUM_BET_SIZES = 5
 #: (and the observation's float32) whatever the number of raises a real game makes.
 MAX_TARGET = 10_000
 MAX_BET = 1_000
+#: Largest ``max_stake``: a cap beyond any stake a game can use.
+MAX_STAKE_CAP = 1_000_000
 
 
 def _on_off(name: str, value: Any) -> bool:
@@ -73,6 +75,10 @@ class MusConfig:
         bet_sizes: the five amounts of ENVIDO actions 19..23, strictly increasing ints >= 2.
         max_mus_rounds: None, or a cap N >= 0: after N completed mus rounds every mus call is forced
             to NO_MUS (an RL safety cap, not a real rule).
+        max_stake: None, or a cap N >= 2: once a lance's live stake is N stones or more, it can no longer be
+            raised (ENVIDO is not legal; QUIERO, NO QUIERO and ÓRDAGO remain). An RL safety cap, not a real
+            rule (stakes have no limit, RULES.md §5.1): two policies that always re-raise would otherwise bet
+            forever and the hand never end.
         signals: "off", "truthful" or "free" (§8, :mod:`mus_env.signals`).
         signal_intercept_p: chance that an opponent sees a sign, in [0, 1]; 0 when ``signals`` is "off".
         auto_declare: whether the engine makes the forced pares/juego declarations itself.
@@ -91,6 +97,7 @@ class MusConfig:
     exclude_own_discards: bool = True
     bet_sizes: tuple[int, ...] = (2, 3, 4, 5, 10)
     max_mus_rounds: int | None = None
+    max_stake: int | None = None
     signals: str = "off"
     signal_intercept_p: float = 0.0
     auto_declare: bool = True
@@ -130,6 +137,10 @@ class MusConfig:
             cap = _int("max_mus_rounds", self.max_mus_rounds, "None or an int >= 0")
             if cap < 0:
                 raise ValueError(f"MusConfig.max_mus_rounds must be None or an int >= 0, got {cap!r}")
+        if self.max_stake is not None:
+            cap = _int("max_stake", self.max_stake, f"None or an int in 2..{MAX_STAKE_CAP}")
+            if not 2 <= cap <= MAX_STAKE_CAP:
+                raise ValueError(f"MusConfig.max_stake must be None or an int in 2..{MAX_STAKE_CAP}, got {cap!r}")
         if self.signals not in SIGNALS_CHOICES:
             raise ValueError(f"MusConfig.signals must be one of {', '.join(SIGNALS_CHOICES)}; got {self.signals!r}")
         p = self.signal_intercept_p

@@ -100,6 +100,7 @@ _MUS, _FORCED_NO_MUS, _DISCARD, _DISCARD_ZERO = (LEGAL_SETS[Legal.MUS_CALL], LEG
                                                  LEGAL_SETS[Legal.DISCARD], LEGAL_SETS[Legal.DISCARD_ZERO])
 _OPEN, _RESPOND, _RESPOND_ORDAGO, _CONFIRM = (LEGAL_SETS[Legal.OPEN], LEGAL_SETS[Legal.RESPOND],
                                               LEGAL_SETS[Legal.RESPOND_ORDAGO], LEGAL_SETS[Legal.CONFIRM])
+_RESPOND_CAPPED, _CONFIRM_CAPPED = LEGAL_SETS[Legal.RESPOND_CAPPED], LEGAL_SETS[Legal.CONFIRM_CAPPED]
 _LEGAL_SETS = {t: frozenset(t) for t in LEGAL_SETS}
 _MASKS = {t: LEGAL_MASKS[k] for k, t in enumerate(LEGAL_SETS)}
 
@@ -1117,8 +1118,13 @@ class MusGame:
         self._last = last
         self._resp = _responders(self._elig, last)
         self._resp_i = 0
-        self._set_decision(Phase.BET_RESPOND, self._resp[0],
-                           _RESPOND_ORDAGO if ls.stake == ORDAGO_STAKE else _RESPOND)
+        self._set_decision(Phase.BET_RESPOND, self._resp[0], _RESPOND_ORDAGO if ls.stake == ORDAGO_STAKE
+                           else _RESPOND_CAPPED if self._capped(ls) else _RESPOND)
+
+    def _capped(self, ls: _LanceState) -> bool:
+        """Whether the live numeric stake has reached ``config.max_stake`` (an RL cap: no more raises)."""
+        cap = self.config.max_stake
+        return cap is not None and ls.stake >= cap
 
     def _on_respond(self, action: int, amount: int) -> None:
         ls = self._lances[self._slot]
@@ -1129,7 +1135,7 @@ class MusGame:
             ls.history.append((seat, action, 0))
             if has_r2 and ls.stake != ORDAGO_STAKE and self.config.partner_override:
                 self._resp_i = 1
-                self._set_decision(Phase.BET_CONFIRM, self._resp[1], _CONFIRM)
+                self._set_decision(Phase.BET_CONFIRM, self._resp[1], _CONFIRM_CAPPED if self._capped(ls) else _CONFIRM)
             else:
                 self._accept(ls)
         elif action == _NO_QUIERO_A:

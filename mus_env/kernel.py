@@ -136,6 +136,7 @@ MUS_CALL, DISCARD, DECLARE, BET_OPEN = Phase.MUS_CALL, Phase.DISCARD, Phase.DECL
 BET_RESPOND, BET_CONFIRM, GAME_OVER, SIGNAL = Phase.BET_RESPOND, Phase.BET_CONFIRM, Phase.GAME_OVER, Phase.SIGNAL
 L_MUS_CALL, L_FORCED_NO_MUS, L_OPEN = Legal.MUS_CALL, Legal.FORCED_NO_MUS, Legal.OPEN
 L_RESPOND, L_RESPOND_ORDAGO, L_CONFIRM = Legal.RESPOND, Legal.RESPOND_ORDAGO, Legal.CONFIRM
+L_RESPOND_CAPPED, L_CONFIRM_CAPPED = Legal.RESPOND_CAPPED, Legal.CONFIRM_CAPPED
 L_PARES_SI, L_PARES_NO, L_JUEGO_SI, L_JUEGO_NO = Legal.PARES_SI, Legal.PARES_NO, Legal.JUEGO_SI, Legal.JUEGO_NO
 NOT_PLAYED, VOID, UNCONTESTED, EN_PASO = Outcome.NOT_PLAYED, Outcome.VOID, Outcome.UNCONTESTED, Outcome.EN_PASO
 ACCEPTED, REFUSED, ORDAGO_OUT = Outcome.ACCEPTED, Outcome.REFUSED, Outcome.ORDAGO
@@ -146,8 +147,9 @@ ALL_SEATS = 15                                          # eligibility bits of th
 
 # Config switches, by index into the rules' cfg field (int64).
 (C_TARGET, C_KINGS, C_PUNTO, C_HOLDERS_ONLY, C_OVERRIDE, C_AUTO_DECLARE, C_EXCLUDE_OWN, C_MAX_MUS,
- C_DISCARD_LEGAL, C_JUEGOS, C_VACAS, C_FIRST_MANO, C_STONES_REWARD, C_REAL31, C_KEEP_OVER, C_SIGNALS) = range(16)
-NUM_SWITCHES = 16
+ C_DISCARD_LEGAL, C_JUEGOS, C_VACAS, C_FIRST_MANO, C_STONES_REWARD, C_REAL31, C_KEEP_OVER, C_SIGNALS,
+ C_MAX_STAKE) = range(17)
+NUM_SWITCHES = 17
 #: Values of the C_SIGNALS switch: the index of ``config.signals`` in SIGNALS_CHOICES.
 SIGNALS_OFF, SIGNALS_TRUTHFUL, SIGNALS_FREE = (SIGNALS_CHOICES.index(m) for m in ("off", "truthful", "free"))
 assert SIGNALS_OFF == 0
@@ -219,9 +221,9 @@ RULES_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
     ("speech", "i1", (NUM_ACTIONS,), "speech category of each betting action; -1 otherwise"),
     ("next_elig", "i1", (16, 5), "[bits, r + 1] first eligible relative seat after r; -1"),
     ("responders", "i1", (16, 4, 2), "[bits, bettor] the other team's eligible seats after the bettor; -1"),
-    ("legal_masks", "i1", (13, NUM_ACTIONS), "phases.LEGAL_MASKS"),
-    ("legal_count", "i8", (13,), "number of actions of each legal set"),
-    ("legal_list", "i8", (13, 16), "the actions of each legal set, ascending (padded)"),
+    ("legal_masks", "i1", (len(LEGAL_SETS), NUM_ACTIONS), "phases.LEGAL_MASKS"),
+    ("legal_count", "i8", (len(LEGAL_SETS),), "number of actions of each legal set"),
+    ("legal_list", "i8", (len(LEGAL_SETS), 16), "the actions of each legal set, ascending (padded)"),
 )
 RULES_DTYPE = np.dtype([(name, dt, shape) for name, dt, shape, _ in RULES_FIELDS], align=True)
 Rules = np.ndarray        # a (1,) array of RULES_DTYPE; the kernel reads its row R = rules[0]
@@ -269,6 +271,7 @@ def make_rules(cfg: MusConfig, stones_reward: bool, keep_over: bool = False) -> 
     switches[C_REAL31] = _REAL31_MODES.index(cfg.real31)
     switches[C_KEEP_OVER] = keep_over
     switches[C_SIGNALS] = SIGNALS_CHOICES.index(cfg.signals)
+    switches[C_MAX_STAKE] = -1 if cfg.max_stake is None else cfg.max_stake
     from math import comb
     bet_amount = np.zeros(NUM_ACTIONS, dtype=np.int32)
     bet_amount[ENVIDO_BASE:ENVIDO_BASE + 5] = cfg.bet_sizes
@@ -796,7 +799,17 @@ def bet(st, R, action: int, stake_before: int) -> None:
     st.resp[0] = R.responders[st.elig, st.rel, 0]
     st.resp[1] = R.responders[st.elig, st.rel, 1]
     st.resp_i = 0
-    set_decision(st, BET_RESPOND, st.resp[0], L_RESPOND_ORDAGO if action == ORDAGO_A else L_RESPOND)
+    if action == ORDAGO_A:
+        set_decision(st, BET_RESPOND, st.resp[0], L_RESPOND_ORDAGO)
+    else:
+        set_decision(st, BET_RESPOND, st.resp[0], L_RESPOND_CAPPED if capped(st, R) else L_RESPOND)
+
+
+@njit(cache=True, inline="always")
+def capped(st, R) -> bool:
+    """``MusGame._capped``: the live numeric stake has reached ``max_stake`` (no more raises)."""
+    cap = R.cfg[C_MAX_STAKE]
+    return cap >= 0 and st.ls_stake[st.slot] >= cap
 
 
 @njit(cache=True)
@@ -809,7 +822,7 @@ def on_respond(st, out, R, action: int) -> None:
     if action == QUIERO_A:
         if has_r2 and st.ls_stake[sl] != ORDAGO_STAKE and R.cfg[C_OVERRIDE]:
             st.resp_i = 1
-            set_decision(st, BET_CONFIRM, st.resp[1], L_CONFIRM)
+            set_decision(st, BET_CONFIRM, st.resp[1], L_CONFIRM_CAPPED if capped(st, R) else L_CONFIRM)
         else:
             accept(st, out, R)
     elif action == NO_QUIERO_A:

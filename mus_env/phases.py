@@ -72,6 +72,9 @@ OPEN_ACTIONS = _ids(int(Action.PASO), _ENVIDO, int(Action.ORDAGO))
 RESPOND_ACTIONS = _ids(_ENVIDO, int(Action.QUIERO), int(Action.NO_QUIERO), int(Action.ORDAGO))
 RESPOND_ORDAGO_ACTIONS = _ids(int(Action.QUIERO), int(Action.NO_QUIERO))
 CONFIRM_ACTIONS = _ids(_ENVIDO, int(Action.QUIERO), int(Action.ORDAGO))
+#: Answers once the live stake has reached ``MusConfig.max_stake`` (an RL safety cap): no more raises.
+RESPOND_CAPPED_ACTIONS = _ids(int(Action.QUIERO), int(Action.NO_QUIERO), int(Action.ORDAGO))
+CONFIRM_CAPPED_ACTIONS = _ids(int(Action.QUIERO), int(Action.ORDAGO))
 
 
 class Legal:
@@ -90,12 +93,14 @@ class Legal:
     PARES_NO = 10
     JUEGO_SI = 11
     JUEGO_NO = 12
+    RESPOND_CAPPED = 13
+    CONFIRM_CAPPED = 14
 
 
 LEGAL_SETS: tuple[tuple[int, ...], ...] = (
     (), MUS_CALL_ACTIONS, FORCED_NO_MUS_ACTIONS, DISCARD_NONZERO_ACTIONS, DISCARD_ALL_ACTIONS, OPEN_ACTIONS,
     RESPOND_ACTIONS, RESPOND_ORDAGO_ACTIONS, CONFIRM_ACTIONS, (int(Action.PARES_SI),), (int(Action.PARES_NO),),
-    (int(Action.JUEGO_SI),), (int(Action.JUEGO_NO),),
+    (int(Action.JUEGO_SI),), (int(Action.JUEGO_NO),), RESPOND_CAPPED_ACTIONS, CONFIRM_CAPPED_ACTIONS,
 )
 LEGAL_MASKS = np.zeros((len(LEGAL_SETS), NUM_ACTIONS), dtype=np.int8)
 for _k, _s in enumerate(LEGAL_SETS):

@@ -231,7 +231,7 @@ def replay_hand(events: Sequence[tuple[int, int, int]], mano: int, hands: Sequen
                 kings: int = 8, target: int = 40, scores_before: tuple[int, int] = (0, 0),
                 bet_sizes: Sequence[int] = (2, 3, 4, 5, 10), partner_override: bool = True,
                 holders_only_speak: bool = True, punto: bool = True, allow_zero_discard: bool = False,
-                max_mus_rounds: int | None = None) -> dict:
+                max_mus_rounds: int | None = None, max_stake: int | None = None) -> dict:
     """Replay one hand's actions through §3 and §9.4 and say what each lance produced.
 
     Args:
@@ -307,14 +307,16 @@ def replay_hand(events: Sequence[tuple[int, int, int]], mano: int, hands: Sequen
         while True:                                             # response loop
             resp = [r for r in ((last + 1) % 4, (last + 2) % 4, (last + 3) % 4) if r in elig and team(r) != bettor]
             r1, r2 = resp[0], (resp[1] if len(resp) > 1 else None)
-            allowed = RESPOND_ORDAGO_SET if stake == ORDAGO else RESPOND_SET
+            capped = stake != ORDAGO and max_stake is not None and stake >= max_stake   # the RL cap: no raise
+            allowed = RESPOND_ORDAGO_SET if stake == ORDAGO else RESPOND_SET - ENVIDO_IDS if capped else RESPOND_SET
             a, amount = take(r1, allowed, f"{lance} response")
             actor = r1
             if a == NO_QUIERO_ID and r2 is not None:
                 a, amount = take(r2, allowed, f"{lance} second responder")
                 actor = r2
             elif a == QUIERO_ID and r2 is not None and stake != ORDAGO and partner_override:
-                a2, amount2 = take(r2, CONFIRM_SET, f"{lance} partner confirmation")
+                a2, amount2 = take(r2, CONFIRM_SET - ENVIDO_IDS if capped else CONFIRM_SET,
+                                   f"{lance} partner confirmation")
                 if a2 != QUIERO_ID:
                     a, amount, actor = a2, amount2, r2
             if a == QUIERO_ID:

@@ -251,6 +251,7 @@ BAD_CONFIG_VALUES = {
     "bet_sizes": [(2, 3, 4, 5), (2, 3, 4, 5, 10, 20), (1, 2, 3, 4, 5), (2, 2, 3, 4, 5), (3, 2, 4, 5, 10), 5,
                   (2, 3, 4, 5, 10.0), (2, 3, 4, 5, True), "23456", None],
     "max_mus_rounds": [-1, 1.5, "3", True],
+    "max_stake": [1, 0, -1, 40.0, "40", True, 10**7],
     "signals": ["on", "", None, "false", "TRUTHFUL"],
     "signal_intercept_p": [-0.1, 1.5, "0.5", None, True, float("nan")],
     "auto_declare": [1, "on", None],
@@ -295,8 +296,8 @@ def test_intercept_needs_signals(p: float) -> None:
 def test_good_config_values_are_accepted() -> None:
     cfg = MusConfig(kings=4, target=30, juegos_to_win_vaca=3, vacas_to_win_match=2, real31="sota_4suits",
                     punto="off", allow_zero_discard=True, partner_override=False, holders_only_speak=False,
-                    exclude_own_discards=False, bet_sizes=[2, 4, 8, 16, 32], max_mus_rounds=0, signals="free",
-                    signal_intercept_p=1, auto_declare=False, first_mano=3)
+                    exclude_own_discards=False, bet_sizes=[2, 4, 8, 16, 32], max_mus_rounds=0, max_stake=2,
+                    signals="free", signal_intercept_p=1, auto_declare=False, first_mano=3)
     assert cfg.punto is False and cfg.bet_sizes == (2, 4, 8, 16, 32) and cfg.signal_intercept_p == 1.0
     assert MusConfig(punto="on").punto is True
     assert MusConfig.from_dict(cfg.to_dict()) == cfg

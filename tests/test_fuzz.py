@@ -56,6 +56,7 @@ def random_config(rng: np.random.Generator) -> MusConfig:
         juegos_to_win_vaca=int(rng.choice([2, 3])) if rng.random() < 0.05 else 1,
         vacas_to_win_match=int(rng.choice([2, 3])) if rng.random() < 0.05 else 1,
         max_mus_rounds=int(rng.integers(0, 4)) if rng.random() < 0.1 else None,
+        max_stake=int(rng.integers(2, 12)) if rng.random() < 0.15 else None,
         first_mano="random" if rng.random() < 0.5 else int(rng.integers(0, 4)),
     )
 
@@ -200,7 +201,7 @@ def check_hand_record(rec, cfg: MusConfig) -> None:
         [(ev.seat, ev.action, ev.amount) for ev in rec.actions], m, hands, kings=cfg.kings, target=cfg.target,
         scores_before=rec.scores_before, bet_sizes=cfg.bet_sizes, partner_override=cfg.partner_override,
         holders_only_speak=cfg.holders_only_speak, punto=cfg.punto, allow_zero_discard=cfg.allow_zero_discard,
-        max_mus_rounds=cfg.max_mus_rounds)
+        max_mus_rounds=cfg.max_mus_rounds, max_stake=cfg.max_stake)
     context = (rec.actions, rec.stones, replay)
     assert tuple(replay["outcomes"]) == rec.outcomes, context
     assert replay["fourth"] == rec.fourth_lance, context

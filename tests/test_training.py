@@ -523,7 +523,7 @@ def test_snapshot_bank_equals_each_snapshot_net() -> None:
 def test_signals_default_is_off_and_the_config_unchanged() -> None:
     args = ps.Args()
     assert (args.signals, args.signal_intercept_p) == ("off", 0.0)
-    assert args.game_config() == MusConfig(max_mus_rounds=6)            # exactly the config before señas
+    assert args.game_config() == MusConfig(max_mus_rounds=6, max_stake=40)   # the config before señas
     assert args.game_config(training=False) == MusConfig()
     on = ps.make_args("tiny", signals="truthful", signal_intercept_p=0.3)
     for training in (True, False):
@@ -689,8 +689,11 @@ def test_the_exploiter_signal_is_its_margin_averaged_over_recent_updates() -> No
 #: A tiny run's weights (``make_args("tiny", total_decisions=1536)``, seed 0, the equity warm start), recorded on the
 #: project's machine before the speed and memory work of issue 23 (compiled baselines, coded cloning data, the
 #: device path) and unchanged by it. Floating point differs across CPU instruction sets and torch builds, so the
-#: digest is compared only where both match the recording.
-PINNED_TINY_RUN = {"torch": "2.13.0+cpu", "cpu_capability": "AVX512", "weights": "868356c2cee4be05"}
+#: digest is compared only where both match the recording. ``weights`` is that run without the stake cap
+#: (``max_stake=0``, as before it existed); ``weights_capped`` the same run with the default cap of 40, which the
+#: tiny run reaches (recorded when the cap was added).
+PINNED_TINY_RUN = {"torch": "2.13.0+cpu", "cpu_capability": "AVX512", "weights": "868356c2cee4be05",
+                   "weights_capped": "8ce87f5b23f72f88"}
 
 
 def test_a_tiny_run_is_bit_for_bit_the_recorded_one(tmp_path) -> None:
@@ -701,9 +704,10 @@ def test_a_tiny_run_is_bit_for_bit_the_recorded_one(tmp_path) -> None:
     here = {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
     if any(here[k] != PINNED_TINY_RUN[k] for k in here):
         pytest.skip(f"recorded with {PINNED_TINY_RUN}, this machine has {here}: floating point may differ")
-    t = ps.train(ps.make_args("tiny", out=str(tmp_path / "run"), progress=False, total_decisions=32 * 8 * 6),
-                 log=lambda *a: None)
-    h = hashlib.sha256()
-    for v in t.net.state_dict().values():
-        h.update(v.cpu().numpy().tobytes())
-    assert h.hexdigest()[:16] == PINNED_TINY_RUN["weights"]
+    for cap, key in ((0, "weights"), (40, "weights_capped")):
+        t = ps.train(ps.make_args("tiny", out=str(tmp_path / f"run{cap}"), progress=False,
+                                  total_decisions=32 * 8 * 6, max_stake=cap), log=lambda *a: None)
+        h = hashlib.sha256()
+        for v in t.net.state_dict().values():
+            h.update(v.cpu().numpy().tobytes())
+        assert h.hexdigest()[:16] == PINNED_TINY_RUN[key], cap

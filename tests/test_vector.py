@@ -50,6 +50,7 @@ CONFIGS = {
         MusConfig(auto_declare=False, juegos_to_win_vaca=2, vacas_to_win_match=2, max_mus_rounds=4,
                   exclude_own_discards=False, kings=4, target=30), 0.95, 505, 450),
     "real31_sota_bets": Diff(MusConfig(real31="sota_4suits", bet_sizes=(2, 4, 6, 8, 20), first_mano=2), 0.5, 606, 190),
+    "stake_cap": Diff(MusConfig(max_stake=7, target=30), 0.5, 707, 190),
 }
 
 _PASO, _QUIERO, _NO_QUIERO, _ORDAGO = int(Action.PASO), int(Action.QUIERO), int(Action.NO_QUIERO), int(Action.ORDAGO)
@@ -94,17 +95,20 @@ def _choose(policy: str, g: MusGame, mask: np.ndarray, mus_bias: float, rng: np.
         if u < p_paso:
             return _PASO
         return _ORDAGO if u < p_paso + p_open_ord else int(_ENVIDOS[rng.integers(_ENVIDOS.size)])
-    if phase == Phase.BET_RESPOND and not mask[_ENVIDOS[0]]:          # an órdago is live
+    if phase == Phase.BET_RESPOND and not mask[_ORDAGO]:                # an órdago is live
         return _QUIERO if u < p_q_ord else _NO_QUIERO
+    capped = not mask[_ENVIDOS[0]]                                     # max_stake reached: no raises, órdago instead
     if phase == Phase.BET_RESPOND:
         if u < p_q:
             return _QUIERO
         if u < p_q + p_nq:
             return _NO_QUIERO
-        return _ORDAGO if u < p_q + p_nq + p_resp_ord else int(_ENVIDOS[rng.integers(_ENVIDOS.size)])
+        if capped or u < p_q + p_nq + p_resp_ord:
+            return _ORDAGO
+        return int(_ENVIDOS[rng.integers(_ENVIDOS.size)])
     if u < p_conf_q:                                              # partner confirmation
         return _QUIERO
-    return _ORDAGO if u < p_conf_q + p_conf_ord else int(_ENVIDOS[rng.integers(_ENVIDOS.size)])
+    return _ORDAGO if capped or u < p_conf_q + p_conf_ord else int(_ENVIDOS[rng.integers(_ENVIDOS.size)])
 
 
 def _piece_of(k: int) -> str:
@@ -154,7 +158,7 @@ COVER_KEYS = (
     "showdowns", "pares_par", "pares_medias", "pares_duples", "juego_31", "juego_other", "punto",
     "en_paso_grande", "en_paso_chica", "en_paso_pares", "en_paso_juego", "en_paso_punto", "stake_paid",
     "uncontested", "refused_first_bet", "refused_after_raise", "ordago_no_quiero",
-    "confirm", "confirm_raise", "r2_after_no_quiero",
+    "confirm", "confirm_raise", "r2_after_no_quiero", "capped",
 )
 
 
@@ -236,6 +240,8 @@ def run_differential(cfg: MusConfig, mus_bias: float, B: int, seed: int, reward:
             assert cur == current[b], (b, cur, current[b])
             m = g.legal_action_mask()
             assert _same(m, mask[b]), (b, g.describe(), np.flatnonzero(mask[b]))
+            if g.phase in (Phase.BET_RESPOND, Phase.BET_CONFIRM) and g.betting["stake"] != ORDAGO_STAKE:
+                cover["capped"] += not m[_ENVIDOS].any()          # max_stake reached: an answer without raises
             o = g.observe(cur)
             _assert_same_obs(o, obs[b], g, f"table {b}: observation")
             seen.append({cur: o})
@@ -315,6 +321,10 @@ def _minimum_cover(d: Diff) -> tuple[dict[str, int], tuple[str, ...]]:
         zero += ["punto", "en_paso_punto"]
     if not cfg.partner_override:
         zero += ["confirm", "confirm_raise"]
+    if cfg.max_stake is None:
+        zero.append("capped")
+    else:
+        mins["capped"] = 50
     if cfg.juegos_to_win_vaca == 1:
         zero.append("games_mid_episode")
     else:

@@ -53,6 +53,10 @@ RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eva
              "args.json", "run.json", "tb", "exploiter.pt", "exploit.json", "exploit_curve.png")
 
 #: Settings a run may change when it resumes (the budget, the clock, the logging); any other change is refused.
+#: Settings added after checkpoints were first written, with the value a checkpoint without them ran with where
+#: that is not today's default (``max_stake``: runs before the cap had none).
+SETTINGS_BEFORE_THEM = {"max_stake": 0}
+
 RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every", "device")
 
 #: Checkpoint entries that stay torch values when loaded (the rest becomes numpy).
@@ -226,7 +230,8 @@ def _check_settings(t: Any, blob: dict[str, Any], path: Path) -> None:
     """The checkpoint's settings and network against the run's (only :data:`RESUMABLE_CHANGES` may differ)."""
     saved = blob["args"]
     mine = t.args.to_dict()
-    known = type(t.args)().to_dict()          # fields added since the checkpoint was written: their default
+    # fields added since the checkpoint was written: their default, or what runs before them used
+    known = type(t.args)().to_dict() | SETTINGS_BEFORE_THEM
     was = {k: saved.get(k, known[k]) for k in ("signals", "signal_intercept_p")}
     if was != {k: mine[k] for k in was}:
         arch = blob["arch"]
@@ -240,7 +245,7 @@ def _check_settings(t: Any, blob: dict[str, Any], path: Path) -> None:
     diff = [k for k in mine if k not in RESUMABLE_CHANGES and saved.get(k, known[k]) != mine[k]]
     if diff:
         raise CheckpointError(f"{path}: made with other settings: " + ", ".join(
-            f"{k}={saved.get(k)!r} (now {mine[k]!r})" for k in diff) + "; resume with the same settings")
+            f"{k}={saved.get(k, known[k])!r} (now {mine[k]!r})" for k in diff) + "; resume with the same settings")
     if {k: blob["arch"].get(k) for k in t.net.arch} != t.net.arch:
         raise CheckpointError(f"{path}: its network {blob['arch']} is not this run's {t.net.arch}")
 

@@ -185,6 +185,9 @@ class Args:
     """stones to win a game"""
     max_mus_rounds: int = 6
     """cap on discard rounds per hand while training (endless mus guard; evaluation plays uncapped)"""
+    max_stake: int = 40
+    """cap on a lance's stake while training (``MusConfig.max_stake``: once reached, the bet can only be answered),
+    so that policies that always re-raise cannot bet forever (raise-war guard; evaluation plays uncapped); 0: none"""
     signals: str = "off"
     """señas (RULES.md §8): off, truthful (only signs true for the hand) or free (any sign, cheap talk); with
     signals on the policy reads 477 observation entries and chooses among 47 actions (signs 31..46)"""
@@ -283,6 +286,7 @@ class Args:
         señas settings)."""
         return MusConfig(kings=self.kings, target=self.target,
                          max_mus_rounds=self.max_mus_rounds if training else None,
+                         max_stake=(self.max_stake or None) if training else None,
                          signals=self.signals, signal_intercept_p=float(self.signal_intercept_p))
 
     def to_dict(self) -> dict[str, Any]:

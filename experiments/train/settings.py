@@ -36,7 +36,7 @@ LIMITS = {
     "minibatch_size": 2**24, "snapshot_every": 10**12, "pool_size": 1_000, "checkpoint_every": 10**12,
     "eval_hands": MAX_DEALS, "eval_games": MAX_DEALS, "bc_decisions": 10**8, "bc_epochs": 1_000,
     "value_warmup": 10**12, "eval_every": 10**12, "max_mus_rounds": 1_000, "torch_threads": 1_024,
-    "exploiter_reset_every": 10**12, "magnet_every": 10**12,
+    "exploiter_reset_every": 10**12, "magnet_every": 10**12, "max_stake": 1_000_000,
 }
 
 #: Largest rollout, ``num_tables * rollout_steps`` decisions (the turn buffer holds them all).
@@ -84,6 +84,8 @@ def check_args(args: Any) -> None:
         v, lo = getattr(args, name), 1 if name in _AT_LEAST_ONE else 0
         if not _is_int(v) or not lo <= v <= hi:
             raise ValueError(f"Args.{name} must be an int {'>= 1' if lo else '>= 0'} (at most {hi:,}), got {v!r}")
+    if args.max_stake == 1:
+        raise ValueError("Args.max_stake must be 0 (no cap) or at least 2 stones (the smallest bet), got 1")
     for name in ("seed", "eval_seed"):
         v = getattr(args, name)
         if not _is_int(v) or not 0 <= v < 2**32:
