@@ -67,3 +67,26 @@ def _raise_war(config: MusConfig, steps: int = 1500, tables: int = 64) -> int:
 def test_the_cap_ends_the_raise_war_that_never_ends_without_it() -> None:
     assert _raise_war(MusConfig(max_mus_rounds=1)) == 0
     assert _raise_war(MusConfig(max_mus_rounds=1, max_stake=40)) > 500
+
+
+def test_a_checkpoint_from_before_the_cap_resumes_without_it(tmp_path) -> None:
+    """A checkpoint whose settings have no ``max_stake`` ran without the cap: it resumes with ``max_stake=0`` and
+    is refused (naming the setting) with the default cap, which would change its game."""
+    torch = pytest.importorskip("torch")
+    from agents.policy import load_policy_file, save_file
+    from experiments.train import ppo as ps
+    from experiments.train.checkpoint import to_torch
+
+    def args(**kw):
+        return ps.make_args("tiny", out=str(tmp_path / "run"), progress=False, total_decisions=32 * 8 * 3, **kw)
+
+    ps.train(args(max_stake=0), max_updates=2, log=lambda *a: None)
+    path = tmp_path / "run" / "checkpoint.pt"
+    blob = load_policy_file(path)
+    del blob["args"]["max_stake"]                        # as written before the cap existed
+    save_file(path, to_torch(blob))
+    with pytest.raises(ps.CheckpointError, match="max_stake=0 \\(now 40\\)"):
+        ps.Trainer(args(), resume=True)
+    t = ps.train(args(max_stake=0), resume=True, log=lambda *a: None)
+    assert t.update == 3 and t.cfg.max_stake is None
+    assert all(torch.isfinite(v).all() for v in t.net.state_dict().values())
