@@ -8,11 +8,12 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from mus_env.interrupts import HELD_NOTE, ctrl_c_held
+from mus_env.interrupts import HELD_NOTE, ctrl_c_held, terminate_as_ctrl_c
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,6 +66,63 @@ def test_a_programs_own_handler_and_other_threads_are_left_alone() -> None:
     t.start()
     t.join()
     assert errors == []
+
+
+def test_sigterm_stops_like_ctrl_c_and_is_held_during_a_compile() -> None:
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finished = []
+    with pytest.raises(KeyboardInterrupt):
+        with terminate_as_ctrl_c():
+            with ctrl_c_held(write=lambda line: None):      # a compile: held until its end
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(1000):
+                    pass
+                finished.append("compile")
+            finished.append("after")                        # not reached: raised when the compile ended
+    assert finished == ["compile"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL         # the default is back
+    with pytest.raises(KeyboardInterrupt):
+        with terminate_as_ctrl_c():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+    # a program's own SIGTERM handler is left alone
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+    try:
+        with terminate_as_ctrl_c():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+        assert seen == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_kill_of_a_mus_train_started_in_the_background_keeps_its_checkpoint(tmp_path: Path) -> None:
+    """A run started by a script in the background ignores Ctrl-C's SIGINT; ``kill PID`` (SIGTERM) stops it as
+    Ctrl-C would: one line with the last checkpoint and how to resume, exit status 130."""
+    out = tmp_path / "run"
+    argv = ["--preset", "tiny", "--progress", "false", "--out", str(out), "--eval-every", "0",
+            "--checkpoint-every", "2", "--total-decisions", str(256 * 100_000)]
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.cli", "train", *argv], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))   # as `cmd &` does
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "checkpoint.pt").exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)                     # ignored, as in a background job
+        time.sleep(0.3)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = [line for line in stderr.splitlines() if line != HELD_NOTE]
+    assert proc.returncode == 130 and len(lines) == 1 and "Traceback" not in stderr, stderr
+    assert f"the last checkpoint is {out / 'checkpoint.pt'}" in lines[0] and lines[0].endswith("--resume"), lines
 
 
 def test_ctrl_c_in_the_baselines_first_compile_comes_after_it(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from experiments.train.report import print_summary
 from experiments.train.session import TrainingDiverged, TrainingInterrupted
 from experiments.train.settings import SettingsError
 from mus_env.config import SIGNALS_CHOICES
+from mus_env.interrupts import terminate_as_ctrl_c
 
 __all__ = ["field_docs", "parser", "main", "resume_command", "fail"]
 
@@ -118,8 +119,9 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as e:
         p.error(str(e))
     try:
-        t = ppo.train(args, resume=ns.resume, run_info={"command": "mus train " + " ".join(argv), "preset": ns.preset},
-                      overwrite=ns.overwrite)
+        with terminate_as_ctrl_c():                   # kill PID: as Ctrl-C (the last checkpoint kept, exit 130)
+            t = ppo.train(args, resume=ns.resume, overwrite=ns.overwrite,
+                          run_info={"command": "mus train " + " ".join(argv), "preset": ns.preset})
     except (SettingsError, TrainingDiverged, KeyboardInterrupt) as e:
         fail("mus train", e, argv)
     print_summary(t)
