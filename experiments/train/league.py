@@ -216,23 +216,22 @@ class League:
     def add_snapshot(self, state: dict[str, Any], update: int) -> None:
         """Add a frozen copy of the learner; past ``pool_size`` the oldest leaves (tables that faced it face
         the next oldest until their game ends)."""
-        before = self._frozen_members()
-        self.pool.append(state)
-        self.pool_ids.append(update)
-        if len(self.pool) > self.pool_size:
-            self.pool.pop(0)
-            self.pool_ids.pop(0)
-        self._keep_opponents(before)
+        self._add_frozen(self.pool, self.pool_ids, state, update)
 
     def add_response(self, state: dict[str, Any], update: int) -> None:
         """Add a past exploiter (frozen when it is reset) to :attr:`responses`; past ``pool_size`` the oldest
         leaves (tables that faced it face the next oldest until their game ends)."""
+        self._add_frozen(self.responses, self.response_ids, state, update)
+
+    def _add_frozen(self, states: list[dict[str, Any]], ids: list[int], state: dict[str, Any], update: int) -> None:
+        """Append to one pool (``states`` and their ``ids``), drop its oldest past ``pool_size``, and keep every
+        table's opponent (:meth:`_keep_opponents`)."""
         before = self._frozen_members()
-        self.responses.append(state)
-        self.response_ids.append(update)
-        if len(self.responses) > self.pool_size:
-            self.responses.pop(0)
-            self.response_ids.pop(0)
+        states.append(state)
+        ids.append(update)
+        if len(states) > self.pool_size:
+            states.pop(0)
+            ids.pop(0)
         self._keep_opponents(before)
 
     def _frozen_members(self) -> list[tuple[str, int]]:
@@ -240,16 +239,17 @@ class League:
         return [("snapshot", u) for u in self.pool_ids] + [("response", u) for u in self.response_ids]
 
     def _keep_opponents(self, before: list[tuple[str, int]]) -> None:
-        """After the pools changed: each table keeps its snapshot or past exploiter (its kind follows it to its
-        new index); where that one left, the table faces the oldest left of the same family."""
-        after = self._frozen_members()
-        first = self.first_snapshot
-        index = {member: i for i, member in enumerate(after)}
-        oldest = {}
-        for i, (family, _) in enumerate(after):
-            oldest.setdefault(family, i)
+        """After the pools changed (``before``: :meth:`_frozen_members` until then): each table keeps its snapshot
+        or past exploiter (its kind follows it to its new index); where that one left, the table faces the oldest
+        left of the same family."""
         if not before:
             return
+        after = self._frozen_members()
+        index = {member: i for i, member in enumerate(after)}
+        oldest: dict[str, int] = {}
+        for i, (family, _) in enumerate(after):
+            oldest.setdefault(family, i)
+        first = self.first_snapshot
         remap = first + np.array([index.get(m, oldest.get(m[0], 0)) for m in before], dtype=np.int64)
         on = self.kind >= first
         self.kind[on] = remap[self.kind[on] - first]
