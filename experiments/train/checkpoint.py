@@ -163,11 +163,13 @@ def load_checkpoint(t: Any, path: Path) -> None:
         _check_settings(t, blob, path)
         c = _check_counters(t, blob, path)
         _load_net(t.net, t.opt, blob["model"], blob["optimizer"], path, "")
-        t.league.pool = _check_pool(t, blob["pool"], blob["pool_ids"], c["update"], path)
+        t.league.pool = _check_frozen(t, blob["pool"], blob["pool_ids"], c["update"], path, "snapshot",
+                                      t.args.pool_size, t.args.snapshot_every)
         t.league.pool_ids = [int(u) for u in blob["pool_ids"]]
-        # past exploiters (checkpoints before them have none)
-        t.league.responses = _check_responses(t, blob.get("responses", []), blob.get("response_ids", []),
-                                              c["update"], path)
+        # past exploiters (checkpoints before them have none; none without "responses" in the mix)
+        t.league.responses = _check_frozen(t, blob.get("responses", []), blob.get("response_ids", []), c["update"],
+                                           path, "past exploiter",
+                                           t.args.pool_size if "responses" in t.league.mix else 0, 1)
         t.league.response_ids = [int(u) for u in blob.get("response_ids", [])]
         _check_league(t, blob["league"], path)
         t.league.kind[...] = blob["league"]["kind"]
@@ -304,34 +306,19 @@ def _check_state_dict(net: Any, state: Any, path: Path, what: str) -> None:
         raise _forged(path, f"{what}'s weights do not fit this run's network ({', '.join(wrong[:3])})")
 
 
-def _check_pool(t: Any, pool: Any, ids: Any, update: int, path: Path) -> list[dict[str, Any]]:
-    """The league's snapshots: at most ``pool_size``, each of the learner's shape, taken at past updates."""
-    pool = [dict(p) for p in pool]
-    ids = list(ids)
-    if len(pool) != len(ids) or len(pool) > t.args.pool_size:
-        raise _forged(path, f"its league holds {len(pool)} snapshots with {len(ids)} updates (pool_size "
-                            f"{t.args.pool_size})")
-    for i, state in enumerate(pool):
-        _check_state_dict(t.net, state, path, f"the league's snapshot {i}")
-    if not all(_is_int(u) and 1 <= u <= update and u % t.args.snapshot_every == 0 for u in ids) or \
-            ids != sorted(set(ids)):
-        raise _forged(path, f"its snapshots were taken at updates {ids}, not past updates every "
-                            f"{t.args.snapshot_every}")
-    return pool
-
-
-def _check_responses(t: Any, states: Any, ids: Any, update: int, path: Path) -> list[dict[str, Any]]:
-    """The league's past exploiters: at most ``pool_size`` (none without ``responses`` in the mix), each of the
-    learner's shape, frozen at past updates in increasing order."""
+def _check_frozen(t: Any, states: Any, ids: Any, update: int, path: Path, family: str, most: int,
+                  every: int) -> list[dict[str, Any]]:
+    """One of the league's frozen pools (``family``: "snapshot" or "past exploiter"): at most ``most`` members,
+    each of the learner's shape, taken at increasing past updates, each a multiple of ``every``."""
     states, ids = [dict(p) for p in states], list(ids)
-    most = t.args.pool_size if "responses" in t.league.mix else 0
     if len(states) != len(ids) or len(states) > most:
-        raise _forged(path, f"its league holds {len(states)} past exploiters with {len(ids)} updates (at most "
-                            f"{most} in this run)")
+        raise _forged(path, f"its league holds {len(states)} {family}s with {len(ids)} updates (at most {most} "
+                            "in this run)")
     for i, state in enumerate(states):
-        _check_state_dict(t.net, state, path, f"the league's past exploiter {i}")
-    if not all(_is_int(u) and 1 <= u <= update for u in ids) or ids != sorted(set(ids)):
-        raise _forged(path, f"its past exploiters were frozen at updates {ids}, not increasing past updates")
+        _check_state_dict(t.net, state, path, f"the league's {family} {i}")
+    if not all(_is_int(u) and 1 <= u <= update and u % every == 0 for u in ids) or ids != sorted(set(ids)):
+        raise _forged(path, f"its {family}s were taken at updates {ids}, not increasing past updates"
+                            + (f" every {every}" if every > 1 else ""))
     return states
 
 
