@@ -13,6 +13,7 @@ import contextlib
 import csv
 import hashlib
 import io
+import json
 import os
 import pickle
 import shlex
@@ -240,6 +241,47 @@ def test_a_checkpoint_past_the_budget_says_which_budget_resumes_it(run) -> None:
     code, out, err = run_cli(train_command.main, [*TINY, "--out", str(run), "--resume", "--total-decisions", "512"])
     assert code == 0 and err == "" and "nothing to do" in out
     assert tree(run) == before
+
+
+def test_resume_alone_takes_the_runs_own_settings_not_the_presets(tmp_path) -> None:
+    """``mus train --resume --out RUN`` with no other flag continues a run made with non-default settings (they
+    come from its args.json); a flag given that changes the game is still refused, naming it."""
+    run = tmp_path / "run"
+    first = ["--preset", "tiny", "--progress", "false", "--out", str(run), "--warm-start", "none",
+             "--max-stake", "7", "--hidden", "16", "16", "--league-mix", "self:0.5,rule:0.5",
+             "--total-decisions", str(32 * 8 * 2)]
+    code, _, err = run_cli(train_command.main, first)
+    assert code == 0, err
+    code, out, err = run_cli(train_command.main, ["--resume", "--out", str(run), "--total-decisions", str(32 * 8 * 3),
+                                                  "--progress", "false"])
+    assert code == 0, err
+    saved = json.loads((run / "args.json").read_text())
+    assert (saved["max_stake"], saved["hidden"], saved["league_mix"], saved["warm_start"]) == (
+        7, [16, 16], "self:0.5,rule:0.5", "none")
+    assert json.loads((run / "run.json").read_text())["sessions"][-1]["from_update"] == 2
+    refused(train_command.main, ["--resume", "--out", str(run), "--max-stake", "9", "--total-decisions", "4096"],
+            run, "max_stake=7 (now 9)")
+
+
+def test_resume_alone_of_a_run_from_before_the_cap_plays_without_it(tmp_path) -> None:
+    """An args.json written before ``max_stake`` existed: the resume takes what such runs played (no cap), where
+    the preset's cap would be refused by the checkpoint."""
+    from agents.policy import load_policy_file, save_file
+    from experiments.train.checkpoint import to_torch
+
+    run = tmp_path / "run"
+    code, _, err = run_cli(train_command.main, [*TINY, "--out", str(run), "--max-stake", "0",
+                                                "--total-decisions", str(32 * 8 * 2)])
+    assert code == 0, err
+    blob = load_policy_file(run / "checkpoint.pt")
+    del blob["args"]["max_stake"]
+    save_file(run / "checkpoint.pt", to_torch(blob))
+    saved = json.loads((run / "args.json").read_text())
+    del saved["max_stake"]
+    (run / "args.json").write_text(json.dumps(saved))
+    code, _, err = run_cli(train_command.main, ["--resume", "--out", str(run), "--total-decisions",
+                                                str(32 * 8 * 3)])
+    assert code == 0 and json.loads((run / "args.json").read_text())["max_stake"] == 0
 
 
 def test_resume_and_exploit_resume_without_a_checkpoint_create_nothing(tmp_path) -> None:

@@ -2,8 +2,9 @@
 
 Every field of :class:`experiments.train.ppo.Args` is a flag (``--num-tables``, ``--league-mix``, ...), with
 the field's docstring as its help; ``--preset`` picks the values the flags not given take (``tiny``,
-``default``, ``ship``). ``--resume`` continues the run in ``--out`` from its checkpoint, ``--overwrite``
-replaces it (once the new run has written its first checkpoint). At the end the last and best evaluations and
+``default``, ``ship``). ``--resume`` continues the run in ``--out`` from its checkpoint, with the settings the
+run was made with (its ``args.json``) for every flag not given, so ``mus train --resume --out RUN`` is enough;
+``--overwrite`` replaces it (once the new run has written its first checkpoint). At the end the last and best evaluations and
 the files written are printed.
 
 Exit status: 0 done; 2 refused (a bad option, setting, agent, policy file, output folder or checkpoint: one line
@@ -19,9 +20,11 @@ import dataclasses
 import inspect
 import shlex
 import sys
+from pathlib import Path
 
 from experiments.commands.options import ArgumentParser, boolean
 from experiments.train import ppo
+from experiments.train.checkpoint import run_settings
 from experiments.train.report import print_summary
 from experiments.train.session import TrainingDiverged, TrainingInterrupted
 from experiments.train.settings import SettingsError
@@ -51,7 +54,9 @@ def parser() -> ArgumentParser:
                               "preset's value and where the ship preset differs.")
     p.add_argument("--preset", default="default", choices=sorted(ppo.PRESETS),
                    help="named settings to start from [default]")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --out from its checkpoint; flags not given take the run's own "
+                        "settings (its args.json), not the preset's")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a run already in --out (kept until the new run's first checkpoint)")
     defaults = ppo.Args()
@@ -114,6 +119,10 @@ def main(argv: list[str] | None = None) -> None:
     overrides = {k: v for k, v in vars(ns).items() if k not in ("preset", "resume", "overwrite") and v is not None}
     if "hidden" in overrides:
         overrides["hidden"] = tuple(overrides["hidden"])
+    if ns.resume:                                     # the flags not given: the run's own settings, not the preset's
+        out = overrides.get("out", ppo.PRESETS[ns.preset].get("out", ppo.Args.out))
+        fields = [f.name for f in dataclasses.fields(ppo.Args)]
+        overrides = {**run_settings(Path(out), fields), **overrides}
     try:
         args = ppo.make_args(ns.preset, **overrides)
     except ValueError as e:

@@ -38,7 +38,7 @@ from experiments.train.league import RECENT, split_specs
 from experiments.train.report import write_logs
 from experiments.train.settings import SettingsError
 
-__all__ = ["CheckpointError", "RUN_FILES", "RESUMABLE_CHANGES", "to_torch", "to_numpy", "prepare_run_folder",
+__all__ = ["CheckpointError", "RUN_FILES", "RESUMABLE_CHANGES", "to_torch", "to_numpy", "run_settings", "prepare_run_folder",
            "save_checkpoint", "load_checkpoint", "export_policy", "save_run", "save_outputs"]
 
 
@@ -89,6 +89,28 @@ def to_numpy(tree: Any) -> Any:
     if isinstance(tree, list):
         return [to_numpy(v) for v in tree]
     return tree
+
+
+def run_settings(out: Path, fields: list[str]) -> dict[str, Any]:
+    """The settings the run in ``out`` was made with, from its ``args.json``: what ``mus train --resume`` takes
+    for every flag not given, so that a run resumes with ``--resume --out RUN`` alone.
+
+    Only names in ``fields`` (the trainer's settings) are returned, never ``out`` (the folder is where the run is
+    now, whatever it was called then); a setting added since the run was written takes what runs before it used
+    (:data:`SETTINGS_BEFORE_THEM`). A folder without a readable ``args.json`` gives ``{}``: the flags and the
+    preset are then used as given, and the checkpoint's own check names any setting that differs.
+    """
+    try:
+        saved = json.loads((Path(out) / "args.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(saved, dict):
+        return {}
+    settings = {k: v for k, v in SETTINGS_BEFORE_THEM.items() if k in fields}
+    settings.update({k: v for k, v in saved.items() if k in fields and k != "out"})
+    if isinstance(settings.get("hidden"), list):
+        settings["hidden"] = tuple(settings["hidden"])
+    return settings
 
 
 def prepare_run_folder(out: Path, resume: bool, overwrite: bool) -> None:
