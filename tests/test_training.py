@@ -500,6 +500,37 @@ def test_ship_agent_cards_the_probes_of_the_shipped_weights_only(tmp_path, capsy
         assert load_policy_file(dest / "ppo.pt")["meta"]["exploitability"]["max"]["stones"] == 1.25
 
 
+def test_a_shipped_agent_card_compares_it_with_the_agent_it_replaced(tmp_path) -> None:
+    """Shipping over an agent keeps that agent's figures in ``meta["previous"]`` and the card compares the two;
+    shipping the same weights again keeps the comparison with the older agent, not with itself."""
+    ps.train(_tiny(tmp_path, "a"), log=lambda *a: None)
+    ps.train(_tiny(tmp_path, "b", seed=5), log=lambda *a: None)
+    dest = tmp_path / "ship"
+
+    def ship(run: str) -> str:
+        ship_command.main([str(tmp_path / run), "--hands", "8", "--games", "2", "--dest", str(dest),
+                           "--curve", str(tmp_path / "c.png")])
+        return (dest / "ppo.md").read_text()
+
+    first = ship("a")
+    assert "Compared with the agent it replaced" not in first and "a lance's stake at 40" in first
+    old = load_policy_file(dest / "ppo.pt")["meta"]["evaluation"]
+    card = ship("b")
+    new = load_policy_file(dest / "ppo.pt")["meta"]
+    assert json.dumps(new["previous"]["evaluation"]) == json.dumps(old)          # (json: a p-value may be NaN)
+    assert json.dumps(new["evaluation"]) != json.dumps(old)
+    row = {(r["play"], r["opponent"]): r for r in new["evaluation"]}
+    for r in old:
+        now = row[(r["play"], r["opponent"])]
+        assert (f"| {r['play']} vs {r['opponent']}: stones/hand, game win rate | {r['stones']:+.3f}, {r['win']:.3f} "
+                f"| {now['stones']:+.3f}, {now['win']:.3f} |") in card
+    assert "| largest probe gain, stones/hand | not probed | not probed |" in card
+    assert ship("b") == card                              # the same weights again: still compared with a's
+    (dest / "ppo.md").write_text("stale")
+    ship_command.main(["unused", "--card-only", "--dest", str(dest)])
+    assert (dest / "ppo.md").read_text() == card
+
+
 def test_snapshot_bank_equals_each_snapshot_net() -> None:
     torch.manual_seed(0)
     nets = [PolicyNet(hidden=(16, 8)) for _ in range(3)]

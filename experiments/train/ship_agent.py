@@ -17,6 +17,10 @@ probe's held-out gain and game win rate, the largest of each, and the commands. 
 shipped weights (its ``frozen.parameters_sha256``). ``--card-only --exploit REPORT`` adds probes to the shipped
 file's ``meta`` (the weights are unchanged) and rewrites the card.
 
+Shipping over an agent already in ``agents/data`` keeps what that agent was (its command, budget, evaluation and
+probes, :func:`previous_agent`) in the new file's ``meta["previous"]``, and the card compares the two, measure
+by measure ("Compared with the agent it replaced").
+
 The evaluation deals come from ``--seed`` (default 7), never from the training or in-training evaluation seeds.
 The command line is :mod:`experiments.commands.ship_agent`; this module takes plain Python values.
 """
@@ -37,7 +41,7 @@ from experiments.evaluate.report_card import duplicate_row, report_card
 from experiments.train.report import learning_curve
 
 __all__ = ["ship", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve", "read_probes",
-           "BASELINES", "ROOT"]
+           "previous_agent", "BASELINES", "ROOT"]
 
 #: The repository's root: ``agents/data`` and ``docs`` are written below it by default.
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,6 +110,61 @@ def _probe_lines(probes: dict[str, Any]) -> list[str]:
     return lines + [f"- `{c}`" for c in probes["commands"]]
 
 
+def previous_agent(path: str | Path, net: Any) -> dict[str, Any] | None:
+    """What the card of a newly shipped policy ``net`` compares itself with: the agent in ``path`` that it
+    replaces (its command, warm start, budget, evaluation rows and probes). When ``path`` holds these very weights
+    (a run shipped again), that file's own ``previous`` is kept. None where there is no readable file there."""
+    try:
+        blob = load_policy_file(Path(path))
+        old = build_net(blob, Path(path))
+    except (OSError, ValueError):
+        return None
+    meta = dict(blob.get("meta") or {})
+    if parameters_digest(old) == parameters_digest(net):
+        return meta.get("previous")
+    args = meta.get("args", {})
+    return {"command": meta.get("command", "?"), "warm_start": args.get("warm_start", "?"),
+            "decisions": meta.get("decisions"), "minutes": meta.get("minutes"),
+            "evaluation": meta.get("evaluation", []), "exploitability": meta.get("exploitability"),
+            "parameters_sha256": parameters_digest(old)}
+
+
+def _compare_lines(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """The card's before/after section: this policy against the one it replaced, on the same measures."""
+    before = meta["previous"]
+    old_rows = {(r["play"], r["opponent"]): r for r in before.get("evaluation", [])}
+
+    def budget(m: dict[str, Any], start: Any) -> str:
+        minutes = m.get("minutes")
+        return (f"{m.get('decisions') or 0:,} decisions, "
+                f"{'?' if minutes is None else format(minutes, '.0f')} minutes; warm start {start}")
+
+    lines = ["## Compared with the agent it replaced", "",
+             f"Before: `{before.get('command', '?')}`. Both evaluated the same way (duplicate, deal seed "
+             f"{meta.get('eval_seed', '?')} for this one); probes are lower bounds.", "",
+             "| measure | before | now |", "|---|---|---|",
+             f"| training | {budget(before, before.get('warm_start', '?'))} | "
+             f"{budget(meta, meta.get('args', {}).get('warm_start', '?'))} |"]
+    for r in rows:
+        old = old_rows.get((r["play"], r["opponent"]))
+        if old is not None:
+            lines.append(f"| {r['play']} vs {r['opponent']}: stones/hand, game win rate | {old['stones']:+.3f}, "
+                         f"{old['win']:.3f} | {r['stones']:+.3f}, {r['win']:.3f} |")
+
+    def probe(p: dict[str, Any] | None, key: str, field: str, fmt: str) -> str:
+        if not p:
+            return "not probed"
+        best = p[key]
+        return f"{format(best[field], fmt)} ({best['start']} start, seed {best['seed']}; {p['n']} probes)"
+
+    was, now = before.get("exploitability"), meta.get("exploitability")
+    lines.append(f"| largest probe gain, stones/hand | {probe(was, 'max', 'stones', '+.3f')} | "
+                 f"{probe(now, 'max', 'stones', '+.3f')} |")
+    lines.append(f"| largest probe game win rate | {probe(was, 'max_win', 'win', '.3f')} | "
+                 f"{probe(now, 'max_win', 'win', '.3f')} |")
+    return lines
+
+
 def _fmt_p(p: float) -> str:
     return "< 1e-6" if p < 1e-6 else f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
 
@@ -140,7 +199,9 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         f"- Machine: {run.get('machine', '?')}; torch {run.get('torch', '?')}, {args.get('torch_threads', '?')} "
         "torch thread(s)",
         f"- Game: {args.get('kings', '?')} kings, target {args.get('target', '?')} (training capped mus rounds at "
-        f"{args.get('max_mus_rounds', '?')}; evaluation plays uncapped)",
+        f"{args.get('max_mus_rounds', '?')}"
+        + (f" and a lance's stake at {args['max_stake']} (`--max-stake`)" if args.get("max_stake") else "")
+        + "; evaluation plays uncapped)",
         f"- mus-env observation version: OBS_DIM {meta.get('arch', {}).get('obs_dim', '?')}, "
         f"{meta.get('arch', {}).get('num_actions', '?')} actions", "",
         "Every setting is in `meta[\"args\"]` of `agents/data/ppo.pt` "
@@ -167,6 +228,8 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
                      f"{r['no_quiero_rate']:.3f} / {r['opp_no_quiero_rate']:.3f} |")
     if meta.get("exploitability"):
         lines += [""] + _probe_lines(meta["exploitability"])
+    if meta.get("previous"):
+        lines += [""] + _compare_lines(meta, rows)
     lines += ["", "## Limits", "",
               "- Trained and evaluated with 8 kings and a 40-stone game; other variants are untested.",
               "- Beating the baselines is not low exploitability: a best response trained against this policy may "
@@ -201,6 +264,7 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
     blob = load_policy_file(path)
     net = build_net(blob, path)
     probes = read_probes(exploit, net) if exploit else None
+    previous = previous_agent(Path(dest) / "ppo.pt", net)
     info = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
     train_meta = dict(blob.get("meta") or {})
     rows = evaluate_policy(path, hands, games, seed, kings=train_meta.get("args", {}).get("kings", 8),
@@ -210,7 +274,8 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
             "decisions": train_meta.get("decisions"), "updates": train_meta.get("update"),
             "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": seed,
             "ship_command": f"mus ship-agent {run} --policy {policy} --hands {hands} --games {games} --seed {seed}",
-            "evaluation": rows, **({"exploitability": probes} if probes else {})}
+            "evaluation": rows, **({"exploitability": probes} if probes else {}),
+            **({"previous": previous} if previous else {})}
     dest = Path(dest)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
     write_card(dest / "ppo.md", meta, rows)
