@@ -235,7 +235,7 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
               "- Beating the baselines is not low exploitability: a best response trained against this policy may "
               "win more than they do.",
               "- Greedy play against itself can raise forever (Mus has no cap on raises); play it sampled in "
-              "self-play.", ""]
+              "self-play, or cap the stakes with `MusConfig(max_stake=N)` as training does.", ""]
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 
