@@ -504,7 +504,8 @@ def test_a_shipped_agent_card_compares_it_with_the_agent_it_replaced(tmp_path) -
     """Shipping over an agent keeps that agent's figures in ``meta["previous"]`` and the card compares the two;
     shipping the same weights again keeps the comparison with the older agent, not with itself."""
     ps.train(_tiny(tmp_path, "a"), log=lambda *a: None)
-    ps.train(_tiny(tmp_path, "b", seed=5), log=lambda *a: None)
+    ps.train(_tiny(tmp_path, "b", seed=5), max_updates=2, log=lambda *a: None)          # b: stopped, resumed
+    ps.train(_tiny(tmp_path, "b", seed=5), resume=True, log=lambda *a: None, run_info={"command": "again"})
     dest = tmp_path / "ship"
 
     def ship(run: str) -> str:
@@ -525,6 +526,7 @@ def test_a_shipped_agent_card_compares_it_with_the_agent_it_replaced(tmp_path) -
         assert (f"| {r['play']} vs {r['opponent']}: stones/hand, game win rate | {r['stones']:+.3f}, {r['win']:.3f} "
                 f"| {now['stones']:+.3f}, {now['win']:.3f} |") in card
     assert "| largest probe gain, stones/hand | not probed | not probed |" in card
+    assert "- Stopped and resumed (exactly, from its checkpoint) 1 time(s): `again` at update 2" in card
     assert ship("b") == card                              # the same weights again: still compared with a's
     (dest / "ppo.md").write_text("stale")
     ship_command.main(["unused", "--card-only", "--dest", str(dest)])

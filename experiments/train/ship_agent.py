@@ -187,6 +187,9 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         "## How it was made", "",
         f"- Command: `{meta.get('command', '?')}`",
         f"- Seed: {args.get('seed', '?')}; preset: `{run.get('preset', '?')}`",
+        *([f"- Stopped and resumed (exactly, from its checkpoint) {len(run['sessions']) - 1} time(s): "
+           + "; ".join(f"`{x.get('command', '?')}` at update {x.get('from_update', '?')}" for x in run["sessions"][1:])]
+          if len(run.get("sessions", [])) > 1 else []),
         f"- Warm start: {'behaviour cloning of `equity` (' + format(args.get('bc_decisions', 0), ',') + ' decisions)' if args.get('warm_start') == 'equity' else 'none'}",  # noqa: E501
         f"- Network: MLP {meta.get('arch', {}).get('obs_dim', '?')} → {' → '.join(map(str, args.get('hidden', [])))} "
         f"→ {meta.get('arch', {}).get('num_actions', '?')} logits + value; {meta.get('parameters', '?'):,} parameters",
