@@ -426,6 +426,14 @@ def test_central_critic_run_and_policy_ignores_the_hands(tmp_path) -> None:
     _plays_legal(make_agent(str(tmp_path / "cc" / "policy.pt")))
 
 
+def test_the_scratch_preset_is_the_default_run_from_a_random_network_for_600m_decisions() -> None:
+    """docs/exploitability.md's candidate C is ``mus train --preset scratch``: the default settings but these."""
+    default, scratch = ps.make_args("default").to_dict(), ps.make_args("scratch").to_dict()
+    changed = {k: scratch[k] for k in scratch if scratch[k] != default[k]}
+    assert changed == {"warm_start": "none", "total_decisions": 600_000_000, "eval_every": 100,
+                       "checkpoint_every": 25}
+
+
 def test_args_round_trip_through_json(tmp_path) -> None:
     args = _tiny(tmp_path, "j")
     d = json.loads(json.dumps(args.to_dict()))

@@ -2,7 +2,7 @@
 
 Every field of :class:`experiments.train.ppo.Args` is a flag (``--num-tables``, ``--league-mix``, ...), with
 the field's docstring as its help; ``--preset`` picks the values the flags not given take (``tiny``,
-``default``, ``ship``). ``--resume`` continues the run in ``--out`` from its checkpoint, with the settings the
+``default``, ``ship``: how the shipped agent was made, ``scratch``: 600M decisions from a random network). ``--resume`` continues the run in ``--out`` from its checkpoint, with the settings the
 run was made with (its ``args.json``) for every flag not given, so ``mus train --resume --out RUN`` is enough;
 ``--overwrite`` replaces it (once the new run has written its first checkpoint). At the end the last and best evaluations and
 the files written are printed.
@@ -53,7 +53,8 @@ def parser() -> ArgumentParser:
                        epilog="Every value not given comes from the preset; [brackets] show the default "
                               "preset's value and where the ship preset differs.")
     p.add_argument("--preset", default="default", choices=sorted(ppo.PRESETS),
-                   help="named settings to start from [default]")
+                   help="named settings to start from: tiny (seconds), default (about 10 minutes), ship (how "
+                        "the shipped ppo was made), scratch (600M decisions from a random network) [default]")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out from its checkpoint; flags not given take the run's own "
                         "settings (its args.json), not the preset's")

@@ -334,6 +334,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     "default": dict(),
     # the shipped agent: the default run made longer (about 1.5 hours on 2 cores with one torch thread)
     "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25),
+    # PPO from a random network (no warm start), 600M decisions with the learning rate annealed over all of them
+    # (about 100 minutes on 2 cores): stronger than the shipped agent against the baselines and head to head, but
+    # not less exploitable (docs/exploitability.md, candidate C), so not shipped
+    "scratch": dict(warm_start="none", total_decisions=600_000_000, eval_every=100, checkpoint_every=25),
 }
 
 
