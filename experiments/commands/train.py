@@ -2,9 +2,10 @@
 
 Every field of :class:`experiments.train.ppo.Args` is a flag (``--num-tables``, ``--league-mix``, ...), with
 the field's docstring as its help; ``--preset`` picks the values the flags not given take (``tiny``,
-``default``, ``ship``: how the shipped agent was made, ``scratch``: 600M decisions from a random network). ``--resume`` continues the run in ``--out`` from its checkpoint, with the settings the
-run was made with (its ``args.json``) for every flag not given, so ``mus train --resume --out RUN`` is enough;
-``--overwrite`` replaces it (once the new run has written its first checkpoint). At the end the last and best evaluations and
+``default``, ``ship``: how the shipped agent was made, ``scratch``: 600M decisions from a random network).
+``--resume`` continues the run in ``--out`` from its checkpoint, with the settings the run was made with (its
+``args.json``) for every flag not given, so ``mus train --resume --out RUN`` is enough; ``--overwrite`` replaces
+it (once the new run has written its first checkpoint). At the end the last and best evaluations and
 the files written are printed.
 
 Exit status: 0 done; 2 refused (a bad option, setting, agent, policy file, output folder or checkpoint: one line

@@ -38,8 +38,8 @@ from experiments.train.league import RECENT, split_specs
 from experiments.train.report import write_logs
 from experiments.train.settings import SettingsError
 
-__all__ = ["CheckpointError", "RUN_FILES", "RESUMABLE_CHANGES", "to_torch", "to_numpy", "run_settings", "prepare_run_folder",
-           "save_checkpoint", "load_checkpoint", "export_policy", "save_run", "save_outputs"]
+__all__ = ["CheckpointError", "RUN_FILES", "RESUMABLE_CHANGES", "to_torch", "to_numpy", "run_settings",
+           "prepare_run_folder", "save_checkpoint", "load_checkpoint", "export_policy", "save_run", "save_outputs"]
 
 
 class CheckpointError(SettingsError):
