@@ -625,8 +625,9 @@ def test_signals_run_writes_a_477_47_policy_that_signs_and_resumes_only_with_its
     assert _plays_signals_game(agent, "free") > 0
     assert _plays_signals_game(make_agent(str(out / "policy.pt"), greedy=True), "truthful") > 0
     capsys.readouterr()
-    # resuming with other señas settings fails and says which ones the run needs
-    for other in (["--signals", "off"], ["--signals", "free"],
+    # resuming with other señas settings fails and says which ones the run needs (a flag not given takes the
+    # run's own value: --signals free alone is the run's game)
+    for other in (["--signals", "off"], ["--signals", "free", "--signal-intercept-p", "0"],
                   ["--signals", "truthful", "--signal-intercept-p", "0.25"]):
         with pytest.raises(SystemExit) as e:
             train_command.main([*base, "--resume", *other])

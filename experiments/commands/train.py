@@ -121,14 +121,21 @@ def main(argv: list[str] | None = None) -> None:
     overrides = {k: v for k, v in vars(ns).items() if k not in ("preset", "resume", "overwrite") and v is not None}
     if "hidden" in overrides:
         overrides["hidden"] = tuple(overrides["hidden"])
+    saved: dict = {}
     if ns.resume:                                     # the flags not given: the run's own settings, not the preset's
         out = overrides.get("out", ppo.PRESETS[ns.preset].get("out", ppo.Args.out))
-        fields = [f.name for f in dataclasses.fields(ppo.Args)]
-        overrides = {**run_settings(Path(out), fields), **overrides}
+        saved = run_settings(Path(out), [f.name for f in dataclasses.fields(ppo.Args)])
     try:
-        args = ppo.make_args(ns.preset, **overrides)
+        args = ppo.make_args(ns.preset, **{**saved, **overrides})
     except ValueError as e:
-        p.error(str(e))
+        if not saved:
+            p.error(str(e))
+        # a flag given that does not fit the run's other settings (--signals off for a run with an intercept):
+        # the flags as given, so that the checkpoint's check names what the run was made with
+        try:
+            args = ppo.make_args(ns.preset, **overrides)
+        except ValueError:
+            p.error(str(e))
     try:
         with terminate_as_ctrl_c():                   # kill PID: as Ctrl-C (the last checkpoint kept, exit 130)
             t = ppo.train(args, resume=ns.resume, overwrite=ns.overwrite,
