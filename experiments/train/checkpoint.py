@@ -108,9 +108,7 @@ def run_settings(out: Path, fields: list[str]) -> dict[str, Any]:
         return {}
     settings = {k: v for k, v in SETTINGS_BEFORE_THEM.items() if k in fields}
     settings.update({k: v for k, v in saved.items() if k in fields and k != "out"})
-    if isinstance(settings.get("hidden"), list):
-        settings["hidden"] = tuple(settings["hidden"])
-    return settings
+    return settings                                   # (make_args turns the JSON list of hidden into a tuple)
 
 
 def prepare_run_folder(out: Path, resume: bool, overwrite: bool) -> None:

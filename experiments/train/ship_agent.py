@@ -119,14 +119,14 @@ def previous_agent(path: str | Path, net: Any) -> dict[str, Any] | None:
         old = build_net(blob, Path(path))
     except (OSError, ValueError):
         return None
-    meta = dict(blob.get("meta") or {})
-    if parameters_digest(old) == parameters_digest(net):
+    meta, digest = dict(blob.get("meta") or {}), parameters_digest(old)
+    if digest == parameters_digest(net):
         return meta.get("previous")
     args = meta.get("args", {})
     return {"command": meta.get("command", "?"), "warm_start": args.get("warm_start", "?"),
             "decisions": meta.get("decisions"), "minutes": meta.get("minutes"),
             "evaluation": meta.get("evaluation", []), "exploitability": meta.get("exploitability"),
-            "parameters_sha256": parameters_digest(old)}
+            "parameters_sha256": digest}
 
 
 def _compare_lines(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
