@@ -259,6 +259,11 @@ def test_resume_alone_takes_the_runs_own_settings_not_the_presets(tmp_path) -> N
     assert (saved["max_stake"], saved["hidden"], saved["league_mix"], saved["warm_start"]) == (
         7, [16, 16], "self:0.5,rule:0.5", "none")
     assert json.loads((run / "run.json").read_text())["sessions"][-1]["from_update"] == 2
+    # the thread count is where the run happens, not what it is: another one resumes (the tiny preset uses 1)
+    code, _, err = run_cli(train_command.main, ["--resume", "--out", str(run), "--total-decisions", str(32 * 8 * 4),
+                                                "--progress", "false", "--torch-threads", "2"])
+    assert code == 0, err
+    assert json.loads((run / "run.json").read_text())["sessions"][-1]["torch_threads"] == 2
     refused(train_command.main, ["--resume", "--out", str(run), "--max-stake", "9", "--total-decisions", "4096"],
             run, "max_stake=7 (now 9)")
 

@@ -52,12 +52,15 @@ class CheckpointError(SettingsError):
 RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eval.csv", "learning_curve.png",
              "args.json", "run.json", "tb", "exploiter.pt", "exploit.json", "exploit_curve.png")
 
-#: Settings a run may change when it resumes (the budget, the clock, the logging); any other change is refused.
+#: Settings a run may change when it resumes (the budget, the clock, the logging, where the networks run and on
+#: how many torch threads); any other change is refused. A resume on another device or thread count is not
+#: bit-exact (floating-point sums are grouped differently) but plays the same game with the same state.
 #: Settings added after checkpoints were first written, with the value a checkpoint without them ran with where
 #: that is not today's default (``max_stake``: runs before the cap had none).
 SETTINGS_BEFORE_THEM = {"max_stake": 0}
 
-RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every", "device")
+RESUMABLE_CHANGES = ("total_decisions", "max_minutes", "progress", "out", "eval_every", "checkpoint_every", "device",
+                     "torch_threads")
 
 #: Checkpoint entries that stay torch values when loaded (the rest becomes numpy).
 _TORCH_ENTRIES = ("model", "optimizer", "pool", "responses", "torch_rng", "exploiter_model", "exploiter_optimizer",
