@@ -2,7 +2,8 @@
 
 * :class:`League`: per table, the opponent kind (``self``, a baseline or policy file, the ``exploiter``, a
   snapshot of the learner, a past exploiter) and which seats are the learner's, redrawn at every new game from
-  ``league_mix`` (:func:`parse_mix`); the pool of snapshots and the pool of past exploiters (``responses``);
+  ``league_mix`` (:func:`parse_mix`; a folder of ``mus exploit`` probes stands for its best responses:
+  :func:`expand_probe_folders`); the pool of snapshots and the pool of past exploiters (``responses``);
   the frozen opponents' actions (:meth:`League.opponent_actions`);
   the learner's results against the league since the last log row (:attr:`League.recent`).
 * :class:`SnapshotBank`: every snapshot of the pool in one batched forward pass.
@@ -13,6 +14,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,8 +30,8 @@ from mus_env.observation import OBS_DIM, OFFSETS, obs_dim
 from mus_env.tables import LANCE_NAMES
 
 __all__ = ["BASELINES", "LEARNING_MEMBERS", "LEARNER_DECIDES", "BETTING", "RECENT", "split_specs", "is_fixed_spec",
-           "policy_obs_dim", "frozen_agent", "learner_free", "parse_mix", "check_league_args", "League",
-           "SnapshotBank", "RestrictedAgent"]
+           "policy_obs_dim", "frozen_agent", "learner_free", "probe_policies", "expand_probe_folders",
+           "parse_mix", "check_league_args", "League", "SnapshotBank", "RestrictedAgent"]
 
 #: Baseline agents the league and the evaluation may use.
 BASELINES = ("rule", "equity", "random", "ordago")
@@ -101,6 +103,48 @@ def learner_free(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], decid
     return betting & (lance == LANCE_NAMES.index(decides))
 
 
+def probe_policies(folder: Path) -> list[Path]:
+    """The best responses a ``mus exploit`` output folder holds: the ``policy.pt`` beside each probe's
+    ``exploit.json`` (one probe, or ``--seeds N``'s ``<start>-seed<seed>`` subfolders), sorted.
+
+    Raises:
+        ValueError: the folder holds no finished probe (no ``exploit.json`` with a ``policy.pt`` beside it).
+    """
+    found = sorted(f.parent / "policy.pt" for f in Path(folder).rglob("exploit.json")
+                   if (f.parent / "policy.pt").is_file())
+    if not found:
+        raise ValueError(f"league_mix: {str(folder)!r} is a folder but holds no finished mus exploit probe "
+                         "(exploit.json with policy.pt beside it); give a policy file *.pt or a probe's --out folder")
+    return found
+
+
+def expand_probe_folders(text: str) -> str:
+    """A ``league_mix`` with each folder of ``mus exploit`` probes replaced by its best responses
+    (:func:`probe_policies`), the folder's share split equally among them; other entries are kept as written.
+
+    ``"self:0.7,runs/probes:0.3"`` with two probes in ``runs/probes`` becomes
+    ``"self:0.7,runs/probes/agent-seed0/policy.pt:0.15,runs/probes/agent-seed1/policy.pt:0.15"``: one step of
+    PSRO (best responses to the agent join the population it trains against). The expanded text is what a run
+    records (``args.json``), so a resume plays the same opponents even if the folder gains probes later.
+    """
+    items = []
+    for item in split_specs(text):
+        name, sep, share = item.rpartition(":")
+        if not sep:
+            name, share = item, ""
+        name = name.strip()
+        if name in LEARNING_MEMBERS or is_fixed_spec(name) or not Path(name).is_dir():
+            items.append(item)
+            continue
+        files = probe_policies(Path(name))
+        try:
+            w = float(share) if share else 1.0
+        except ValueError:
+            raise ValueError(f"league_mix: share of {name!r} must be a number, got {share!r}") from None
+        items += [f"{f}:{w / len(files):g}" for f in files]
+    return ",".join(items)
+
+
 def parse_mix(text: str) -> dict[str, float]:
     """``"self:0.4,snapshot:0.2,rule:0.4"`` -> normalised shares; ``ValueError`` names a bad entry."""
     mix: dict[str, float] = {}
@@ -109,10 +153,13 @@ def parse_mix(text: str) -> dict[str, float]:
         if not sep:
             name, share = item, ""
         name = name.strip()
+        if name not in LEARNING_MEMBERS and not is_fixed_spec(name) and Path(name).is_dir():
+            raise ValueError(f"league_mix: {name!r} is a folder: make_args and mus train replace a folder of mus "
+                             "exploit probes by its best responses (expand_probe_folders); Args takes files")
         if name not in LEARNING_MEMBERS and not is_fixed_spec(name):
             raise ValueError(f"league_mix: unknown opponent {name!r} (use self, snapshot, exploiter, responses, "
                              f"{', '.join(BASELINES)}, "
-                             "ppo, or a policy file *.pt / *.zip)")
+                             "ppo, a policy file *.pt / *.zip, or a folder of mus exploit probes)")
         try:
             w = float(share) if share else 1.0
         except ValueError:

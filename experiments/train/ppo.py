@@ -36,6 +36,11 @@ Algorithm
   time; keeping them as opponents is the step of PSRO (Lanctot et al., 2017, "A unified game-theoretic approach
   to multiagent reinforcement learning") in which a best response joins the population, so a weakness found
   once stays punished after the exploiter that found it has moved on.
+* **Probes join the league** (a ``mus exploit`` output folder in ``league_mix``): the outer loop of PSRO, with
+  strong best responses. ``mus exploit AGENT --seeds N --out PROBES`` trains best responses to a frozen
+  ``AGENT``; ``mus train --warm-start AGENT --league-mix "self:0.7,PROBES:0.3"`` then trains on from the agent
+  against them (the folder's share split among its probes,
+  :func:`~experiments.train.league.expand_probe_folders`), and the next round probes the result.
 * **Restricted learners** (``learner_decides``, for ``mus exploit``'s probes): the learner may decide only the
   betting, or the betting of one lance; its other decisions are played by the opposing agent's own policy
   and are not trained (they are not in its trajectories; the rewards they lead to reach the learner's
@@ -139,7 +144,15 @@ from experiments.evaluate.tournament import play_pair
 from experiments.train import checkpoint, report
 from experiments.train.buffer import HANDS_DIM, TurnBuffer, hands_input, relative_hands, turn_based_gae
 from experiments.train.checkpoint import CheckpointError
-from experiments.train.league import League, RestrictedAgent, SnapshotBank, frozen_agent, learner_free, split_specs
+from experiments.train.league import (
+    League,
+    RestrictedAgent,
+    SnapshotBank,
+    expand_probe_folders,
+    frozen_agent,
+    learner_free,
+    split_specs,
+)
 from experiments.train.report import eval_score
 from experiments.train.session import RunSession, TrainingDiverged, TrainingInterrupted, check_finite, check_run_folder
 from experiments.train.settings import SettingsError, build_league, check_args
@@ -239,7 +252,8 @@ class Args:
     league_mix: str = "self:0.4,snapshot:0.2,rule:0.2,equity:0.2"
     """opponent kinds and their shares, drawn per game on each table: self, snapshot, exploiter (a second network
     trained only against the learner), responses (past exploiters, frozen at each reset), a baseline (rule,
-    equity, random, ordago), ppo or a policy file"""
+    equity, random, ordago), ppo, a policy file, or the --out folder of a mus exploit probe (its best responses,
+    the share split among them: a PSRO step)"""
     snapshot_every: int = 10
     """updates between snapshots of the learner added to the pool"""
     pool_size: int = 10
@@ -342,7 +356,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def make_args(preset: str = "default", **overrides: Any) -> Args:
-    """The :class:`Args` of a preset with some fields changed (``ValueError`` for an unknown name)."""
+    """The :class:`Args` of a preset with some fields changed (``ValueError`` for an unknown name); a folder of
+    ``mus exploit`` probes in ``league_mix`` becomes its best responses (:func:`league.expand_probe_folders`)."""
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
     fields = {f.name for f in dataclasses.fields(Args)}
@@ -350,6 +365,7 @@ def make_args(preset: str = "default", **overrides: Any) -> Args:
     if bad:
         raise ValueError(f"unknown Args field(s) {bad}")
     args = Args(**{**PRESETS[preset], **overrides})
+    args.league_mix = expand_probe_folders(args.league_mix)     # a folder of probes: its best responses
     if isinstance(args.hidden, list):
         args.hidden = tuple(args.hidden)
     args.check()
