@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -108,10 +109,23 @@ def probe_policies(folder: Path) -> list[Path]:
     ``exploit.json`` (one probe, or ``--seeds N``'s ``<start>-seed<seed>`` subfolders), sorted.
 
     Raises:
-        ValueError: the folder holds no finished probe (no ``exploit.json`` with a ``policy.pt`` beside it).
+        ValueError: the folder holds no finished probe (no ``exploit.json`` with a ``policy.pt`` beside it), or a
+            probe that decided only some decisions (``--only bidding``, ``--lance``): its network never learned
+            the others (the probed agent played them), so it is no opponent on its own.
     """
-    found = sorted(f.parent / "policy.pt" for f in Path(folder).rglob("exploit.json")
-                   if (f.parent / "policy.pt").is_file())
+    found = []
+    for report in sorted(Path(folder).rglob("exploit.json")):
+        if not (report.parent / "policy.pt").is_file():
+            continue
+        try:
+            decides = json.loads(report.read_text(encoding="utf-8")).get("learner_decides", "all")
+        except (ValueError, AttributeError):
+            raise ValueError(f"league_mix: {report} is not a mus exploit report (damaged JSON)") from None
+        if decides != "all":
+            raise ValueError(f"league_mix: {report.parent} is a probe that decided only {decides!r} (the agent it "
+                             "probed played the rest), so its policy.pt is no opponent on its own; give a folder "
+                             "of full probes (mus exploit without --only or --lance)")
+        found.append(report.parent / "policy.pt")
     if not found:
         raise ValueError(f"league_mix: {str(folder)!r} is a folder but holds no finished mus exploit probe "
                          "(exploit.json with policy.pt beside it); give a policy file *.pt or a probe's --out folder")
