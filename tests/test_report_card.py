@@ -65,6 +65,24 @@ def test_cards_of_a_weak_and_a_strong_agent(tmp_path: Path, capsys: pytest.Captu
     assert weak["command"].startswith("mus evaluate random")
 
 
+def test_a_card_against_unrated_opponents_only_has_no_ladder_place(tmp_path: Path, capsys) -> None:
+    """Against a policy file alone (a best response against the agent it beats) the card is written, without a
+    place in the ladder, and says why."""
+    from agents.policy import PolicyNet, save_policy
+    from mus_env import MusConfig
+
+    policy = tmp_path / "other.pt"
+    save_policy(policy, PolicyNet(hidden=(8,)), MusConfig().to_dict())
+    out = tmp_path / "card"
+    evaluate_main(["rule", "--deal-set", "v1-quick", "--hands", "20", "--games", "4", "--opponents", str(policy),
+                   "--out", str(out)])
+    card = json.loads((out / "card.json").read_text())
+    assert card["ladder"] is None and [r["opponent"] for r in card["rows"]] == [str(policy)]
+    text = (out / "card.md").read_text()
+    assert "No place in the ladder" in text and "add one of" in text and "Place in the ladder" not in text
+    assert "Report card" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("argv, words", [(["nonsense"], "unknown agent spec"),
                                          (["rule", "--opponents", "rule,bad"], "bad"),
                                          (["rule", "--deal-set", "v9"], "deal-set"),

@@ -188,7 +188,9 @@ def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPO
                                                             game_deals, cfg, seed)})
     ref = reference_ladder()
     ratings = {k: v for k, v in ref["ratings"].items() if k not in (spec, name)}
-    ladder = place_in_ladder(game_results, ratings) if (kings, target) == (8, 40) else None
+    # the place in the ladder needs games against a rated opponent, in the ladder's own game (8 kings, 40 stones)
+    rated = any(o in ratings and len(g.match_scores()) for o, g in game_results.items())
+    ladder = place_in_ladder(game_results, ratings) if rated and (kings, target) == (8, 40) else None
     if ladder is not None:
         order = sorted([*ratings.items(), (name, ladder["elo"])], key=lambda kv: -kv[1])
         ladder["rank"] = [n for n, _ in order].index(name) + 1
@@ -238,6 +240,10 @@ def card_markdown(card: dict[str, Any]) -> str:
         lines += ["", f"Place in the ladder: **{ladder['rank']} of {ladder['of']}**, Elo {ladder['elo']:.0f} "
                   f"± {1.96 * ladder['se']:.0f}, fitted on its games against the reference ladder "
                   f"`{ladder['reference']['version']}` (`{ladder['reference']['command']}`, random = 1000)."]
+    elif card.get("config", {}).get("kings", 8) == 8 and card.get("config", {}).get("target", 40) == 40:
+        names = ", ".join(sorted(reference_ladder()["ratings"]))
+        lines += ["", f"No place in the ladder: none of its opponents is in the reference ladder (add one of {names} "
+                  "to --opponents)."]
     probe = card.get("probe")
     if probe:
         g = probe["gain"]
