@@ -16,6 +16,7 @@ import experiments.evaluate.duplicate as duplicate
 from agents import Agent, RandomAgent, RuleBasedAgent, make_agent
 from experiments.commands.tournament import main as tournament_main
 from experiments.evaluate.deals import DealSet, make_deals
+from experiments.evaluate.ratings import nash_mixture
 from experiments.evaluate.report import ProgressBar
 from experiments.evaluate.tournament import (
     PairResult,
@@ -219,6 +220,33 @@ def test_ladder_rates_games_when_played_and_names_the_cycles_it_reverses() -> No
     assert len(ladder.contradictions) >= 1 and "stones/hand +1.000" in ladder.contradictions[0]
 
 
+def test_the_nash_mixture_of_a_cycle_keeps_every_agent_and_of_a_chain_only_the_best() -> None:
+    """Nash averaging: rock-paper-scissors keeps all three at 1/3, a biased cycle its known equilibrium, and an
+    agent that beats every other takes all the mass; a dominated fourth agent gets none. The gap (what the best
+    single agent wins against the mixture) is about 0 at each."""
+    rps = np.array([[0, 1, -1], [-1, 0, 1], [1, -1, 0]], dtype=float)
+    for payoff, expected in ((rps, [1 / 3] * 3),
+                             (np.array([[0, 1, -2], [-1, 0, 1], [2, -1, 0]], dtype=float), [0.25, 0.5, 0.25]),
+                             (np.block([[rps, np.full((3, 1), 0.5)], [np.full((1, 3), -0.5), np.zeros((1, 1))]]),
+                              [1 / 3, 1 / 3, 1 / 3, 0.0])):
+        p, gap = nash_mixture(payoff)
+        assert p == pytest.approx(expected, abs=2e-3) and p.sum() == pytest.approx(1.0) and 0 <= gap < 2e-3
+    for bad in (np.ones((2, 2)), np.zeros((2, 3)), np.array([[0, np.nan], [np.nan, 0]])):
+        with pytest.raises(ValueError, match="payoff must be"):
+            nash_mixture(bad)
+    # from a tournament's results: a stones cycle keeps all three agents; a chain (a > b > c) only a
+    n = 400
+    cycle = [_hands("a", "b", np.tile([0.0, 2.0], n)), _hands("b", "c", np.tile([0.0, 2.0], n)),
+             _hands("c", "a", np.tile([0.0, 2.0], n))]
+    ladder = make_ladder(["a", "b", "c"], cycle, [], bootstrap=0)
+    assert ladder.nash == pytest.approx({"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, abs=2e-3)
+    assert "a 0.33" in ladder.nash_text() and ladder.to_json()["nash"] == ladder.nash
+    chain = [_hands("a", "b", np.tile([0.0, 2.0], n)), _hands("b", "c", np.tile([0.0, 2.0], n)),
+             _hands("a", "c", np.tile([0.0, 2.0], n))]
+    ladder = make_ladder(["a", "b", "c"], chain, [], bootstrap=0)
+    assert ladder.nash["a"] == pytest.approx(1.0, abs=1e-3) and ladder.nash_text().endswith("a 1.00.")
+
+
 def test_tournament_command_writes_outputs(tmp_path: Path) -> None:
     out = tmp_path / "t"
     tournament_main(["--agents", "random,ordago,rule", "--hands", "60", "--games", "20", "--seed", "3",
@@ -226,6 +254,8 @@ def test_tournament_command_writes_outputs(tmp_path: Path) -> None:
     results = json.loads((out / "results.json").read_text())
     assert set(results["ladder"]) == {"random", "ordago", "rule"}
     assert results["rating"]["source"] == "games" and results["rating"]["unit"] == "Elo"
+    assert set(results["rating"]["nash"]) == {"random", "ordago", "rule"}
+    assert sum(results["rating"]["nash"].values()) == pytest.approx(1.0)
     assert (out / "ladder.csv").read_text().startswith("rank,agent,elo,elo_se,")
     assert (out / "pairs.csv").read_text().count("\n") == 1 + 3 + 3
     assert (out / "ladder.png").stat().st_size > 1000 and (out / "lances.png").stat().st_size > 1000

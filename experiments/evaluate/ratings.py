@@ -7,12 +7,17 @@ in stones per hand. The sign of a hand is never rated: winning most hands by lit
 loses games. Both carry bootstrap errors, and the :class:`Ladder` lists the head-to-head results (95% CI clear of
 a tie) whose order it reverses, as one rating per agent cannot fit a cycle (``ordago`` loses to ``random`` on
 stones but costs the strong agents little).
+
+Where the results cycle, :func:`nash_mixture` says what a rating cannot: the Nash equilibrium of the meta-game
+whose pure strategies are the agents (Nash averaging, Balduzzi et al., 2018, "Re-evaluating evaluation"). An agent
+with mass in it is one that no mixture of the others makes redundant; the mixture is also the opponent mix
+PSRO trains the next best response against (``mus train --league-mix``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,7 +25,7 @@ import numpy.typing as npt
 
 from experiments.evaluate.duplicate import PairResult
 
-__all__ = ["Ladder", "elo_ladder", "stones_ladder", "make_ladder"]
+__all__ = ["Ladder", "elo_ladder", "stones_ladder", "nash_mixture", "make_ladder"]
 
 
 def elo_ladder(names: Sequence[str], results: Sequence[PairResult], *, bootstrap: int = 200,
@@ -107,6 +112,43 @@ def stones_ladder(names: Sequence[str], results: Sequence[PairResult], *, bootst
     return {n: (float(point[i]), float(se[i])) for n, i in idx.items()}
 
 
+def nash_mixture(payoff: npt.ArrayLike, iterations: int = 4000) -> tuple[npt.NDArray[np.float64], float]:
+    """A Nash equilibrium of the symmetric zero-sum game ``payoff`` (``payoff[i, j]``: what agent i wins from agent
+    j, with ``payoff[j, i] == -payoff[i, j]``), by regret matching+ with linear averaging (Tammelin, 2014) for both
+    players, symmetrised.
+
+    Returns:
+        ``(p, gap)``: the mixture (non-negative, summing to 1) and its gap ``max_i (payoff @ p)_i`` (what the best
+        single agent wins against it; 0 at an exact equilibrium, the game's value being 0).
+
+    Raises:
+        ValueError: ``payoff`` is not square and antisymmetric (within 1e-9), or is not finite.
+    """
+    a = np.asarray(payoff, dtype=np.float64)
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or not a.size:
+        raise ValueError(f"payoff must be a square matrix, got shape {a.shape}")
+    if not np.isfinite(a).all() or not np.allclose(a, -a.T, atol=1e-9, rtol=0):
+        raise ValueError("payoff must be finite and antisymmetric (payoff[j, i] == -payoff[i, j])")
+    k = len(a)
+    regret_x, regret_y = np.zeros(k), np.zeros(k)
+    sum_x, sum_y = np.zeros(k), np.zeros(k)
+
+    def strategy(regret: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        total = regret.sum()
+        return regret / total if total > 0 else np.full(k, 1.0 / k)
+
+    for t in range(1, iterations + 1):                # alternating updates: the column player sees the new x
+        x, y = strategy(regret_x), strategy(regret_y)
+        u = a @ y                                   # the row player's payoff of each agent
+        regret_x = np.maximum(regret_x + u - x @ u, 0.0)
+        v = -(strategy(regret_x) @ a)               # the column player's payoff of each agent
+        regret_y = np.maximum(regret_y + v - v @ y, 0.0)
+        sum_x += t * x
+        sum_y += t * y
+    p = (sum_x / sum_x.sum() + sum_y / sum_y.sum()) / 2
+    return p, float(max((a @ p).max(), 0.0))
+
+
 @dataclass(frozen=True)
 class Ladder:
     """One rating per agent and what it is fitted on (see :func:`make_ladder`).
@@ -117,6 +159,9 @@ class Ladder:
         unit: ``"Elo"`` or ``"stones/hand"``.
         method: one line saying what the rating is and how it was fitted (printed under the table and plot).
         contradictions: the head-to-head results (95% CI clear of a tie) whose order the ladder reverses.
+        nash: the Nash mixture of the meta-game on the same results (:func:`nash_mixture`; on games the payoff is
+            the game win rate minus 0.5, on hands the stones per hand), ``{name: mass}`` for every agent.
+        nash_gap: what the best single agent wins against that mixture (0 at an exact equilibrium).
     """
 
     ratings: dict[str, tuple[float, float]]
@@ -124,6 +169,8 @@ class Ladder:
     unit: str
     method: str
     contradictions: tuple[str, ...] = ()
+    nash: dict[str, float] = field(default_factory=dict)
+    nash_gap: float = 0.0
 
     def __getitem__(self, name: str) -> tuple[float, float]:
         """``(rating, standard error)`` of an agent."""
@@ -136,7 +183,14 @@ class Ladder:
     def to_json(self) -> dict[str, Any]:
         """What the ratings are (``source``, ``unit``, ``method``, ``contradictions``), for ``results.json``."""
         return {"source": self.source, "unit": self.unit, "method": self.method,
-                "contradictions": list(self.contradictions)}
+                "contradictions": list(self.contradictions), "nash": dict(self.nash), "nash_gap": self.nash_gap}
+
+    def nash_text(self) -> str:
+        """One line: the agents with mass in the Nash mixture, largest first (what a cycle leaves standing)."""
+        kept = sorted(((m, n) for n, m in self.nash.items() if m >= 0.005), reverse=True)
+        what = "game win rate" if self.source == "games" else "stones per hand"
+        return (f"Nash mixture of the agents (the meta-game on {what}; Nash averaging): "
+                + ", ".join(f"{n} {m:.2f}" for m, n in kept) + ".")
 
 
 def make_ladder(names: Sequence[str], hand_results: Sequence[PairResult], game_results: Sequence[PairResult], *,
@@ -161,6 +215,12 @@ def make_ladder(names: Sequence[str], hand_results: Sequence[PairResult], game_r
         checks = [(p.a, p.b, p.mean_diff(), 0.0, "stones/hand") for p in hand_results]
     else:
         raise ValueError("no results to rate")
+    idx = {n: i for i, n in enumerate(names)}
+    payoff = np.zeros((len(names), len(names)))
+    for a, b, (m, _, _), tie, _ in checks:
+        if a != b:
+            payoff[idx[a], idx[b]], payoff[idx[b], idx[a]] = m - tie, tie - m
+    mixture, gap = nash_mixture(payoff)
     bad = []
     for a, b, (m, lo, hi), tie, what in checks:
         if a == b or not (lo > tie or hi < tie):
@@ -168,4 +228,5 @@ def make_ladder(names: Sequence[str], hand_results: Sequence[PairResult], game_r
         if (m > tie) != (ratings[a][0] > ratings[b][0]):
             sign = "+" if tie == 0.0 else ""
             bad.append(f"{a} vs {b}: {what} {m:{sign}.3f} [{lo:{sign}.3f}, {hi:{sign}.3f}]")
-    return Ladder(lad.ratings, lad.source, lad.unit, lad.method, tuple(bad))
+    return Ladder(lad.ratings, lad.source, lad.unit, lad.method, tuple(bad),
+                  {n: float(mixture[idx[n]]) for n in names}, gap)

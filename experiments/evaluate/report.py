@@ -176,6 +176,8 @@ def print_tables(names: Sequence[str], hand_results: list[PairResult], game_resu
     if ladder.contradictions:
         notes.append("The ladder reverses these head-to-head results (a cycle no single rating fits): "
                      + "; ".join(ladder.contradictions) + ".")
+    if ladder.nash:
+        notes.append(ladder.nash_text())
     try:
         from rich.console import Console
         from rich.table import Table
