@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -753,3 +754,18 @@ def test_a_tiny_run_is_bit_for_bit_the_recorded_one(tmp_path) -> None:
         for v in t.net.state_dict().values():
             h.update(v.cpu().numpy().tobytes())
         assert h.hexdigest()[:16] == PINNED_TINY_RUN[key], cap
+
+
+def test_the_kept_psro_candidate_loads_plays_and_beats_rule() -> None:
+    """agents/data/candidates/psro_e.pt (issue 25's candidate E, not shipped; docs/exploitability.md): kept in the
+    repository so that it can be probed, compared or shipped later; it is a playable policy that beats ``rule``."""
+    from experiments.evaluate.deals import make_deals
+    from experiments.evaluate.duplicate import play_pair
+
+    path = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "psro_e.pt"
+    agent = make_agent(str(path))
+    assert isinstance(agent, TorchPolicyAgent) and "league_mix" in agent.meta.get("args", {})
+    _plays_legal(agent)
+    result = play_pair(agent, make_agent("rule"), make_deals(600, seed=11), seed=11)
+    mean, lo, _ = result.mean_diff()
+    assert mean > 0.5 and lo > 0, (mean, lo)
