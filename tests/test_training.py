@@ -757,13 +757,17 @@ def test_a_tiny_run_is_bit_for_bit_the_recorded_one(tmp_path) -> None:
 
 
 def test_the_kept_psro_candidate_loads_plays_and_beats_rule() -> None:
-    """agents/data/candidates/psro_e.pt (issue 25's candidate E, not shipped; docs/exploitability.md): kept in the
-    repository so that it can be probed, compared or shipped later; it is a playable policy that beats ``rule``."""
+    """agents/data/candidates/psro_e/ (issue 25's candidate E, not shipped; docs/exploitability.md): kept in the
+    repository with its run's record and probe reports, so that ``mus ship-agent`` can ship it later; it is a
+    playable policy that beats ``rule``, and the probe reports beside it are of these very weights."""
     from experiments.evaluate.deals import make_deals
     from experiments.evaluate.duplicate import play_pair
+    from experiments.train.ship_agent import read_probes
 
-    path = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "psro_e.pt"
-    agent = make_agent(str(path))
+    folder = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "psro_e"
+    agent = make_agent(str(folder / "policy.pt"))
+    probes = read_probes([folder / "probes_equity.json", folder / "probes_agent.json"], agent.net)
+    assert probes["n"] == 4 and probes["max"]["stones"] == max(p["stones"] for p in probes["probes"])
     assert isinstance(agent, TorchPolicyAgent) and "league_mix" in agent.meta.get("args", {})
     _plays_legal(agent)
     result = play_pair(agent, make_agent("rule"), make_deals(600, seed=11), seed=11)
