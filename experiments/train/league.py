@@ -143,30 +143,36 @@ def expand_probe_folders(text: str) -> str:
     """
     items = []
     for item in split_specs(text):
-        name, sep, share = item.rpartition(":")
-        if not sep:
-            name, share = item, ""
-        name = name.strip()
+        name, share = _mix_entry(item)
         if name in LEARNING_MEMBERS or is_fixed_spec(name) or not Path(name).is_dir():
             items.append(item)
             continue
         files = probe_policies(Path(name))
-        try:
-            w = float(share) if share else 1.0
-        except ValueError:
-            raise ValueError(f"league_mix: share of {name!r} must be a number, got {share!r}") from None
+        w = _share_value(name, share)
         items += [f"{f}:{w / len(files):g}" for f in files]
     return ",".join(items)
+
+
+def _mix_entry(item: str) -> tuple[str, str]:
+    """``"rule:0.2"`` -> ``("rule", "0.2")``; ``"rule"`` -> ``("rule", "")`` (a path may hold colons: the last one
+    splits)."""
+    name, sep, share = item.rpartition(":")
+    return (name.strip(), share) if sep else (item.strip(), "")
+
+
+def _share_value(name: str, share: str) -> float:
+    """The number of an entry's share text (1 when none is written); ``ValueError`` names the entry."""
+    try:
+        return float(share) if share else 1.0
+    except ValueError:
+        raise ValueError(f"league_mix: share of {name!r} must be a number, got {share!r}") from None
 
 
 def parse_mix(text: str) -> dict[str, float]:
     """``"self:0.4,snapshot:0.2,rule:0.4"`` -> normalised shares; ``ValueError`` names a bad entry."""
     mix: dict[str, float] = {}
     for item in split_specs(text):
-        name, sep, share = item.rpartition(":")
-        if not sep:
-            name, share = item, ""
-        name = name.strip()
+        name, share = _mix_entry(item)
         if name not in LEARNING_MEMBERS and not is_fixed_spec(name) and Path(name).is_dir():
             raise ValueError(f"league_mix: {name!r} is a folder: make_args and mus train replace a folder of mus "
                              "exploit probes by its best responses (expand_probe_folders); Args takes files")
@@ -174,10 +180,7 @@ def parse_mix(text: str) -> dict[str, float]:
             raise ValueError(f"league_mix: unknown opponent {name!r} (use self, snapshot, exploiter, responses, "
                              f"{', '.join(BASELINES)}, "
                              "ppo, a policy file *.pt / *.zip, or a folder of mus exploit probes)")
-        try:
-            w = float(share) if share else 1.0
-        except ValueError:
-            raise ValueError(f"league_mix: share of {name!r} must be a number, got {share!r}") from None
+        w = _share_value(name, share)
         if w < 0 or not np.isfinite(w):
             raise ValueError(f"league_mix: share of {name!r} must be >= 0, got {w}")
         mix[name] = mix.get(name, 0.0) + w
