@@ -542,6 +542,76 @@ def test_a_shipped_agent_card_compares_it_with_the_agent_it_replaced(tmp_path) -
     assert (dest / "ppo.md").read_text() == card
 
 
+def test_a_shipped_agent_card_gives_its_lineage_of_warm_starts(tmp_path, capsys) -> None:
+    """``--ancestor`` (any order) puts every stage of a chain of warm starts in the card, oldest first, with the
+    total budget; an ancestor outside the chain, or a chain with a missing link, is refused and nothing is
+    written."""
+    quiet = dict(log=lambda *a: None)
+    ps.train(_tiny(tmp_path, "a", warm_start="none"), **quiet)
+    ps.train(_tiny(tmp_path, "b", seed=2, warm_start=str(tmp_path / "a" / "policy.pt")), **quiet)
+    ps.train(_tiny(tmp_path, "c", seed=3, warm_start=str(tmp_path / "b" / "policy.pt")), **quiet)
+    ps.train(_tiny(tmp_path, "x", seed=9, warm_start="none"), **quiet)
+    dest, common = tmp_path / "ship", ["--hands", "8", "--games", "2", "--curve", str(tmp_path / "c.png")]
+
+    def ship(*ancestors: str) -> None:
+        ship_command.main([str(tmp_path / "c"), *common, "--dest", str(dest),
+                           *[w for a in ancestors for w in ("--ancestor", str(tmp_path / a))]])
+
+    ship("b", "a")
+    meta = load_policy_file(dest / "ppo.pt")["meta"]
+    stages = meta["lineage"]
+    assert [s["warm_start"] for s in stages] == ["none", str(tmp_path / "a" / "policy.pt"),
+                                                 str(tmp_path / "b" / "policy.pt")]
+    blobs = [load_policy_file(tmp_path / r / "policy.pt")["meta"] for r in "abc"]
+    assert [s["decisions"] for s in stages] == [b["decisions"] for b in blobs]
+    card = (dest / "ppo.md").read_text()
+    assert "## Lineage" in card and "(see the lineage below)" in card
+    total = sum(b["decisions"] for b in blobs)
+    assert f"Total: **{total:,} decisions, {sum(b['seconds'] for b in blobs) / 60:.1f} minutes**" in card
+    section = card.split("## Lineage")[1].split("\n## ")[0]
+    assert section.index("\n| 1 | ") < section.index("\n| 2 | ") < section.index("\n| 3 | ")
+    assert "\n| 4 | " not in section
+    assert f"| `{tmp_path / 'b' / 'policy.pt'}` |" in card and "| none (from scratch) |" in card
+    # the card is rebuilt from the stored meta alone; card-only adds a lineage to a file shipped without one
+    (dest / "ppo.md").write_text("stale")
+    ship_command.main(["unused", "--card-only", "--dest", str(dest)])
+    assert (dest / "ppo.md").read_text() == card
+    plain = tmp_path / "plain"
+    ship_command.main([str(tmp_path / "c"), *common, "--dest", str(plain)])
+    assert "## Lineage" not in (plain / "ppo.md").read_text()
+    ship_command.main(["unused", "--card-only", "--dest", str(plain), "--ancestor", str(tmp_path / "a"),
+                       "--ancestor", str(tmp_path / "b")])
+    assert load_policy_file(plain / "ppo.pt")["meta"]["lineage"] == stages
+    # refusals: a run outside the chain, a missing link, a folder without a policy; nothing changes
+    before = (dest / "ppo.pt").read_bytes(), (dest / "ppo.md").read_text()
+    for ancestors, says in ((("b", "a", "x"), "not in the warm-start chain"), (("a",), "no --ancestor holds"),
+                            (("b", "nothing"), "no policy.pt in it")):
+        with pytest.raises(SystemExit):
+            ship(*ancestors)
+        assert says in capsys.readouterr().err
+        assert ((dest / "ppo.pt").read_bytes(), (dest / "ppo.md").read_text()) == before
+
+
+def test_first_beats_is_the_first_evaluation_ahead_with_p_below_alpha(tmp_path) -> None:
+    """The from-scratch figure of a lineage: the first row of eval.csv ahead of ``rule`` with p < 0.01 in stones
+    and in games (a row ahead in one only does not count)."""
+    path = tmp_path / "eval.csv"
+    head = "update,decisions,rule_stones,rule_stones_lo,rule_stones_hi,rule_win,rule_win_lo,rule_win_hi,minutes"
+    rows = ["1,100,-0.5,-0.7,-0.3,0.45,0.42,0.48,1.0",
+            "2,200,0.3,0.1,0.5,0.52,0.49,0.55,2.0",           # ahead in stones (p ~ 0.003), not in games
+            "3,300,0.3,0.05,0.55,0.56,0.53,0.59,3.0",         # p ~ 0.019 in stones: not yet
+            "4,400,0.4,0.2,0.6,0.56,0.53,0.59,4.0",           # both p < 0.01
+            "5,500,0.9,0.7,1.1,0.6,0.57,0.63,5.0"]
+    path.write_text("\n".join([head, *rows]) + "\n")
+    got = ship_agent.first_beats(path)
+    assert got == {"minutes": 4.0, "decisions": 400.0, "stones": 0.4, "win": 0.56}
+    assert ship_agent.first_beats(path, alpha=0.05)["minutes"] == 3.0
+    path.write_text("\n".join([head, *rows[:3]]) + "\n")
+    assert ship_agent.first_beats(path) is None
+    assert ship_agent.first_beats(path, opponent="equity") is None          # no such columns
+    assert ship_agent.first_beats(tmp_path / "missing.csv") is None
+
+
 def test_snapshot_bank_equals_each_snapshot_net() -> None:
     torch.manual_seed(0)
     nets = [PolicyNet(hidden=(16, 8)) for _ in range(3)]

@@ -26,6 +26,9 @@ def parser() -> ArgumentParser:
     p.add_argument("--exploit", action="append", default=[], metavar="REPORT",
                    help="a probe report of this policy for the card: exploit_seeds.json of mus exploit --seeds, or "
                         "one probe's exploit.json (repeat for several; with --card-only, stored in DEST/ppo.pt)")
+    p.add_argument("--ancestor", action="append", default=[], metavar="RUN",
+                   help="the folder of a run this policy was warm-started from, directly or through others (repeat "
+                        "for each, any order): the card gives the whole lineage and its budget")
     return p
 
 
@@ -36,10 +39,10 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     try:
         if a.card_only:
-            print(f"wrote {ship_agent.rewrite_card(a.dest, exploit=a.exploit)}")
+            print(f"wrote {ship_agent.rewrite_card(a.dest, exploit=a.exploit, ancestors=a.ancestor)}")
             return
         written = ship_agent.ship(a.run, a.policy, a.hands, a.games, a.seed, dest=a.dest, curve=a.curve,
-                                  exploit=a.exploit)
+                                  exploit=a.exploit, ancestors=a.ancestor)
     except (OSError, ValueError) as e:                 # no policy, a damaged one (PolicyFileError), an unwritable dest
         p.error(str(e))
     print("wrote " + ", ".join(map(str, written)))

@@ -21,6 +21,12 @@ Shipping over an agent already in ``agents/data`` keeps what that agent was (its
 probes, :func:`previous_agent`) in the new file's ``meta["previous"]``, and the card compares the two, measure
 by measure ("Compared with the agent it replaced").
 
+A policy warm-started from another run's policy (``mus train --warm-start RUN/policy.pt``, as each round of a
+PSRO-like loop is) has a lineage: with ``--ancestor RUN`` (repeatable, any order) the card lists every stage from
+the first one (from scratch or from the ``equity`` clone) to the shipped run, each with its command, warm start,
+league, decisions and minutes, and the total training budget (:func:`read_lineage`). Each ancestor is matched
+to the warm start of the next stage by its weights' digest, so a run that is not in the chain is refused.
+
 The evaluation deals come from ``--seed`` (default 7), never from the training or in-training evaluation seeds.
 The command line is :mod:`experiments.commands.ship_agent`; this module takes plain Python values.
 """
@@ -37,11 +43,11 @@ from typing import Any
 from agents.policy import build_net, load_policy_file, save_policy
 from experiments.evaluate.exploit import parameters_digest
 from experiments.evaluate.exploit_seeds import aggregate_probes
-from experiments.evaluate.report_card import duplicate_row, report_card
+from experiments.evaluate.report_card import duplicate_row, p_value, report_card
 from experiments.train.report import learning_curve
 
 __all__ = ["ship", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve", "read_probes",
-           "previous_agent", "BASELINES", "ROOT"]
+           "read_lineage", "first_beats", "previous_agent", "BASELINES", "ROOT"]
 
 #: The repository's root: ``agents/data`` and ``docs`` are written below it by default.
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,6 +95,118 @@ def read_probes(paths: Sequence[str | Path], net: Any) -> dict[str, Any]:
     summary.pop("results", None)
     summary["commands"] = sorted({str(r.get("command", "?")) for r in results})
     return summary
+
+
+#: Warm starts that are not a policy file: the first stage of a lineage.
+FIRST_STAGES = ("none", "equity")
+
+
+def first_beats(eval_csv: Path, opponent: str = "rule", alpha: float = 0.01) -> dict[str, float] | None:
+    """The first in-training evaluation of a run (its ``eval.csv``) ahead of ``opponent`` with p < ``alpha`` both
+    in stones/hand and in the game win rate: its ``minutes``, ``decisions``, ``stones`` and ``win``. None where
+    the file or the opponent's columns are missing, or no evaluation got there."""
+    try:
+        with open(eval_csv, newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            x = {k: float(r[f"{opponent}_{k}"]) for k in ("stones", "stones_lo", "stones_hi", "win", "win_lo",
+                                                         "win_hi")}
+            if (x["stones"] > 0 and p_value(x["stones"], x["stones_lo"], x["stones_hi"], 0.0) < alpha
+                    and x["win"] > 0.5 and p_value(x["win"], x["win_lo"], x["win_hi"], 0.5) < alpha):
+                return {"minutes": float(r["minutes"]), "decisions": float(r["decisions"]),
+                        "stones": x["stones"], "win": x["win"]}
+    except (OSError, KeyError, ValueError):
+        return None
+    return None
+
+
+def _stage(meta: dict[str, Any], info: dict[str, Any], digest: str, folder: Path | None = None) -> dict[str, Any]:
+    """One stage of a lineage from a policy file's ``meta`` (as ``mus train`` writes it) and its run's
+    ``run.json`` (``info``; empty where there is none); with the run's ``folder``, also when its in-training
+    evaluation first beat ``rule`` (:func:`first_beats`)."""
+    args = meta.get("args", {})
+    sessions = info.get("sessions") or ([{"command": info["command"]}] if "command" in info else [])
+    beats = first_beats(folder / "eval.csv") if folder is not None else None
+    return {"commands": [str(x.get("command", "?")) for x in sessions] or ["?"],
+            "warm_start": str(args.get("warm_start", "?")), "league_mix": str(args.get("league_mix", "?")),
+            "decisions": int(meta.get("decisions") or 0), "minutes": float(meta.get("seconds") or 0.0) / 60,
+            "parameters_sha256": digest, **({"beats_rule": beats} if beats else {})}
+
+
+def read_lineage(shipped: dict[str, Any], ancestors: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The training stages that made a policy, oldest first, ending with its own run.
+
+    ``shipped``: the last stage, as :func:`_stage` builds it (its ``warm_start`` names the policy file it started
+    from). ``ancestors``: the folders of the earlier runs (``mus train --out``), in any order. Each stage's warm
+    start must be the ``policy.pt`` (or ``best_policy.pt``) of one ancestor: matched by the weights' digest
+    (:func:`~experiments.evaluate.exploit.parameters_digest`) when the warm-start file is still there, else by
+    its path. The chain ends at a stage started from scratch or from the ``equity`` clone.
+
+    Raises:
+        ValueError: an ancestor without a policy, a warm start that no ancestor provides (naming the stage), a
+            loop, or an ancestor that is not in the chain.
+    """
+    found: dict[str, tuple[Path, dict[str, Any]]] = {}          # digest -> (policy file, its stage)
+    by_path: dict[Path, str] = {}
+    for folder in map(Path, ancestors):
+        policies = [folder / n for n in ("policy.pt", "best_policy.pt") if (folder / n).is_file()]
+        if not policies:
+            raise ValueError(f"--ancestor {folder}: no policy.pt in it; give the folder of a run made by mus train")
+        try:
+            info = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
+        except (OSError, json.JSONDecodeError) as e:
+            raise ValueError(f"--ancestor {folder}: its run.json cannot be read: {e}") from None
+        for path in policies:
+            blob = load_policy_file(path)
+            digest = parameters_digest(build_net(blob, path))
+            found[digest] = (folder, _stage(dict(blob.get("meta") or {}), info, digest, folder))
+            by_path[path.resolve()] = digest
+    stages, used = [shipped], set()
+    while stages[0]["warm_start"] not in FIRST_STAGES:
+        start = Path(stages[0]["warm_start"])
+        if start.is_file():
+            blob = load_policy_file(start)
+            digest = parameters_digest(build_net(blob, start))
+        else:
+            digest = by_path.get(start.resolve(), "")
+        if digest not in found:
+            if not ancestors:
+                return []
+            raise ValueError(f"no --ancestor holds {start}, the warm start of the stage "
+                             f"`{stages[0]['commands'][0]}`: give the folder of the run that made it")
+        if digest in used:
+            raise ValueError(f"the warm starts loop back to {found[digest][0]}: give each run once")
+        used.add(digest)
+        stages.insert(0, found[digest][1])
+    extra = sorted({str(folder) for d, (folder, _) in found.items()} - {str(found[d][0]) for d in used})
+    if extra:
+        raise ValueError(f"--ancestor {extra[0]}: not in the warm-start chain of the shipped policy")
+    return stages if len(stages) > 1 else []
+
+
+def _lineage_lines(stages: list[dict[str, Any]]) -> list[str]:
+    """The card's lineage section: every stage, then the total budget."""
+    lines = ["## Lineage", "",
+             "The shipped run was warm-started from an earlier run's policy, that one perhaps from another: every "
+             "stage, oldest first (the minutes are each run's wall time, evaluations included).", "",
+             "| stage | command | warm start | league | decisions | minutes |", "|---|---|---|---|---|---|"]
+    for i, st in enumerate(stages, 1):
+        start = {"none": "none (from scratch)", "equity": "the `equity` clone"}.get(st["warm_start"],
+                                                                                  f"`{st['warm_start']}`")
+        command = "<br>".join(f"`{c}`" for c in st["commands"])
+        lines.append(f"| {i} | {command} | {start} | `{st['league_mix']}` | {st['decisions']:,} | "
+                     f"{st['minutes']:.1f} |")
+    lines += ["", f"Total: **{sum(s['decisions'] for s in stages):,} decisions, "
+              f"{sum(s['minutes'] for s in stages):.1f} minutes** of `mus train` on this machine. Best responses "
+              "that a stage's league plays (policy files in its `league`) were trained by `mus exploit`; their "
+              "time is not in this total."]
+    first = stages[0]
+    if first["warm_start"] == "none" and first.get("beats_rule"):
+        b = first["beats_rule"]
+        lines += ["", f"Stage 1 (from scratch, no warm start) first beat `rule` with p < 0.01 in stones and in games "
+                  f"at **{b['minutes']:.1f} minutes** ({b['decisions']:,.0f} decisions; {b['stones']:+.2f} "
+                  f"stones/hand, game win rate {b['win']:.3f} in its in-training evaluation)."]
+    return lines
 
 
 def _probe_lines(probes: dict[str, Any]) -> list[str]:
@@ -139,12 +257,18 @@ def _compare_lines(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str
         return (f"{m.get('decisions') or 0:,} decisions, "
                 f"{'?' if minutes is None else format(minutes, '.0f')} minutes; warm start {start}")
 
+    def budget_now() -> str:
+        stages = meta.get("lineage")
+        if not stages:
+            return budget(meta, meta.get("args", {}).get("warm_start", "?"))
+        return (f"{sum(s['decisions'] for s in stages):,} decisions, {sum(s['minutes'] for s in stages):.0f} minutes "
+                f"in {len(stages)} stages (lineage above); first warm start {stages[0]['warm_start']}")
+
     lines = ["## Compared with the agent it replaced", "",
              f"Before: `{before.get('command', '?')}`. Both evaluated the same way (duplicate, deal seed "
              f"{meta.get('eval_seed', '?')} for this one); probes are lower bounds.", "",
              "| measure | before | now |", "|---|---|---|",
-             f"| training | {budget(before, before.get('warm_start', '?'))} | "
-             f"{budget(meta, meta.get('args', {}).get('warm_start', '?'))} |"]
+             f"| training | {budget(before, before.get('warm_start', '?'))} | {budget_now()} |"]
     for r in rows:
         old = old_rows.get((r["play"], r["opponent"]))
         if old is not None:
@@ -175,6 +299,16 @@ def _policy_of(meta: dict[str, Any]) -> str:
     return words[words.index("--policy") + 1] if "--policy" in words[:-1] else "policy.pt"
 
 
+def _warm_start_text(args: dict[str, Any], lineage: bool) -> str:
+    """The card's warm-start line: behaviour cloning, none, or an earlier run's policy."""
+    start = args.get("warm_start", "?")
+    if start == "equity":
+        return f"behaviour cloning of `equity` ({args.get('bc_decisions', 0):,} decisions)"
+    if start in ("none", "?"):
+        return str(start)
+    return f"the policy `{start}`" + (" (see the lineage below)" if lineage else "")
+
+
 def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
     """The model card (markdown) from the shipped file's ``meta`` and the evaluation rows."""
     run = meta.get("run", {})
@@ -190,7 +324,7 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         *([f"- Stopped and resumed (exactly, from its checkpoint) {len(run['sessions']) - 1} time(s): "
            + "; ".join(f"`{x.get('command', '?')}` at update {x.get('from_update', '?')}" for x in run["sessions"][1:])]
           if len(run.get("sessions", [])) > 1 else []),
-        f"- Warm start: {'behaviour cloning of `equity` (' + format(args.get('bc_decisions', 0), ',') + ' decisions)' if args.get('warm_start') == 'equity' else 'none'}",  # noqa: E501
+        f"- Warm start: {_warm_start_text(args, bool(meta.get('lineage')))}",
         f"- Network: MLP {meta.get('arch', {}).get('obs_dim', '?')} → {' → '.join(map(str, args.get('hidden', [])))} "
         f"→ {meta.get('arch', {}).get('num_actions', '?')} logits + value; {meta.get('parameters', '?'):,} parameters",
         f"- League: `{args.get('league_mix', '?')}`; snapshot every {args.get('snapshot_every', '?')} updates, "
@@ -199,8 +333,8 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         "game outcome (±1)",
         f"- Training: {meta.get('decisions', 0):,} environment decisions in {meta.get('updates', '?')} updates, "
         f"{meta.get('minutes', float('nan')):.1f} minutes of wall time (evaluations included)",
-        f"- Machine: {run.get('machine', '?')}; torch {run.get('torch', '?')}, {args.get('torch_threads', '?')} "
-        "torch thread(s)",
+        f"- Machine: {run.get('machine', '?')}; torch {run.get('torch', '?')}, "
+        f"{run.get('torch_threads') or args.get('torch_threads', '?')} torch thread(s)",
         f"- Game: {args.get('kings', '?')} kings, target {args.get('target', '?')} (training capped mus rounds at "
         f"{args.get('max_mus_rounds', '?')}"
         + (f" and a lance's stake at {args['max_stake']} (`--max-stake`)" if args.get("max_stake") else "")
@@ -229,6 +363,8 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         lines.append(f"| {r['play']} | {r['opponent']} | {r['envido_rate']:.3f} / {r['opp_envido_rate']:.3f} | "
                      f"{r['ordago_rate']:.3f} / {r['opp_ordago_rate']:.3f} | "
                      f"{r['no_quiero_rate']:.3f} / {r['opp_no_quiero_rate']:.3f} |")
+    if meta.get("lineage"):
+        lines += [""] + _lineage_lines(meta["lineage"])
     if meta.get("exploitability"):
         lines += [""] + _probe_lines(meta["exploitability"])
     if meta.get("previous"):
@@ -245,20 +381,22 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
 
 def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: int = 2000, seed: int = 7,
          dest: str | Path = ROOT / "agents" / "data", curve: str | Path = ROOT / "docs" / "ppo_learning_curve.png",
-         log: Any = print, exploit: Sequence[str | Path] = ()) -> list[Path]:
+         log: Any = print, exploit: Sequence[str | Path] = (), ancestors: Sequence[str | Path] = ()) -> list[Path]:
     """Evaluate the policy ``policy`` of the training run in folder ``run`` and ship it.
 
     Plays it in duplicate (:func:`evaluate_policy`, deals from ``seed``) and writes ``dest/ppo.pt`` (the weights,
     with the run's command, settings, machine and the evaluation in its ``meta``), ``dest/ppo.md`` (the model
     card) and ``curve`` (the run's learning curve, :func:`draw_curve`). ``exploit``: probe reports of this policy
-    for the card (:func:`read_probes`), read and checked before anything is played or written.
+    for the card (:func:`read_probes`); ``ancestors``: the folders of the runs it was warm-started from, directly
+    or through others (:func:`read_lineage`); both are read and checked before anything is played or written.
 
     Returns:
         The files written.
 
     Raises:
         FileNotFoundError: ``run`` holds no file ``policy``.
-        ValueError: a probe report that cannot be read or that probed other weights.
+        ValueError: a probe report that cannot be read or that probed other weights; an ancestor that is not in
+            the chain of warm starts.
     """
     folder = Path(run)
     path = folder / policy
@@ -270,6 +408,7 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
     previous = previous_agent(Path(dest) / "ppo.pt", net)
     info = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
     train_meta = dict(blob.get("meta") or {})
+    lineage = read_lineage(_stage(train_meta, info, parameters_digest(net)), ancestors) if ancestors else []
     rows = evaluate_policy(path, hands, games, seed, kings=train_meta.get("args", {}).get("kings", 8),
                            target=train_meta.get("args", {}).get("target", 40), log=log)
     meta = {"command": info.get("command", "?"), "run": info, "args": train_meta.get("args", {}),
@@ -278,7 +417,7 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
             "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": seed,
             "ship_command": f"mus ship-agent {run} --policy {policy} --hands {hands} --games {games} --seed {seed}",
             "evaluation": rows, **({"exploitability": probes} if probes else {}),
-            **({"previous": previous} if previous else {})}
+            **({"previous": previous} if previous else {}), **({"lineage": lineage} if lineage else {})}
     dest = Path(dest)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
     write_card(dest / "ppo.md", meta, rows)
@@ -286,16 +425,24 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
     return [dest / "ppo.pt", dest / "ppo.md", *([drawn] if drawn else [])]
 
 
-def rewrite_card(dest: str | Path = ROOT / "agents" / "data", exploit: Sequence[str | Path] = ()) -> Path:
+def rewrite_card(dest: str | Path = ROOT / "agents" / "data", exploit: Sequence[str | Path] = (),
+                 ancestors: Sequence[str | Path] = ()) -> Path:
     """Rewrite ``dest/ppo.md`` from the evaluation stored in ``dest/ppo.pt`` (no run is read, nothing is
-    played). ``exploit``: probe reports of the shipped weights (:func:`read_probes`), stored first in
-    ``dest/ppo.pt``'s ``meta`` (replacing any there; the weights are written back unchanged)."""
+    played). ``exploit``: probe reports of the shipped weights (:func:`read_probes`); ``ancestors``: the runs it
+    was warm-started from (:func:`read_lineage`); each stored first in ``dest/ppo.pt``'s ``meta`` (replacing any
+    there; the weights are written back unchanged), after both are checked."""
     path = Path(dest) / "ppo.pt"
     blob = load_policy_file(path)
     meta = dict(blob["meta"])
-    if exploit:
+    if exploit or ancestors:
         net = build_net(blob, path)
-        meta["exploitability"] = read_probes(exploit, net)
+        if exploit:
+            meta["exploitability"] = read_probes(exploit, net)
+        if ancestors:
+            shipped = _stage({"args": meta.get("args", {}), "decisions": meta.get("decisions"),
+                              "seconds": 60 * float(meta.get("minutes") or 0.0)}, meta.get("run", {}),
+                             parameters_digest(net))
+            meta["lineage"] = read_lineage(shipped, ancestors)
         save_policy(path, net, blob.get("config"), meta)
     return write_card(Path(dest) / "ppo.md", meta, meta["evaluation"])
 
