@@ -41,7 +41,8 @@ def test_the_ladder_fit_places_the_agent_between_the_opponents_it_beats_and_lose
 def test_the_reference_ladder_is_the_documented_one() -> None:
     docs = json.loads((ROOT / "docs" / "ladder_results.json").read_text())
     ref = reference_ladder()
-    assert {k: round(v["elo"], 1) for k, v in docs["ladder"].items()} == ref["ratings"]
+    assert docs["rating"]["unit"] == ref["unit"] == "Elo"
+    assert {k: round(v["rating"], 1) for k, v in docs["ladder"].items()} == ref["ratings"]
     assert ref["command"].startswith("mus tournament --agents " + ",".join(docs["meta"]["agents"]))
 
 

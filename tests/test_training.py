@@ -592,6 +592,34 @@ def test_a_shipped_agent_card_gives_its_lineage_of_warm_starts(tmp_path, capsys)
         assert ((dest / "ppo.pt").read_bytes(), (dest / "ppo.md").read_text()) == before
 
 
+def test_the_card_compares_probe_by_probe_and_the_lineage_budget(tmp_path) -> None:
+    """The before/after section: each probe (start, seed) that both agents had, the whole lineage's budget, and
+    the from-scratch time to beat ``rule``; a probe only one of them had gets no row."""
+    def probes(*gains: tuple[str, int, float]) -> dict:
+        rows = [{"start": st, "seed": sd, "stones": g, "win": 0.5 + g / 10, "decisions": 80_000_000}
+                for st, sd, g in gains]
+        best = max(rows, key=lambda r: r["stones"])
+        return {"probes": rows, "max": best, "max_win": best, "n": len(rows)}
+
+    row = {"play": "sampled", "opponent": "rule", "stones": 1.5, "win": 0.64}
+    stage = {"warm_start": "none", "decisions": 600, "minutes": 90.0, "beats_rule": {"minutes": 12.4}}
+    meta = {"args": {"warm_start": "/x/d.pt"}, "decisions": 100, "minutes": 30.0,
+            "lineage": [stage, {**stage, "warm_start": "/x/c.pt", "decisions": 100, "minutes": 30.25}],
+            "exploitability": probes(("equity", 0, 0.75), ("agent", 1, 0.93), ("agent", 7, 0.5)),
+            "previous": {"warm_start": "equity", "decisions": 160, "minutes": 89.0,
+                         "evaluation": [{**row, "stones": 1.39, "win": 0.647}],
+                         "exploitability": probes(("equity", 0, 2.33), ("agent", 1, 1.58))}}
+    lines = ship_agent._compare_lines(meta, [row])
+    assert "| probe from the equity start, seed 0: gain, game win rate | +2.330, 0.733 (80,000,000 decisions) | " \
+           "+0.750, 0.575 (80,000,000 decisions) |" in lines
+    assert any(x.startswith("| probe from the agent start, seed 1:") and "+1.580" in x and "+0.930" in x
+               for x in lines)
+    assert not any("seed 7" in x for x in lines)
+    assert any("| 700 decisions, 120.2 minutes in 2 stages" in x for x in lines)
+    assert "| from scratch, first ahead of rule with p < 0.01 | warm-started | 12.4 minutes (stage 1) |" in lines
+    assert "| sampled vs rule: stones/hand, game win rate | +1.390, 0.647 | +1.500, 0.640 |" in lines
+
+
 def test_first_beats_is_the_first_evaluation_ahead_with_p_below_alpha(tmp_path) -> None:
     """The from-scratch figure of a lineage: the first row of eval.csv ahead of ``rule`` with p < 0.01 in stones
     and in games (a row ahead in one only does not count)."""

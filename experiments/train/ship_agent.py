@@ -261,7 +261,7 @@ def _compare_lines(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str
         stages = meta.get("lineage")
         if not stages:
             return budget(meta, meta.get("args", {}).get("warm_start", "?"))
-        return (f"{sum(s['decisions'] for s in stages):,} decisions, {sum(s['minutes'] for s in stages):.0f} minutes "
+        return (f"{sum(s['decisions'] for s in stages):,} decisions, {sum(s['minutes'] for s in stages):.1f} minutes "
                 f"in {len(stages)} stages (lineage above); first warm start {stages[0]['warm_start']}")
 
     lines = ["## Compared with the agent it replaced", "",
@@ -281,7 +281,19 @@ def _compare_lines(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str
         best = p[key]
         return f"{format(best[field], fmt)} ({best['start']} start, seed {best['seed']}; {p['n']} probes)"
 
+    first = (meta.get("lineage") or [{}])[0]
+    if first.get("warm_start") == "none" and first.get("beats_rule"):
+        lines.append(f"| from scratch, first ahead of rule with p < 0.01 | "
+                     f"{'warm-started' if before.get('warm_start') not in (None, 'none', '?') else '?'} | "
+                     f"{first['beats_rule']['minutes']:.1f} minutes (stage 1) |")
     was, now = before.get("exploitability"), meta.get("exploitability")
+    old_probes = {(r["start"], r["seed"]): r for r in (was or {}).get("probes", [])}
+    for r in (now or {}).get("probes", []):
+        old = old_probes.get((r["start"], r["seed"]))
+        if old is not None:
+            lines.append(f"| probe from the {r['start']} start, seed {r['seed']}: gain, game win rate | "
+                         f"{old['stones']:+.3f}, {old['win']:.3f} ({old['decisions']:,} decisions) | "
+                         f"{r['stones']:+.3f}, {r['win']:.3f} ({r['decisions']:,} decisions) |")
     lines.append(f"| largest probe gain, stones/hand | {probe(was, 'max', 'stones', '+.3f')} | "
                  f"{probe(now, 'max', 'stones', '+.3f')} |")
     lines.append(f"| largest probe game win rate | {probe(was, 'max_win', 'win', '.3f')} | "
