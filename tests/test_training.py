@@ -855,9 +855,9 @@ def test_a_tiny_run_is_bit_for_bit_the_recorded_one(tmp_path) -> None:
 
 
 def test_the_kept_psro_candidate_loads_plays_and_beats_rule() -> None:
-    """agents/data/candidates/psro_e/ (issue 25's candidate E, not shipped; docs/exploitability.md): kept in the
-    repository with its run's record and probe reports, so that ``mus ship-agent`` can ship it later; it is a
-    playable policy that beats ``rule``, and the probe reports beside it are of these very weights."""
+    """agents/data/candidates/psro_e/ (issue 25's candidate E, shipped as ``ppo`` on 2026-12-02): the shipped run's
+    record and probe reports, kept so that ``mus ship-agent`` can ship it again; it is a playable policy that beats
+    ``rule``, and the probe reports beside it are of these very weights."""
     from experiments.evaluate.deals import make_deals
     from experiments.evaluate.duplicate import play_pair
     from experiments.train.ship_agent import read_probes
@@ -871,3 +871,24 @@ def test_the_kept_psro_candidate_loads_plays_and_beats_rule() -> None:
     result = play_pair(agent, make_agent("rule"), make_deals(600, seed=11), seed=11)
     mean, lo, _ = result.mean_diff()
     assert mean > 0.5 and lo > 0, (mean, lo)
+
+
+def test_the_shipped_card_is_the_one_its_weights_make_and_the_replaced_agent_is_kept(tmp_path) -> None:
+    """agents/data/ppo.md is what ``mus ship-agent --card-only`` writes from agents/data/ppo.pt's meta (no
+    hand-edited or stale card), its probes and lineage are of these weights, and the agent it replaced
+    (agents/data/candidates/ppo_2026_11) is the one its ``meta["previous"]`` describes."""
+    from experiments.evaluate.exploit import parameters_digest
+
+    data = Path(__file__).resolve().parents[1] / "agents" / "data"
+    blob = load_policy_file(data / "ppo.pt")
+    meta = blob["meta"]
+    digest = parameters_digest(build_net(blob, data / "ppo.pt"))
+    written = ship_agent.write_card(tmp_path / "ppo.md", meta, meta["evaluation"]).read_text()
+    assert written == (data / "ppo.md").read_text()
+    assert meta["lineage"][-1]["parameters_sha256"] == digest
+    assert meta["lineage"][0]["warm_start"] == "none"
+    candidate = load_policy_file(data / "candidates" / "psro_e" / "policy.pt")
+    assert parameters_digest(build_net(candidate, data / "candidates" / "psro_e" / "policy.pt")) == digest
+    old = data / "candidates" / "ppo_2026_11" / "policy.pt"
+    assert parameters_digest(build_net(load_policy_file(old), old)) == meta["previous"]["parameters_sha256"]
+    _plays_legal(make_agent(str(old)))
