@@ -93,3 +93,31 @@ def test_refusals_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[st
         evaluate_main([*argv, "--out", str(tmp_path / "out")])
     assert e.value.code == 2 and words in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_torch_threads_sets_torch_threads_and_refuses_a_bad_count(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``mus evaluate --torch-threads N`` (and ``mus tournament``'s) sets torch's thread count before playing; a
+    negative count is refused with the flag named and nothing written."""
+    torch = pytest.importorskip("torch")
+    from experiments.commands.tournament import main as tournament_main
+
+    before = torch.get_num_threads()
+    other = 2 if before == 1 else 1
+    try:
+        evaluate_main(["rule", "--deal-set", "v1-quick", "--hands", "4", "--games", "2", "--opponents", "random",
+                       "--torch-threads", str(other), "--out", str(tmp_path / "card")])
+        assert torch.get_num_threads() == other
+        torch.set_num_threads(before)
+        tournament_main(["--agents", "rule,random", "--hands", "4", "--games", "0", "--quiet", "--no-plots",
+                         "--torch-threads", str(other), "--out", str(tmp_path / "t")])
+        assert torch.get_num_threads() == other
+    finally:
+        torch.set_num_threads(before)
+    capsys.readouterr()
+    for command in (evaluate_main, tournament_main):
+        with pytest.raises(SystemExit):
+            command(["rule", "--torch-threads", "-1", "--out", str(tmp_path / "bad")] if command is evaluate_main
+                    else ["--agents", "rule,random", "--torch-threads", "-1", "--out", str(tmp_path / "bad")])
+        assert "--torch-threads" in capsys.readouterr().err
+        assert not (tmp_path / "bad").exists()

@@ -9,10 +9,12 @@ import sys
 from experiments.commands.options import (
     MAX_DEALS,
     ArgumentParser,
+    apply_torch_threads,
     check_agent_specs,
     check_creatable_dir,
     int_in,
     split_specs,
+    torch_threads_option,
 )
 from experiments.evaluate.report_card import DEAL_SETS, OPPONENTS, card_markdown, report_card, save_card
 from mus_env.vector import warm_up
@@ -42,6 +44,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="also train a best response for this many decisions and report its gain (a lower bound "
                         "on exploitability; needs the train extra; 0: no probe)")
     p.add_argument("--out", default=None, help="output folder (default runs/evaluate/AGENT)")
+    torch_threads_option(p)
     args = p.parse_args(argv)
     try:
         opponents = split_specs(args.opponents)
@@ -51,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     check_agent_specs(p, "--opponents", opponents)
     out = args.out or "runs/evaluate/" + (re.sub(r"[^A-Za-z0-9._-]+", "_", args.agent).strip("_") or "agent")
     check_creatable_dir(p, "--out", out)
+    apply_torch_threads(args.torch_threads)
     # the first use on a machine compiles the batched engine: one line, not a silent wait
     warm_up(1, log=lambda line: print(f"mus evaluate: {line}", file=sys.stderr))
     card = report_card(args.agent, deal_set=args.deal_set, opponents=opponents, kings=args.kings, target=args.target,

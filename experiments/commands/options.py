@@ -19,7 +19,8 @@ from experiments.evaluate.deals import MAX_DEALS, MAX_TARGET
 from mus_env import MusConfig
 from mus_env.observation import obs_dim
 
-__all__ = ["ArgumentParser", "HelpFormatter", "int_in", "positive_float", "int_list", "check_writable_dir",
+__all__ = ["ArgumentParser", "HelpFormatter", "int_in", "torch_threads_option", "apply_torch_threads",
+           "positive_float", "int_list", "check_writable_dir",
            "check_writable_file", "check_creatable_dir", "check_agent_specs", "split_specs", "SPEC_LIST_HINT",
            "agent_list_options", "read_agent_list",
            "version", "MAX_TARGET", "MAX_DEALS", "boolean"]
@@ -224,6 +225,27 @@ def check_agent_specs(parser: argparse.ArgumentParser, option: str, specs: list[
                              else ("without señas", "--signals off"))
             parser.error(f"argument {option}: {spec} was trained {trained} (it reads {size} observation entries, "
                          f"this game gives {want}): play it with {flag}")
+
+
+def torch_threads_option(parser: argparse.ArgumentParser) -> None:
+    """``--torch-threads N``: torch's intra-op threads for the policy agents a command plays
+    (:func:`apply_torch_threads`)."""
+    parser.add_argument("--torch-threads", type=int_in(0, 256), default=0, metavar="N",
+                        help="torch threads for the policy agents (ppo, *.pt) in this process: 0 leaves torch's "
+                             "default (all cores); 1 beside a training run on a small machine, where two threads "
+                             "can be several times slower")
+
+
+def apply_torch_threads(threads: int) -> None:
+    """Set torch's intra-op thread count to ``threads`` when it is positive. torch is imported only then, and
+    where it is not installed there is no policy agent to play, so nothing is done."""
+    if threads <= 0:
+        return
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(threads)
 
 
 def version() -> str:

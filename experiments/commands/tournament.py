@@ -21,10 +21,12 @@ from experiments.commands.options import (
     SPEC_LIST_HINT,
     ArgumentParser,
     agent_list_options,
+    apply_torch_threads,
     check_agent_specs,
     check_creatable_dir,
     int_in,
     read_agent_list,
+    torch_threads_option,
 )
 from experiments.evaluate.duplicate import DEAL_CHUNK
 from experiments.evaluate.ray_shards import start_ray
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
                         "OUT/records (without it, an earlier run's OUT/records is removed with its other files)")
     p.add_argument("--no-plots", action="store_true", help="do not draw ladder.png and lances.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    torch_threads_option(p)
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help=f"play each pair, in chunks of {DEAL_CHUNK:,} deals, as Ray tasks: on a new local Ray "
                         "instance, or with ADDRESS on that cluster (ray.init(address=ADDRESS); 'auto': the one "
@@ -109,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = MusConfig(kings=args.kings, target=args.target, signals=args.signals, signal_intercept_p=args.intercept)
     check_agent_specs(p, option, specs, hint=SPEC_LIST_HINT if option == "--agents" else "", config=cfg)
     out = check_creatable_dir(p, "--out", args.out)
+    apply_torch_threads(args.torch_threads)
     # the first use on a machine compiles the batched engine: one line, not a stalled progress bar
     warm_up(1, log=None if args.quiet else lambda line: print(f"mus tournament: {line}", file=sys.stderr))
     t0 = time.perf_counter()

@@ -346,11 +346,11 @@ PRESETS: dict[str, dict[str, Any]] = {
                  league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2"),
     # ``mus train``: the defaults of Args, about 10 minutes on 2 cores
     "default": dict(),
-    # the shipped agent: the default run made longer (about 1.5 hours on 2 cores with one torch thread)
+    # the agent shipped until 2026-12: the default run made longer (about 1.5 hours on 2 cores, one torch thread)
     "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25),
     # PPO from a random network (no warm start), 600M decisions with the learning rate annealed over all of them
-    # (about 100 minutes on 2 cores): stronger than the shipped agent against the baselines and head to head, but
-    # not less exploitable (docs/exploitability.md, candidate C), so not shipped
+    # (about 100 minutes on 2 cores): candidate C of docs/exploitability.md, the first stage of the shipped ppo
+    # (two PSRO-like rounds warm-started from it followed; its model card lists the three commands)
     "scratch": dict(warm_start="none", total_decisions=600_000_000, eval_every=100, checkpoint_every=25),
 }
 
