@@ -572,6 +572,15 @@ def test_a_shipped_agent_card_gives_its_lineage_of_warm_starts(tmp_path, capsys)
     assert section.index("\n| 1 | ") < section.index("\n| 2 | ") < section.index("\n| 3 | ")
     assert "\n| 4 | " not in section
     assert f"| `{tmp_path / 'b' / 'policy.pt'}` |" in card and "| none (from scratch) |" in card
+    assert f"--ancestor {tmp_path / 'b'} --ancestor {tmp_path / 'a'}" in meta["ship_command"]
+    # the learning curve is every stage's evaluations, one after the other
+    evals, starts = ship_agent.lineage_evals(tmp_path / "c", stages)
+    rows = [_rows(tmp_path / r / "eval.csv") for r in "abc"]
+    assert len(evals) == sum(map(len, rows)) and len(starts) == 2
+    assert starts[0][0] == blobs[0]["decisions"] and starts[1][0] == blobs[0]["decisions"] + blobs[1]["decisions"]
+    assert evals[len(rows[0])]["decisions"] == starts[0][0] + float(rows[1][0]["decisions"])
+    assert [e["decisions"] for e in evals] == sorted(e["decisions"] for e in evals)
+    assert (tmp_path / "c.png").stat().st_size > 0
     # the card is rebuilt from the stored meta alone; card-only adds a lineage to a file shipped without one
     (dest / "ppo.md").write_text("stale")
     ship_command.main(["unused", "--card-only", "--dest", str(dest)])

@@ -112,9 +112,12 @@ def exploiter_signal(history: list[dict[str, Any]], window: int = 10) -> tuple[n
 
 
 def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str],
-                   history: list[dict[str, Any]] | None = None) -> Path:
+                   history: list[dict[str, Any]] | None = None,
+                   stages: list[tuple[float, float]] | None = None) -> Path:
     """Evaluation stones/hand and game win rate (95% CI bands) against decisions and against wall time; with an
-    exploiter in the league, its margin over the learner (:func:`exploiter_signal`) on the stones panels."""
+    exploiter in the league, its margin over the learner (:func:`exploiter_signal`) on the stones panels.
+    ``stages``: where each stage of a lineage after the first starts, as (decisions, minutes) on the curve's axes
+    (the evaluations of all stages in one curve), marked by a vertical line."""
     ex = exploiter_signal(history or [])
     fig = Figure(figsize=(10, 6.5))
     axes = fig.subplots(2, 2, sharey="row")
@@ -134,6 +137,12 @@ def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str]
                 ax.plot(ex[0] / 1e6 if xkey == "decisions" else ex[1], ex[2], color="black", lw=1, ls=":",
                         label="exploiter − learner (training games, 10 updates)")
             ax.axhline(ref, color="grey", lw=0.8, ls="--")
+            for k, start in enumerate(stages or [], 2):
+                ax.axvline(start[col] / (1e6 if xkey == "decisions" else 1.0), color="black", lw=0.8, ls=":")
+                if row == 0:
+                    ax.annotate(f"stage {k}", (start[col] / (1e6 if xkey == "decisions" else 1.0), 1.0),
+                                xycoords=("data", "axes fraction"), xytext=(3, -12), textcoords="offset points",
+                                fontsize=8)
             ax.grid(alpha=0.3)
             if col == 0:
                 ax.set_ylabel(label)

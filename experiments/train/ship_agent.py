@@ -47,7 +47,7 @@ from experiments.evaluate.report_card import duplicate_row, p_value, report_card
 from experiments.train.report import learning_curve
 
 __all__ = ["ship", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve", "read_probes",
-           "read_lineage", "first_beats", "previous_agent", "BASELINES", "ROOT"]
+           "read_lineage", "first_beats", "lineage_evals", "previous_agent", "BASELINES", "ROOT"]
 
 #: The repository's root: ``agents/data`` and ``docs`` are written below it by default.
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,7 +159,8 @@ def read_lineage(shipped: dict[str, Any], ancestors: Sequence[str | Path]) -> li
         for path in policies:
             blob = load_policy_file(path)
             digest = parameters_digest(build_net(blob, path))
-            found[digest] = (folder, _stage(dict(blob.get("meta") or {}), info, digest, folder))
+            found[digest] = (folder, {**_stage(dict(blob.get("meta") or {}), info, digest, folder),
+                                      "folder": str(folder)})
             by_path[path.resolve()] = digest
     stages, used = [shipped], set()
     while stages[0]["warm_start"] not in FIRST_STAGES:
@@ -427,13 +428,15 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
             "arch": dict(net.arch), "parameters": sum(p.numel() for p in net.parameters()),
             "decisions": train_meta.get("decisions"), "updates": train_meta.get("update"),
             "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": seed,
-            "ship_command": f"mus ship-agent {run} --policy {policy} --hands {hands} --games {games} --seed {seed}",
+            "ship_command": f"mus ship-agent {run} --policy {policy} --hands {hands} --games {games} --seed {seed}"
+                            + "".join(f" --exploit {e}" for e in exploit)
+                            + "".join(f" --ancestor {a}" for a in ancestors),
             "evaluation": rows, **({"exploitability": probes} if probes else {}),
             **({"previous": previous} if previous else {}), **({"lineage": lineage} if lineage else {})}
     dest = Path(dest)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
     write_card(dest / "ppo.md", meta, rows)
-    drawn = draw_curve(folder, Path(curve))
+    drawn = draw_curve(folder, Path(curve), lineage)
     return [dest / "ppo.pt", dest / "ppo.md", *([drawn] if drawn else [])]
 
 
@@ -459,17 +462,45 @@ def rewrite_card(dest: str | Path = ROOT / "agents" / "data", exploit: Sequence[
     return write_card(Path(dest) / "ppo.md", meta, meta["evaluation"])
 
 
-def draw_curve(run: Path, dest: Path) -> Path | None:
+def _read_evals(path: Path) -> list[dict[str, float]]:
+    """The rows of an ``eval.csv`` as numbers (empty cells left out; no file: no rows)."""
+    if not path.is_file():
+        return []
+    with open(path, newline="") as f:
+        return [{k: float(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
+
+
+def lineage_evals(run: Path, lineage: Sequence[dict[str, Any]] = ()) -> tuple[list[dict[str, float]],
+                                                                              list[tuple[float, float]]]:
+    """The in-training evaluations of ``run`` (its ``eval.csv``), or with a ``lineage`` (:func:`read_lineage`,
+    whose earlier stages name their ``folder``) of every stage in one list, each stage's ``decisions`` and
+    ``minutes`` after the earlier stages' totals; and where each stage after the first starts, as (decisions,
+    minutes)."""
+    if not lineage:
+        return _read_evals(run / "eval.csv"), []
+    evals: list[dict[str, float]] = []
+    starts: list[tuple[float, float]] = []
+    decisions = minutes = 0.0
+    for k, stage in enumerate(lineage):
+        folder = Path(stage["folder"]) if k < len(lineage) - 1 else run
+        if k:
+            starts.append((decisions, minutes))
+        evals += [{**e, "decisions": e.get("decisions", 0.0) + decisions, "minutes": e.get("minutes", 0.0) + minutes}
+                  for e in _read_evals(folder / "eval.csv")]
+        decisions, minutes = decisions + stage["decisions"], minutes + stage["minutes"]
+    return evals, starts
+
+
+def draw_curve(run: Path, dest: Path, lineage: Sequence[dict[str, Any]] = ()) -> Path | None:
     """Redraw ``run``'s learning curve from its ``eval.csv`` with the current plotting code (falling back to a
-    copy of its ``learning_curve.png``); ``None`` when the run has neither."""
-    if (run / "eval.csv").is_file():
-        with open(run / "eval.csv", newline="") as f:
-            evals = [{k: float(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
-        opponents = [k[: -len("_stones")] for k in (evals[0] if evals else {}) if k.endswith("_stones")]
-        if evals and opponents:
-            return learning_curve(evals, dest, opponents)
+    copy of its ``learning_curve.png``); ``None`` when the run has neither. With a ``lineage``, the curve is the
+    whole training of the shipped policy, every stage's evaluations with a line where each stage starts
+    (:func:`lineage_evals`)."""
+    evals, starts = lineage_evals(run, lineage)
+    opponents = list(dict.fromkeys(k[: -len("_stones")] for e in evals for k in e if k.endswith("_stones")))
+    if evals and opponents:
+        return learning_curve(evals, dest, opponents, stages=starts)
     if (run / "learning_curve.png").is_file():
         shutil.copyfile(run / "learning_curve.png", dest)
         return dest
     return None
-
