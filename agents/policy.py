@@ -44,7 +44,8 @@ from .base import Agent
 
 __all__ = ["PolicyNet", "TorchPolicyAgent", "PolicyFileError", "masked_log_probs", "sample_masked",
            "save_policy", "save_file", "load_policy_file", "content_digest", "nonfinite_entries", "MASKED_LOGIT",
-           "POLICY_FORMAT", "CHECKPOINT_FORMAT", "SHIPPED_POLICY", "DEVICES", "check_device_name", "resolve_device"]
+           "POLICY_FORMAT", "CHECKPOINT_FORMAT", "SHIPPED_POLICY", "DEVICES", "check_device_name", "resolve_device",
+           "set_torch_threads"]
 
 #: Logit given to illegal actions: exp(MASKED_LOGIT - max) underflows to exactly 0 in float32.
 MASKED_LOGIT = -1e9
@@ -197,6 +198,11 @@ def nonfinite_entries(tree: Any, prefix: str = "") -> list[str]:
 
 #: What ``--device`` takes: ``auto`` (CUDA when torch sees a GPU, else the CPU), ``cpu``, ``cuda`` or ``cuda:N``.
 DEVICES = ("auto", "cpu", "cuda")
+
+
+def set_torch_threads(threads: int) -> None:
+    """Set torch's intra-op thread count for every policy agent of this process (``threads`` >= 1)."""
+    torch.set_num_threads(threads)
 
 
 def check_device_name(name: str) -> str:

@@ -237,15 +237,16 @@ def torch_threads_option(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_torch_threads(threads: int) -> None:
-    """Set torch's intra-op thread count to ``threads`` when it is positive. torch is imported only then, and
-    where it is not installed there is no policy agent to play, so nothing is done."""
+    """Set torch's intra-op thread count to ``threads`` when it is positive
+    (:func:`agents.policy.set_torch_threads`). torch is imported only then, and where it is not installed there is
+    no policy agent to play, so nothing is done."""
     if threads <= 0:
         return
     try:
-        import torch
+        from agents.policy import set_torch_threads  # the train extra (torch): only when asked
     except ImportError:
         return
-    torch.set_num_threads(threads)
+    set_torch_threads(threads)
 
 
 def version() -> str:
