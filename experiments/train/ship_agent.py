@@ -106,15 +106,11 @@ def first_beats(eval_csv: Path, opponent: str = "rule", alpha: float = 0.01) -> 
     in stones/hand and in the game win rate: its ``minutes``, ``decisions``, ``stones`` and ``win``. None where
     the file or the opponent's columns are missing, or no evaluation got there."""
     try:
-        with open(eval_csv, newline="") as f:
-            rows = list(csv.DictReader(f))
-        for r in rows:
-            x = {k: float(r[f"{opponent}_{k}"]) for k in ("stones", "stones_lo", "stones_hi", "win", "win_lo",
-                                                         "win_hi")}
+        for r in _read_evals(eval_csv):
+            x = {k: r[f"{opponent}_{k}"] for k in ("stones", "stones_lo", "stones_hi", "win", "win_lo", "win_hi")}
             if (x["stones"] > 0 and p_value(x["stones"], x["stones_lo"], x["stones_hi"], 0.0) < alpha
                     and x["win"] > 0.5 and p_value(x["win"], x["win_lo"], x["win_hi"], 0.5) < alpha):
-                return {"minutes": float(r["minutes"]), "decisions": float(r["decisions"]),
-                        "stones": x["stones"], "win": x["win"]}
+                return {"minutes": r["minutes"], "decisions": r["decisions"], "stones": x["stones"], "win": x["win"]}
     except (OSError, KeyError, ValueError):
         return None
     return None
@@ -171,8 +167,6 @@ def read_lineage(shipped: dict[str, Any], ancestors: Sequence[str | Path]) -> li
         else:
             digest = by_path.get(start.resolve(), "")
         if digest not in found:
-            if not ancestors:
-                return []
             raise ValueError(f"no --ancestor holds {start}, the warm start of the stage "
                              f"`{stages[0]['commands'][0]}`: give the folder of the run that made it")
         if digest in used:
