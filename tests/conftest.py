@@ -2,7 +2,9 @@
 
 Hypothesis runs derandomized (profile ``ci``, the default): every run, in CI or not, tries the same examples,
 so a failure reproduces and a pass means the same thing everywhere. ``HYPOTHESIS_PROFILE=explore`` draws new
-examples each run (and keeps failures in the local ``.hypothesis`` database) for hunting bugs locally.
+examples each run (and keeps failures in the local ``.hypothesis`` database) for hunting bugs locally. Neither
+profile reads the clock: no deadline per example and no "too slow" health check, so a slow or busy machine
+reaches the same verdict (a test that sets its own ``suppress_health_check`` keeps ``too_slow`` in it).
 """
 
 from __future__ import annotations
@@ -10,12 +12,15 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 DEFAULT_FUZZ_GAMES = 10_000
 
-settings.register_profile("ci", derandomize=True)
-settings.register_profile("explore", derandomize=False)
+#: What no profile checks: the time an example or its data generation takes.
+UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+
+settings.register_profile("ci", derandomize=True, **UNTIMED)
+settings.register_profile("explore", derandomize=False, **UNTIMED)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hang_guards import PROCESS_S
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mus_env"
@@ -207,7 +208,7 @@ def test_importing_mus_env_and_its_interfaces_imports_no_framework() -> None:
             "bad += [m for m in ('mus_env.adapters.sb3', 'mus_env.adapters.rllib', 'mus_env.adapters.tianshou',\n"
             "                    'mus_env.mus_v0') if m in sys.modules]\n"
             "print(bad)\nsys.exit(1 if bad else 0)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=PROCESS_S, cwd=ROOT)
     assert out.returncode == 0, f"imported: {out.stdout.strip()} {out.stderr[-2000:]}"
 
 

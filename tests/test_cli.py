@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hang_guards import PROCESS_S
 
 from experiments.cli import main as mus
 from experiments.tools import bench
@@ -95,7 +96,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path, capsys: pytest.Captur
                                   ["play", "--seat", "5"]])
 def test_bad_arguments_exit_2_as_a_process(argv: list[str]) -> None:
     r = subprocess.run([sys.executable, "-m", "experiments.cli", *argv], capture_output=True, text=True,
-                       timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
+                       timeout=PROCESS_S, cwd=ROOT, stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
 
 

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hang_guards import APPEAR_S, PROCESS_S
 
 from experiments.cli import main as mus
 from experiments.evaluate.run_folder import STAGE_PREFIX, RunFolder, RunFolderBusy
@@ -56,7 +57,7 @@ def _one_line_refusal(capsys: pytest.CaptureFixture, argv: list[str], code: int 
     return lines[0]
 
 
-def _mus(*args: str, timeout: float = 180, **kwargs: object) -> subprocess.CompletedProcess:
+def _mus(*args: str, timeout: float = PROCESS_S, **kwargs: object) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "experiments.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT, **kwargs)
 
@@ -184,7 +185,7 @@ def _start_tournament(out: Path, *extra: str) -> subprocess.Popen:
                           "--hands", "1000000", "--games", "0", "--quiet", "--out", str(out), *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # even if ours ignores it
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + APPEAR_S
     while not (out.is_dir() and any(n.startswith(STAGE_PREFIX) for n in os.listdir(out))):
         assert p.poll() is None, p.communicate()
         assert time.monotonic() < deadline, "the tournament never started"
@@ -203,7 +204,7 @@ def _interrupt(p: subprocess.Popen) -> tuple[int, str, str]:
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
     try:
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=PROCESS_S)
     finally:
         p.kill()                                                # (a no-op once it has exited)
     return p.returncode, out, err
@@ -266,7 +267,7 @@ def test_a_closed_pipe_ends_mus_replay_quietly(tmp_path: Path) -> None:
     os.close(read)                                              # the reader is gone before anything is written
     try:
         r = subprocess.run([sys.executable, "-m", "experiments.cli", "replay", str(path)], stdout=write,
-                           stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT)
+                           stderr=subprocess.PIPE, text=True, timeout=PROCESS_S, cwd=ROOT)
     finally:
         os.close(write)
     assert r.returncode == 141 and r.stderr == "", r.stderr

@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hang_guards import PROCESS_S
 
 from mus_env import vector
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _python(code: str, cache: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+def _python(code: str, cache: Path | None = None, timeout: int = PROCESS_S) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if cache is not None:
         env["NUMBA_CACHE_DIR"] = str(cache)
@@ -24,14 +25,16 @@ def _python(code: str, cache: Path | None = None, timeout: int = 300) -> subproc
 
 
 def test_an_empty_cache_is_not_cached_and_the_check_compiles_and_prints_nothing(tmp_path: Path) -> None:
-    r = _python("import time; t = time.perf_counter()\n"
-                "from mus_env import vector\n"
-                "print(vector.kernel_is_cached(), vector.kernel_is_cached(True), time.perf_counter() - t)", tmp_path)
+    # a look at the index files, not a compile: no kernel function has a compiled signature afterwards (no
+    # clock is read: the verdict must not depend on the machine's speed)
+    r = _python("from mus_env import kernel, vector\n"
+                "print(vector.kernel_is_cached(), vector.kernel_is_cached(True),\n"
+                "      sum(len(f.signatures) for f in vars(kernel).values() if hasattr(f, 'signatures')))", tmp_path)
     assert r.returncode == 0, r.stderr
-    cached, threaded, seconds = r.stdout.split()
+    cached, threaded, compiled = r.stdout.split()
     assert (cached, threaded) == ("False", "False") and r.stderr == ""
-    assert float(seconds) < 10                                     # a look at the index files, not a compile
-    assert not any(tmp_path.rglob("*.nbc"))                        # nothing compiled, nothing written
+    assert compiled == "0"                                         # nothing compiled in the process...
+    assert not any(tmp_path.rglob("*.nbc"))                        # ...nothing written
 
 
 def test_warm_up_is_silent_when_cached_and_announces_a_compile(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,17 +52,17 @@ def test_warm_up_is_silent_when_cached_and_announces_a_compile(monkeypatch: pyte
 def test_python_m_mus_env_compile() -> None:
     vector.warm_up(1)
     r = subprocess.run([sys.executable, "-m", "mus_env.compile", "--threads", "1"], capture_output=True, text=True,
-                       timeout=300, cwd=ROOT)
+                       timeout=PROCESS_S, cwd=ROOT)
     assert r.returncode == 0 and "already compiled" in r.stdout, r
     r = subprocess.run([sys.executable, "-m", "mus_env.compile", "--threads", "0"], capture_output=True, text=True,
-                       timeout=60, cwd=ROOT)
+                       timeout=PROCESS_S, cwd=ROOT)
     assert r.returncode == 2 and "--threads" in r.stderr
 
 
 @pytest.mark.slow
 def test_a_cold_compile_is_announced_then_cached_for_the_next_process(tmp_path: Path) -> None:
     """With an empty numba cache: one line before the compile, one after; the next process finds it cached."""
-    r = subprocess.run([sys.executable, "-m", "mus_env.compile"], capture_output=True, text=True, timeout=600,
+    r = subprocess.run([sys.executable, "-m", "mus_env.compile"], capture_output=True, text=True, timeout=PROCESS_S,
                        cwd=ROOT, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
     assert r.returncode == 0, r.stderr
     first, second = r.stdout.splitlines()

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hang_guards import PROCESS_S
 
 from experiments.tools.update_docs import BLOCKS, code_blocks, section, update_docs
 
@@ -144,8 +145,8 @@ def test_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Mon
 
 
 #: Wall-clock limit of one example (an example that never ends, such as a game where every seat always says
-#: MUS, fails instead of hanging the suite).
-EXAMPLE_SECONDS = 300
+#: MUS, fails instead of hanging the suite; minutes, so that a slow machine never fails a finite one).
+EXAMPLE_SECONDS = PROCESS_S
 
 
 @contextlib.contextmanager
@@ -180,7 +181,7 @@ def _bash_commands(page: Path) -> list[list[str]]:
 
 def _mus(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "experiments.cli", *argv], cwd=cwd, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=PROCESS_S)
 
 
 def test_tutorial_bot_plays_a_duplicate_tournament(tmp_path: Path) -> None:

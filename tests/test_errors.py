@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hang_guards import PROCESS_S
 
 from mus_env import Action, IllegalActionError, MusConfig, MusGame, Phase, action_to_string
 
@@ -341,7 +342,7 @@ def test_rules_modules_import_no_rl_framework() -> None:
         "sys.exit(1 if bad else 0)\n"
     )
     repo = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=repo)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=PROCESS_S, cwd=repo)
     assert out.returncode == 0, f"rules modules imported: {out.stdout.strip()} {out.stderr[-2000:]}"
 
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hang_guards import APPEAR_S, PROCESS_S
 
 from mus_env.interrupts import HELD_NOTE, ctrl_c_held, terminate_as_ctrl_c
 
@@ -23,8 +24,8 @@ def test_a_ctrl_c_in_the_block_is_raised_after_it_and_said_once() -> None:
     finished = []
     with pytest.raises(KeyboardInterrupt):
         with ctrl_c_held(write=notes.append):
-            os.kill(os.getpid(), signal.SIGINT)
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)          # (to this thread: handled at once, whatever the load)
+            signal.raise_signal(signal.SIGINT)
             for _ in range(1000):           # the handler runs between bytecodes: give it some
                 pass
             finished.append(True)           # the block ran to its end
@@ -47,7 +48,7 @@ def test_a_programs_own_handler_and_other_threads_are_left_alone() -> None:
     try:
         with ctrl_c_held():
             assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
             for _ in range(1000):
                 pass
         assert seen == [signal.SIGINT]      # theirs took it, and nothing was raised
@@ -74,7 +75,7 @@ def test_sigterm_stops_like_ctrl_c_and_is_held_during_a_compile() -> None:
     with pytest.raises(KeyboardInterrupt):
         with terminate_as_ctrl_c():
             with ctrl_c_held(write=lambda line: None):      # a compile: held until its end
-                os.kill(os.getpid(), signal.SIGTERM)
+                signal.raise_signal(signal.SIGTERM)
                 for _ in range(1000):
                     pass
                 finished.append("compile")
@@ -83,7 +84,7 @@ def test_sigterm_stops_like_ctrl_c_and_is_held_during_a_compile() -> None:
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL         # the default is back
     with pytest.raises(KeyboardInterrupt):
         with terminate_as_ctrl_c():
-            os.kill(os.getpid(), signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)
             for _ in range(1000):
                 pass
     # a program's own SIGTERM handler is left alone
@@ -91,7 +92,7 @@ def test_sigterm_stops_like_ctrl_c_and_is_held_during_a_compile() -> None:
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
     try:
         with terminate_as_ctrl_c():
-            os.kill(os.getpid(), signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)
             for _ in range(1000):
                 pass
         assert seen == [signal.SIGTERM]
@@ -109,14 +110,15 @@ def test_kill_of_a_mus_train_started_in_the_background_keeps_its_checkpoint(tmp_
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))   # as `cmd &` does
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + APPEAR_S
         while not (out / "checkpoint.pt").exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert (out / "checkpoint.pt").exists(), "mus train wrote no checkpoint: " + str(proc.poll())
         proc.send_signal(signal.SIGINT)                     # ignored, as in a background job
         time.sleep(0.3)
         assert proc.poll() is None
         proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=120)
+        _, stderr = proc.communicate(timeout=PROCESS_S)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -126,11 +128,12 @@ def test_kill_of_a_mus_train_started_in_the_background_keeps_its_checkpoint(tmp_
 
 
 def test_ctrl_c_in_the_baselines_first_compile_comes_after_it(tmp_path: Path) -> None:
-    """A cold numba cache (its own folder): Ctrl-C half a second into the rule agent's first decision, whose
-    first kernel (the feature reader) compiles for seconds: it is compiled, then the interrupt comes."""
+    """A cold numba cache (its own folder): Ctrl-C as numba starts compiling the rule agent's first kernel (the
+    feature reader; numba's compile event, so no clock decides when): it is compiled, then the interrupt comes."""
     script = textwrap.dedent("""
-        import os, signal, threading
+        import signal
         import numpy as np
+        from numba.core import event
         from agents import make_agent
         from agents.compiled import read_rows
         from mus_env import MusGame
@@ -138,15 +141,25 @@ def test_ctrl_c_in_the_baselines_first_compile_comes_after_it(tmp_path: Path) ->
         o = game.observe(game.current_player)[None]
         m = game.legal_action_mask()[None]
         agent = make_agent("rule")
-        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+
+        class CtrlCAtCompile(event.Listener):
+            def on_start(self, ev):
+                if not pressed:
+                    pressed.append(ev.data["dispatcher"].py_func.__name__)
+                    signal.raise_signal(signal.SIGINT)
+            def on_end(self, ev):
+                pass
+
+        pressed = []
+        event.register("numba:compile", CtrlCAtCompile())
         try:
             agent.act_batch(o, m, np.random.default_rng(0))
         except KeyboardInterrupt:
-            print("interrupted after the compile:", bool(read_rows.signatures))
+            print("interrupted after the compile:", bool(read_rows.signatures), pressed)
     """)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=300)
+                       timeout=PROCESS_S)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "interrupted after the compile: True", (r.stdout, r.stderr)
+    assert r.stdout.strip() == "interrupted after the compile: True ['read_rows']", (r.stdout, r.stderr)
     assert r.stderr.strip().splitlines()[-1] == HELD_NOTE, r.stderr

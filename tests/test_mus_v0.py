@@ -15,6 +15,7 @@ import zlib
 
 import numpy as np
 import pytest
+from hang_guards import PROCESS_S
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.test import api_test, render_test, seed_test
@@ -656,7 +657,7 @@ def test_env_action_check_holds_under_python_O():
             "    try:\n        e.step(bad)\n    except IllegalActionError as x:\n        print('refused', bad)\n")
     import subprocess
     import sys
-    r = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=PROCESS_S)
     assert r.returncode == 0 and r.stdout.split("\n")[:3] == ["refused 47", "refused -1", f"refused {2**63}"], r
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hang_guards import PROCESS_S
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -397,7 +398,8 @@ def _nodes(v: Any, path: tuple = ()) -> list[tuple]:
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                         HealthCheck.too_slow])
 @given(mutations=_mutations(), which=st.sampled_from(["vaca", "stopped", "declared", "tournament"]))
 def test_fuzzed_records_raise_only_record_error(real_records: dict[str, dict[str, Any]], mutations: list,
                                                 which: str) -> None:
@@ -426,7 +428,8 @@ def test_fuzzed_records_raise_only_record_error(real_records: dict[str, dict[str
         pass
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                         HealthCheck.too_slow])
 @given(data=st.data(), which=st.sampled_from(["vaca", "stopped"]))
 def test_fuzzed_files_raise_only_record_error(tmp_path: Path, real_records: dict[str, dict[str, Any]],
                                               data: st.DataObject, which: str) -> None:
@@ -473,7 +476,7 @@ def test_save_record_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 # ----------------------------------------------------------------------------------------------------
 # the CLI
-def _mus(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def _mus(*args: str, timeout: float = PROCESS_S) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "experiments.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
 

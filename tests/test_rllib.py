@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hang_guards import PROCESS_S
 
 pytest.importorskip("ray")
 torch = pytest.importorskip("torch")
@@ -188,7 +189,7 @@ def test_bad_config_and_actions_are_refused_with_nothing_changed() -> None:
 def test_mus_env_imports_ray_only_on_demand() -> None:
     code = ("import sys\nimport mus_env, mus_env.mus_v0, mus_env.wrappers\n"
             "bad = sorted(m for m in ('ray', 'torch') if m in sys.modules)\nprint(bad)\nsys.exit(1 if bad else 0)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=PROCESS_S,
                          cwd=Path(__file__).resolve().parents[1])
     assert out.returncode == 0, f"import mus_env pulled in {out.stdout.strip()} {out.stderr[-2000:]}"
 

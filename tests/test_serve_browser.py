@@ -22,6 +22,8 @@ pytest.importorskip("starlette")
 playwright_api = pytest.importorskip("playwright.sync_api")
 uvicorn = pytest.importorskip("uvicorn")
 
+from hang_guards import BROWSER_MS, SERVER_S  # noqa: E402
+
 from experiments.web.app import create_app  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or (
@@ -75,15 +77,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    for _ in range(200):
-        if server.started:
-            break
+    deadline = time.monotonic() + SERVER_S
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert server.started, "the test server did not start"
     try:
         yield {"url": f"http://127.0.0.1:{port}", "bot": bot, "records": records}
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=SERVER_S)
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +101,8 @@ def browser() -> Iterator[object]:
 @pytest.fixture()
 def page(browser: object) -> Iterator[object]:
     pg = browser.new_page(viewport={"width": 1400, "height": 980})
+    pg.set_default_timeout(BROWSER_MS)           # waits end when the page gets there; this only stops a hang
+    pg.set_default_navigation_timeout(BROWSER_MS)
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -127,7 +131,7 @@ def test_a_whole_game_by_clicking(site: dict, page: object, tmp_path: Path) -> N
     discarded = bet = False
     shot_taken = False
     for _ in range(400):
-        page.wait_for_selector("body[data-state=yours], body[data-state=over]", timeout=20_000)
+        page.wait_for_selector("body[data-state=yours], body[data-state=over]")
         if page.get_attribute("body", "data-state") == "over":
             break
         turn = page.get_attribute("body", "data-turn")
@@ -152,7 +156,7 @@ def test_a_whole_game_by_clicking(site: dict, page: object, tmp_path: Path) -> N
             buttons["órdago"].click()
         else:
             next(iter(buttons.values())).click()
-        page.wait_for_selector(f"body:not([data-turn='{turn}']), body[data-state=over]", timeout=20_000)
+        page.wait_for_selector(f"body:not([data-turn='{turn}']), body[data-state=over]")
     assert page.get_attribute("body", "data-state") == "over"
     assert discarded and bet
     banner = page.inner_text("#actions")
@@ -191,8 +195,8 @@ def test_run_page(site: dict, page: object, tmp_path: Path) -> None:
     text = page.inner_text("#run")
     assert "Ladder" in text and "rule" in text and "random" in text
     assert page.query_selector("figure img[src$='ladder.png']")
-    for _ in range(100):                                            # (the page's CSP forbids evaluated strings)
-        if all(img.evaluate("i => i.complete && i.naturalWidth > 0") for img in page.query_selector_all("img")):
-            break
+    deadline = time.monotonic() + BROWSER_MS / 1000                   # (the page's CSP forbids evaluated strings)
+    while not all(img.evaluate("i => i.complete && i.naturalWidth > 0") for img in page.query_selector_all("img")):
+        assert time.monotonic() < deadline, "the run page's images never loaded"
         time.sleep(0.05)
     _shot(page, "serve-run.png", tmp_path)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hang_guards import PROCESS_S
 
 import experiments.evaluate.duplicate as duplicate
 from agents import Agent, RandomAgent, RuleBasedAgent, make_agent
@@ -282,7 +283,7 @@ def test_tournament_rejects_bad_arguments() -> None:
 
 # ----------------------------------------------------------------------------------------------------
 # the CLI
-def _mus(*args: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
+def _mus(*args: str, stdin: str = "", timeout: float = PROCESS_S) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "experiments.cli", *args], input=stdin, capture_output=True,
                           text=True, timeout=timeout, cwd=ROOT)
 
@@ -293,7 +294,7 @@ def test_cli_help_and_unknown_command() -> None:
     assert bad.returncode == 2 and "unknown subcommand" in bad.stderr
 
 
-def _drive_mus_play(args: list[str], rng: np.random.Generator, timeout: float = 240) -> tuple[int, str]:
+def _drive_mus_play(args: list[str], rng: np.random.Generator, timeout: float = PROCESS_S) -> tuple[int, str]:
     """Run ``mus play`` and answer each prompt like a (clumsy) person: sometimes garbage, an illegal number or
     an empty line first, then one of the legal choices it printed."""
     import os
@@ -331,7 +332,7 @@ def _drive_mus_play(args: list[str], rng: np.random.Generator, timeout: float = 
             proc.stdin.flush()
             pending = ""
     out += proc.stdout.read() or ""
-    proc.wait(timeout=30)
+    proc.wait(timeout=PROCESS_S)
     return proc.returncode, out
 
 

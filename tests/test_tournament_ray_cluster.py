@@ -36,6 +36,7 @@ pytestmark = pytest.mark.ray_cluster
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
+from hang_guards import APPEAR_S  # noqa: E402
 from test_tournament_ray import json_without_timings, pairs_without_timings  # noqa: E402
 
 import experiments.evaluate.duplicate as duplicate  # noqa: E402
@@ -44,10 +45,12 @@ from experiments.evaluate.deals import make_deals  # noqa: E402
 from experiments.evaluate.tournament import ray_round_robins, round_robin  # noqa: E402
 
 NODE_MEMORY = 100 * 1024 * 1024          # object store per node
-HEALTH_CHECKS = {"health_check_period_ms": 500, "health_check_timeout_ms": 2000, "health_check_failure_threshold": 4}
-"""The head's health checks of the nodes: a killed node (its port refuses at once) is found dead in about 2 s
-instead of Ray's 15; a live node slowed by a busy machine still has 2 s to answer each check."""
-WAIT = 90.0                              # seconds before a stuck step fails the test instead of hanging it
+HEALTH_CHECKS = {"health_check_period_ms": 500, "health_check_timeout_ms": 60_000,
+                 "health_check_failure_threshold": 4}
+"""The head's health checks of the nodes: a killed node (its port refuses at once, no timeout involved) is found
+dead in about 2 s instead of Ray's 15; a live node slowed by a busy machine has a minute to answer each check, so
+no load can make the head declare it dead."""
+WAIT = float(APPEAR_S)                   # seconds before a stuck step fails the test instead of hanging it
 
 AGENT_SOURCE = '''
 """The rule agent, leaving a marker per construction (one per chunk task) named by the Ray node it runs on."""

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hang_guards import APPEAR_S, PROCESS_S
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -442,11 +443,12 @@ def test_ctrl_c_of_a_real_mus_train_process_resumes_exactly(tmp_path) -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + APPEAR_S
         while not (out / "checkpoint.pt").exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert (out / "checkpoint.pt").exists(), "mus train wrote no checkpoint: " + str(proc.poll())
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, stderr = proc.communicate(timeout=PROCESS_S)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -27,6 +27,7 @@ from agents.policy import (  # noqa: E402
     load_policy_file,
     masked_log_probs,
     sample_masked,
+    save_file,
     save_policy,
 )
 from experiments.commands import ship_agent as ship_command  # noqa: E402
@@ -551,6 +552,11 @@ def test_a_shipped_agent_card_gives_its_lineage_of_warm_starts(tmp_path, capsys)
     ps.train(_tiny(tmp_path, "b", seed=2, warm_start=str(tmp_path / "a" / "policy.pt")), **quiet)
     ps.train(_tiny(tmp_path, "c", seed=3, warm_start=str(tmp_path / "b" / "policy.pt")), **quiet)
     ps.train(_tiny(tmp_path, "x", seed=9, warm_start="none"), **quiet)
+    # each stage's wall time, fixed (the runs' own clocks depend on the machine): 20.4 s is 0.34 minutes, so
+    # the rows rounded alone would give 0.3 + 0.3 + 0.3 = 0.9 against an exact total of 1.02 -> 1.0
+    for policy in (tmp_path / r / n for r in "abc" for n in ("policy.pt", "best_policy.pt")):
+        blob = load_policy_file(policy)
+        save_file(policy, {**blob, "meta": {**blob["meta"], "seconds": 20.4}})
     dest, common = tmp_path / "ship", ["--hands", "8", "--games", "2", "--curve", str(tmp_path / "c.png")]
 
     def ship(*ancestors: str) -> None:
@@ -567,8 +573,11 @@ def test_a_shipped_agent_card_gives_its_lineage_of_warm_starts(tmp_path, capsys)
     card = (dest / "ppo.md").read_text()
     assert "## Lineage" in card and "(see the lineage below)" in card
     total = sum(b["decisions"] for b in blobs)
-    assert f"Total: **{total:,} decisions, {sum(b['seconds'] for b in blobs) / 60:.1f} minutes**" in card
+    assert f"Total: **{total:,} decisions, 1.0 minutes**" in card
     section = card.split("## Lineage")[1].split("\n## ")[0]
+    row_minutes = [float(line.rstrip(" |").rsplit("|", 1)[1]) for line in section.splitlines()
+                   if line.startswith("| ") and line[2].isdigit()]
+    assert len(row_minutes) == 3 and round(sum(row_minutes), 1) == 1.0, row_minutes   # rows add up to the total
     assert section.index("\n| 1 | ") < section.index("\n| 2 | ") < section.index("\n| 3 | ")
     assert "\n| 4 | " not in section
     assert f"| `{tmp_path / 'b' / 'policy.pt'}` |" in card and "| none (from scratch) |" in card

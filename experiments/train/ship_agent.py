@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -179,22 +180,44 @@ def read_lineage(shipped: dict[str, Any], ancestors: Sequence[str | Path]) -> li
     return stages if len(stages) > 1 else []
 
 
+def shares_rounded(values: Sequence[float], digits: int = 1) -> tuple[list[float], float]:
+    """``values`` rounded to ``digits`` decimals so that they add up to their exact sum rounded the same way
+    (largest remainders get the extra units, earlier rows first on ties): a table's rows and its total agree, and
+    no row's rounding changes the total. Returns the rounded values and the rounded total."""
+    scale = 10 ** digits
+    exact = [float(v) * scale for v in values]
+    total = round(sum(exact))
+    floors = [math.floor(x) for x in exact]
+    by_remainder = sorted(range(len(exact)), key=lambda i: (floors[i] - exact[i], i))
+    for i in by_remainder[: max(0, total - sum(floors))]:
+        floors[i] += 1
+    return [f / scale for f in floors], total / scale
+
+
+def lineage_budget(stages: Sequence[dict[str, Any]]) -> tuple[int, float]:
+    """The total training budget of a lineage: its decisions, and its minutes to one decimal (the stages' exact
+    minutes summed, then rounded once: :func:`shares_rounded`)."""
+    return sum(int(s["decisions"]) for s in stages), shares_rounded([s["minutes"] for s in stages])[1]
+
+
 def _lineage_lines(stages: list[dict[str, Any]]) -> list[str]:
-    """The card's lineage section: every stage, then the total budget."""
+    """The card's lineage section: every stage, then the total budget (rows rounded so that they add up to it,
+    :func:`shares_rounded`)."""
     lines = ["## Lineage", "",
              "The shipped run was warm-started from an earlier run's policy, that one perhaps from another: every "
              "stage, oldest first (the minutes are each run's wall time, evaluations included).", "",
              "| stage | command | warm start | league | decisions | minutes |", "|---|---|---|---|---|---|"]
-    for i, st in enumerate(stages, 1):
+    decisions, minutes = lineage_budget(stages)
+    row_minutes = shares_rounded([s["minutes"] for s in stages])[0]
+    for i, (st, row) in enumerate(zip(stages, row_minutes, strict=True), 1):
         start = {"none": "none (from scratch)", "equity": "the `equity` clone"}.get(st["warm_start"],
                                                                                   f"`{st['warm_start']}`")
         command = "<br>".join(f"`{c}`" for c in st["commands"])
         lines.append(f"| {i} | {command} | {start} | `{st['league_mix']}` | {st['decisions']:,} | "
-                     f"{st['minutes']:.1f} |")
-    lines += ["", f"Total: **{sum(s['decisions'] for s in stages):,} decisions, "
-              f"{sum(s['minutes'] for s in stages):.1f} minutes** of `mus train` on this machine. Best responses "
-              "that a stage's league plays (policy files in its `league`) were trained by `mus exploit`; their "
-              "time is not in this total."]
+                     f"{row:.1f} |")
+    lines += ["", f"Total: **{decisions:,} decisions, {minutes:.1f} minutes** of `mus train` on this machine. "
+              "Best responses that a stage's league plays (policy files in its `league`) were trained by "
+              "`mus exploit`; their time is not in this total."]
     first = stages[0]
     if first["warm_start"] == "none" and first.get("beats_rule"):
         b = first["beats_rule"]
@@ -256,7 +279,8 @@ def _compare_lines(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str
         stages = meta.get("lineage")
         if not stages:
             return budget(meta, meta.get("args", {}).get("warm_start", "?"))
-        return (f"{sum(s['decisions'] for s in stages):,} decisions, {sum(s['minutes'] for s in stages):.1f} minutes "
+        decisions, minutes = lineage_budget(stages)
+        return (f"{decisions:,} decisions, {minutes:.1f} minutes "
                 f"in {len(stages)} stages (lineage above); first warm start {stages[0]['warm_start']}")
 
     lines = ["## Compared with the agent it replaced", "",
