@@ -18,8 +18,11 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
+from agents import Agent  # noqa: E402
 from experiments.web.app import MAX_BODY_BYTES, MAX_UPLOAD_BYTES, create_app  # noqa: E402
 from experiments.web.store import PathRefused, safe_path  # noqa: E402
+from experiments.web.table import StaleTurn, Table  # noqa: E402
+from mus_env import Action, MusConfig, MusGame  # noqa: E402
 from mus_env.actions import is_sign_action  # noqa: E402
 from mus_env.records import load_record, replay  # noqa: E402
 
@@ -369,3 +372,64 @@ def test_files_of_the_package_are_not_served_outside_static(client: TestClient) 
     assert client.get("/static/style.css").status_code == 200
     digest = hashlib.sha256(client.get("/static/common.js").content).hexdigest()
     assert digest and os.sep not in digest
+
+
+class _Scripted(Agent):
+    """A bot that plays the first legal action of its list (else the first legal one); ``fail_first`` raises on
+    its first decision, as a broken bot would, once."""
+
+    name = "scripted"
+
+    def __init__(self, *prefer: int, fail_first: bool = False) -> None:
+        self.prefer, self.fail_first = prefer, fail_first
+
+    def act(self, observation: Any, action_mask: Any, rng: Any) -> int:
+        if self.fail_first:
+            self.fail_first = False
+            raise RuntimeError("the bot broke")
+        return next((a for a in self.prefer if action_mask[a]), int(np.flatnonzero(action_mask)[0]))
+
+
+def _table(mano: int, scores: tuple[int, int], bots: dict[int, Agent]) -> Table:
+    """Seat 0 a person, the other seats ``bots``, the game at its first decision (``from_deck``: no seed decides
+    the cards)."""
+    deck = list(range(40))
+    game = MusGame.from_deck(deck, mano=mano, scores=scores, config=MusConfig(), seed=0)
+    table = Table(game=game, human=0, specs={s: "scripted" for s in bots}, bots=dict(bots),
+                  first=(deck, mano, scores))
+    table.advance()
+    return table
+
+
+def test_a_game_won_by_a_refused_bet_shows_no_hidden_hand() -> None:
+    """At 39-39 seat 1 (mano) cuts the mus and bets grande; seat 2 and the person refuse: the bet's stone ends
+    the game, with no showdown. The rivals' and the partner's cards of that hand stay hidden from the person, in
+    the view and in its hand summary; the public replay shows them."""
+    bots = {1: _Scripted(Action.NO_MUS, Action.ENVIDO_2), 2: _Scripted(Action.NO_QUIERO), 3: _Scripted()}
+    table = _table(mano=1, scores=(39, 39), bots=bots)
+    table.play(int(Action.NO_QUIERO), table.turn)
+    game = table.game
+    assert game.is_over and game.winner == 1 and not game.hand_log[-1].shown
+    view = table.view(0)
+    hidden = [c for c in _cards_in(view) if c not in _allowed_cards(table, 0)]
+    assert not hidden, f"cards hidden from the person in the final view: {hidden}"
+    final = view["hands"][-1]["final_hands"]
+    assert final[1:] == [None, None, None] and {c["card"] for c in final[0]} == set(game.hand_log[-1].final_hands[0])
+    public = table.hand_summary(game.hand_log[-1], None)["final_hands"]
+    assert [sorted(c["card"] for c in h) for h in public] == [sorted(h) for h in game.hand_log[-1].final_hands]
+
+
+def test_a_move_for_a_bots_seat_is_refused_after_the_bot_failed() -> None:
+    """A bot that fails right after the person's move leaves the table at the bot's turn (the person's move is
+    kept). A move sent then with the current turn number is still refused: it is not the person's seat."""
+    bots = {1: _Scripted(fail_first=True), 2: _Scripted(), 3: _Scripted()}
+    table = _table(mano=0, scores=(0, 0), bots=bots)
+    turn = table.turn
+    with pytest.raises(RuntimeError, match="the bot broke"):
+        table.play(int(Action.MUS), turn)
+    assert table.game.current_player == 1 and table.turn == turn + 1
+    before = json.dumps(table.record(), sort_keys=True)
+    for action in table.game.legal_actions():
+        with pytest.raises(StaleTurn, match="not yours"):
+            table.play(action, table.turn)
+    assert json.dumps(table.record(), sort_keys=True) == before and table.game.current_player == 1

@@ -393,6 +393,24 @@ def test_a_run_diverging_before_its_first_checkpoint_leaves_the_replaced_run(run
     assert tree(run) == before
 
 
+def test_an_overwrite_whose_first_checkpoint_cannot_be_written_leaves_the_replaced_run(run, monkeypatch) -> None:
+    """The replaced run is deleted only once the new run's first checkpoint is on disk: when writing it fails (a
+    full disk), the old run is back as it was (committing before the write would leave neither run)."""
+    before = tree(run)
+    writes: list[int] = []
+
+    def disk_full(t) -> None:
+        writes.append(t.update)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("experiments.train.session.save_checkpoint", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        ps.train(ps.make_args("tiny", out=str(run), warm_start="none", progress=False), log=lambda *a: None,
+                 overwrite=True)
+    assert writes, "the session never tried to write a checkpoint"
+    assert tree(run) == before and not (run / REPLACED).exists()
+
+
 # ----------------------------------------------------------------------------------------------------
 # 6. Ctrl-C: one line, where the checkpoint is, how to resume; before a checkpoint the folder is as it was
 def test_ctrl_c_before_the_first_checkpoint_restores_the_replaced_run(run, monkeypatch) -> None:
