@@ -45,7 +45,7 @@ from .base import Agent
 __all__ = ["PolicyNet", "TorchPolicyAgent", "PolicyFileError", "masked_log_probs", "sample_masked",
            "save_policy", "save_file", "load_policy_file", "content_digest", "nonfinite_entries", "MASKED_LOGIT",
            "POLICY_FORMAT", "CHECKPOINT_FORMAT", "SHIPPED_POLICY", "DEVICES", "check_device_name", "resolve_device",
-           "set_torch_threads"]
+           "set_torch_threads", "parameters_digest"]
 
 #: Logit given to illegal actions: exp(MASKED_LOGIT - max) underflows to exactly 0 in float32.
 MASKED_LOGIT = -1e9
@@ -256,6 +256,16 @@ def _on_cpu(tree: Any) -> Any:
     if isinstance(tree, (list, tuple)):
         return type(tree)(_on_cpu(v) for v in tree)
     return tree
+
+
+def parameters_digest(net: torch.nn.Module) -> str:
+    """The sha256 of a torch network's parameters (names and bytes, in name order): which weights a probe saw
+    (``exploit.json``'s ``frozen.parameters_sha256``), which run a shipped policy came from."""
+    h = hashlib.sha256()
+    for k, v in sorted(net.state_dict().items()):
+        h.update(k.encode())
+        h.update(v.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
 
 
 def save_policy(path: str | Path, net: PolicyNet, config: dict[str, Any] | None = None,

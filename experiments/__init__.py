@@ -1,35 +1,40 @@
 """The libraries and the ``mus`` command, in wings by purpose.
 
-* :mod:`experiments.train`: the PPO league trainer (``mus train``), shipping and benchmarking it.
-* :mod:`experiments.evaluate`: duplicate matches, deal sets, ratings, tournaments, exploitability, señas value.
+* :mod:`experiments.train`: the PPO league trainer (``mus train``) and its benchmark.
+* :mod:`experiments.evaluate`: duplicate matches, deal sets, ratings, tournaments, report cards, señas value.
+* :mod:`experiments.population`: best-response probes (``mus exploit``) and shipping (``mus ship-agent``), above
+  both train and evaluate.
 * :mod:`experiments.integrations`: SB3, RLlib and Tianshou examples.
 * :mod:`experiments.tools`: benchmarks, profiles, table and docs generators.
 * :mod:`experiments.cli` (with :mod:`experiments.commands`, :mod:`experiments.play`, :mod:`experiments.replay`):
   the command line, on top. It imports the libraries; they never import it.
 
-Version 0.1 kept every module in this folder. Those module paths (``experiments.tournament``,
-``experiments.ppo_selfplay``, ...) still import, as aliases of the moved modules with a ``DeprecationWarning``,
-for the 0.2 releases only: :data:`MOVED` lists them. Their ``main`` functions (the command lines) are now the
-subcommand modules of :mod:`experiments.commands` (``mus tournament`` is :mod:`experiments.commands.tournament`).
+Modules that moved keep their old paths for one more minor version, as aliases with a ``DeprecationWarning``
+(:func:`mus_env.deprecation.register_moved`, the project's one mechanism): the 0.1 paths of this folder
+(``experiments.tournament``, ``experiments.ppo_selfplay``, ...) and, since 0.3, the probes and the shipping step
+that left ``experiments.evaluate`` and ``experiments.train`` for :mod:`experiments.population`. :data:`MOVED` and
+:data:`MOVED_0_3` list them; the CHANGELOG says when they go. The ``main`` functions of the 0.1 modules (the
+command lines) are now the subcommand modules of :mod:`experiments.commands` (``mus tournament`` is
+:mod:`experiments.commands.tournament`).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-import warnings
-from types import ModuleType
+from mus_env.deprecation import register_moved
 
-#: Version 0.1 module path -> where the module lives now (aliases kept for the 0.2 releases).
+#: A package a library or a subcommand may lack -> the extra of pyproject.toml that installs it (the messages of
+#: ``mus`` and of :func:`experiments.integrations.require`).
+EXTRAS = {"torch": "train", "tensorboard": "train", "ray": "rllib", "tianshou": "tianshou", "sb3_contrib": "dev",
+          "stable_baselines3": "dev", "starlette": "web", "uvicorn": "web"}
+
+#: Version 0.1 module path -> where the module lives now.
 MOVED = {
     "experiments.ppo_selfplay": "experiments.train.ppo",
-    "experiments.ship_agent": "experiments.train.ship_agent",
+    "experiments.ship_agent": "experiments.population.ship_agent",
     "experiments.bench_train": "experiments.train.bench_train",
     "experiments.tournament": "experiments.evaluate.tournament",
     "experiments.deals": "experiments.evaluate.deals",
-    "experiments.exploit": "experiments.evaluate.exploit",
+    "experiments.exploit": "experiments.population.exploit",
     "experiments.signals_value": "experiments.evaluate.signals_value",
     "experiments.sign_info": "experiments.evaluate.sign_info",
     "experiments.sb3_maskable_ppo": "experiments.integrations.sb3_maskable_ppo",
@@ -43,25 +48,12 @@ MOVED = {
     "experiments.update_readme": "experiments.tools.update_docs",
 }
 
+#: Module paths of 0.2 that moved in 0.3 -> where they live now (the wing above train and evaluate).
+MOVED_0_3 = {
+    "experiments.evaluate.exploit": "experiments.population.exploit",
+    "experiments.evaluate.exploit_seeds": "experiments.population.exploit_seeds",
+    "experiments.train.ship_agent": "experiments.population.ship_agent",
+}
 
-class MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Import a 0.1 module path (a key of :data:`MOVED`) as the module that now lives at its new path."""
-
-    def find_spec(self, fullname: str, path: object = None,
-                  target: object = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in MOVED:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        new = MOVED[spec.name]
-        warnings.warn(f"{spec.name} moved to {new} in mus-env 0.2; the old path goes in 0.3",
-                      DeprecationWarning, stacklevel=2)
-        return importlib.import_module(new)
-
-    def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the module was imported at its new path."""
-
-
-if not any(isinstance(f, MovedModuleFinder) for f in sys.meta_path):
-    sys.meta_path.append(MovedModuleFinder())
+register_moved(MOVED, since="0.2", removed_in="0.4")
+register_moved(MOVED_0_3, since="0.3", removed_in="0.4")

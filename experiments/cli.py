@@ -16,6 +16,7 @@ import importlib
 import os
 import sys
 
+from experiments import EXTRAS
 from experiments.commands.options import (
     MAX_DEALS,
     MAX_TARGET,
@@ -32,11 +33,6 @@ from experiments.commands.options import (
 
 __all__ = ["main", "COMMANDS", "ArgumentParser", "HelpFormatter", "int_in", "positive_float", "int_list",
            "check_writable_dir", "check_writable_file", "check_agent_specs", "version", "MAX_TARGET", "MAX_DEALS"]
-
-#: A package a subcommand may lack -> the extra that installs it.
-_EXTRAS = {"torch": "train", "ray": "rllib", "tianshou": "tianshou", "sb3_contrib": "dev",
-           "stable_baselines3": "dev", "tensorboard": "train",
-           "starlette": "web", "uvicorn": "web"}
 
 #: Subcommand -> (module, one-line description).
 COMMANDS = {
@@ -105,9 +101,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.flush()                  # a closed pipe shows here, not in the interpreter's exit
     except ModuleNotFoundError as e:
         missing = (e.name or "").split(".")[0]
-        if missing in _EXTRAS:
+        if missing in EXTRAS:
             print(f"mus {name}: error: it needs {missing}, which is not installed; "
-                  f"pip install -e '.[{_EXTRAS[missing]}]' (CPU torch first: pip install torch==2.13.0)",
+                  f"pip install -e '.[{EXTRAS[missing]}]' (CPU torch first: pip install torch==2.13.0)",
                   file=sys.stderr)
             raise SystemExit(2) from None
         raise

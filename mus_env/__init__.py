@@ -10,6 +10,7 @@ the framework adapters ``mus_env.adapters.sb3`` / ``rllib`` / ``tianshou`` are i
 
 from .actions import NUM_ACTIONS, Action, action_to_string, string_to_action
 from .config import MusConfig
+from .deprecation import register_moved
 from .game import HandRecord, IllegalActionError, MusGame, Outcome, Phase
 from .observation import OBS_DIM, STATE_DIM
 from .vector import VectorMusEnv
@@ -21,6 +22,10 @@ __all__ = [
 ]
 
 __version__ = "0.2.0"
+
+# the adapters' 0.1 paths (they moved under mus_env.adapters in 0.2): CHANGELOG, "Deprecated"
+register_moved({f"mus_env.{name}": f"mus_env.adapters.{name}" for name in ("sb3", "rllib", "tianshou")},
+               since="0.2", removed_in="0.4")
 
 
 def __getattr__(name: str) -> object:

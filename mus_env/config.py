@@ -18,8 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 __all__ = ["MusConfig", "REAL31_CHOICES", "SIGNALS_CHOICES", "NUM_BET_SIZES", "MAX_TARGET", "MAX_BET",
-           "playable_config", "signals_on"]
+           "playable_config", "signals_on", "is_int"]
 
 #: Accepted values of ``MusConfig.real31`` (RULES.md §1.2).
 REAL31_CHOICES = ("off", "any10", "sota", "sota_oros", "sota_4suits")
@@ -33,6 +35,15 @@ MAX_TARGET = 10_000
 MAX_BET = 1_000
 #: Largest ``max_stake``: a cap beyond any stake a game can use.
 MAX_STAKE_CAP = 1_000_000
+
+
+def is_int(value: Any, numpy: bool = False) -> bool:
+    """Whether ``value`` is an integer and not a bool: a Python ``int`` (an ``IntEnum`` member included), and with
+    ``numpy`` also a numpy integer (values read back from arrays and checkpoints). The one integer check of every
+    validator (configs, records, training settings, checkpoints)."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, (int, np.integer) if numpy else int)
 
 
 def _on_off(name: str, value: Any) -> bool:

@@ -46,10 +46,19 @@ from numba import njit, prange
 
 from .actions import DISCARD_BASE, ENVIDO_BASE, NUM_ACTIONS, NUM_SIGNS, SIGNAL_BASE, Action, Sign
 from .cards import NUM_CARDS, card_number, slot_positions, value_table
-from .config import SIGNALS_CHOICES, MusConfig
+from .config import REAL31_CHOICES, SIGNALS_CHOICES, MusConfig
 from .observation import DISCARD_ROUNDS, OBS_DIM, OFFSETS, ROUNDS_SCALE, STAKE_SCALE, TARGET_SCALE, speech_of
 from .phases import LEGAL_MASKS, LEGAL_SETS, NUM_OUTCOMES, ORDAGO_STAKE, Legal, Outcome, Phase
-from .shuffle import STREAM_DEAL, STREAM_MANO, STREAM_RESHUFFLE, STREAM_SIGNAL, STREAM_TABLE
+from .shuffle import (
+    SPLITMIX_GOLDEN,
+    SPLITMIX_M1,
+    SPLITMIX_M2,
+    STREAM_DEAL,
+    STREAM_MANO,
+    STREAM_RESHUFFLE,
+    STREAM_SIGNAL,
+    STREAM_TABLE,
+)
 from .signals import ALL_SIGNS, SIGNAL_OFFSETS, WINDOW_GRANDE, WINDOW_MUS, hand_sign_bits
 from .tables import CHICA, GRANDE, JUEGO, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables
 
@@ -154,7 +163,6 @@ NUM_SWITCHES = 17
 SIGNALS_OFF, SIGNALS_TRUTHFUL, SIGNALS_FREE = (SIGNALS_CHOICES.index(m) for m in ("off", "truthful", "free"))
 assert SIGNALS_OFF == 0
 L_NONE = Legal.NONE
-_REAL31_MODES = ("off", "any10", "sota", "sota_oros", "sota_4suits")
 
 # Observation offsets (observation.PIECES).
 _O = {name: sl.start for name, sl in OFFSETS.items()}
@@ -187,9 +195,7 @@ O_SIGN_CONFIG = OBS_DIM + SIGNAL_OFFSETS["sign_config"].start
 assert SIGNAL_OFFSETS["signs_mus"].stop - SIGNAL_OFFSETS["signs_mus"].start == 4 * NUM_SIGNS
 
 # SplitMix64 (mus_env.shuffle), as uint64 constants so numba never mixes signed and unsigned.
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN, _M1, _M2 = np.uint64(SPLITMIX_GOLDEN), np.uint64(SPLITMIX_M1), np.uint64(SPLITMIX_M2)
 _S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
 _SIGN = np.uint64(1 << 63)
 _U_DEAL, _U_RESHUFFLE = np.uint64(STREAM_DEAL), np.uint64(STREAM_RESHUFFLE)
@@ -268,7 +274,7 @@ def make_rules(cfg: MusConfig, stones_reward: bool, keep_over: bool = False) -> 
     switches[C_VACAS] = cfg.vacas_to_win_match
     switches[C_FIRST_MANO] = -1 if cfg.first_mano == "random" else int(cfg.first_mano)
     switches[C_STONES_REWARD] = stones_reward
-    switches[C_REAL31] = _REAL31_MODES.index(cfg.real31)
+    switches[C_REAL31] = REAL31_CHOICES.index(cfg.real31)
     switches[C_KEEP_OVER] = keep_over
     switches[C_SIGNALS] = SIGNALS_CHOICES.index(cfg.signals)
     switches[C_MAX_STAKE] = -1 if cfg.max_stake is None else cfg.max_stake

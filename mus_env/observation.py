@@ -47,8 +47,8 @@ __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
     "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode",
     "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM", "HAND_DIM", "hand_key", "hand_keys",
-    "full_hand_keys", "cached_hand_key", "hand_table", "SIGNAL_OBS_OFFSETS", "obs_dim", "state_dim", "obs_size",
-    "state_size", "obs_bounds",
+    "full_hand_keys", "cached_hand_key", "hand_table", "SIGNAL_OBS_OFFSETS", "obs_dim", "state_dim",
+    "obs_bounds",
 ]
 
 STAKE_SCALE = 10.0
@@ -170,12 +170,6 @@ def state_dim(config: MusConfig) -> int:
     """Length of the full-information state under ``config``: seat 0's observation (:func:`obs_dim`), then the
     four hands one-hot over the 40 card ids."""
     return obs_dim(config) + 4 * NUM_CARDS
-
-
-#: :func:`obs_dim` under its earlier name (the same function).
-obs_size = obs_dim
-#: :func:`state_dim` under its earlier name (the same function).
-state_size = state_dim
 
 
 def obs_bounds(config: MusConfig) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:

@@ -36,7 +36,7 @@ from typing import Any
 
 from .actions import ENVIDO_ACTIONS, ENVIDO_BASE, NUM_ACTIONS, action_to_string, is_sign_action, num_actions
 from .cards import NUM_CARDS, hand_to_string
-from .config import MusConfig, playable_config
+from .config import MusConfig, is_int, playable_config
 from .game import ActionEvent, HandRecord, MusGame
 from .phases import Phase
 
@@ -198,12 +198,8 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _is_int(v: Any) -> bool:
-    return type(v) is int
-
-
 def _int(v: Any, where: str, lo: int, hi: int) -> int:
-    if not _is_int(v) or not lo <= v <= hi:
+    if not is_int(v) or not lo <= v <= hi:
         raise RecordError(f"{where} must be an int in {lo}..{hi}, got {_short(v)}")
     return v
 
@@ -261,14 +257,14 @@ def check_shape(record: Any) -> None:
     """
     if type(record) is not dict or record.get("format") != RECORD_FORMAT:
         raise RecordError(f"format: not a mus-env record (no \"format\": \"{RECORD_FORMAT}\")")
-    if not _is_int(record.get("version")) or record["version"] != RECORD_VERSION:
+    if not is_int(record.get("version")) or record["version"] != RECORD_VERSION:
         raise RecordError(f"version: record version {_short(record.get('version'))} is not supported "
                           f"(expected {RECORD_VERSION})")
     _dict(record, "", RECORD_FIELDS)
     cfg = _config(record)
     _int(record["seed"], "seed", 0, 2**64 - 1)
     deck = _list(record["deck"], "deck", NUM_CARDS)
-    if not all(_is_int(c) for c in deck) or sorted(deck) != list(range(NUM_CARDS)):
+    if not all(is_int(c) for c in deck) or sorted(deck) != list(range(NUM_CARDS)):
         raise RecordError(f"deck must be a permutation of the card ids 0..{NUM_CARDS - 1}, got {_short(deck)}")
     _int(record["mano"], "mano", 0, 3)
     for t, s in enumerate(_list(record["scores"], "scores", 2)):

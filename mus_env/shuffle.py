@@ -17,14 +17,15 @@ import numpy.typing as npt
 
 __all__ = ["table_seeds", "card_keys", "deal_decks", "reshuffle_order", "first_mano", "normalize_seed", "check_seed",
            "random_seed", "MAX_SEED", "event_hash", "STREAM_DEAL", "STREAM_RESHUFFLE", "STREAM_MANO", "STREAM_TABLE",
-           "STREAM_SIGNAL"]
+           "STREAM_SIGNAL", "SPLITMIX_GOLDEN", "SPLITMIX_M1", "SPLITMIX_M2"]
 
 _MASK64 = (1 << 64) - 1
 #: The largest game seed: seeds are 64-bit unsigned ints, 0..2**64 - 1 (:func:`check_seed`).
 MAX_SEED = _MASK64
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
+#: SplitMix64's constants (Steele, Lea and Flood 2014): the increment (the golden ratio), the two multipliers. The
+#: batched kernel uses these very numbers (as uint64) for the same hash.
+SPLITMIX_GOLDEN, SPLITMIX_M1, SPLITMIX_M2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+_GOLDEN, _M1, _M2 = np.uint64(SPLITMIX_GOLDEN), np.uint64(SPLITMIX_M1), np.uint64(SPLITMIX_M2)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 # Streams: one per kind of random event, so that they never share keys.
@@ -69,9 +70,9 @@ def random_seed() -> int:
 
 def _mix_int(x: int) -> int:
     """:func:`_mix` on one Python int (bit-identical; cheaper than numpy for a scalar)."""
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    x = (x + SPLITMIX_GOLDEN) & _MASK64
+    x = ((x ^ (x >> 30)) * SPLITMIX_M1) & _MASK64
+    x = ((x ^ (x >> 27)) * SPLITMIX_M2) & _MASK64
     return x ^ (x >> 31)
 
 

@@ -30,8 +30,7 @@ Who sees a token
 
 Observation
     ``obs_dim(config)`` and ``state_dim(config)`` are :mod:`mus_env.observation`'s (which imports this
-    module); ``mus_env.signals.obs_dim`` / ``state_dim`` still work, resolved on first use (deprecated
-    aliases: import them from ``mus_env.observation``).
+    module; this module never imports it).
     With signals on, :data:`SIGNAL_PIECES` are appended after :data:`mus_env.observation.PIECES`
     (so every existing offset is unchanged): which kind of window is pending, the tokens this seat has
     seen in the latest mus window and in the grande window of the current hand (per seat ``q``
@@ -127,23 +126,6 @@ for _name, _size, _ in SIGNAL_PIECES:
     SIGNAL_OFFSETS[_name] = slice(_o, _o + _size)
     _o += _size
 del _o, _name, _size
-
-
-#: Names kept importable from here that belong to :mod:`mus_env.observation` (deprecated aliases).
-_OBSERVATION_NAMES = ("obs_dim", "state_dim")
-
-
-def __getattr__(name: str) -> object:
-    """Resolve the deprecated aliases ``obs_dim`` and ``state_dim`` (:mod:`mus_env.observation`'s) on first use.
-
-    The observation imports this module for :data:`SIGNAL_PIECES`, so this module does not import it back:
-    the alias is looked up by name (``importlib``) only when asked for.
-    """
-    if name in _OBSERVATION_NAMES:
-        import importlib
-
-        return getattr(importlib.import_module("mus_env.observation"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @lru_cache(maxsize=2)

@@ -27,9 +27,12 @@ reward              per learner decision: what the learner's team earned since i
 episode end         ``terminated`` when the engine's episode is over; never truncated. An episode in which the
                     learner would never act (the other seats end the game first, e.g. an accepted órdago before the
                     learner speaks) is skipped at ``reset``: the next game seed is drawn and dealt instead
-illegal actions     ``illegal_action="raise"`` (default): :class:`~mus_env.game.IllegalActionError`, nothing changed.
-                    An opponent agent's illegal action (or error) undoes the whole step, the learner's action
-                    included, and raises; in ``reset`` it leaves no episode (``step`` asks for a ``reset``).
+illegal actions     ``illegal_action="raise"`` (default): :class:`~mus_env.game.IllegalActionError`, nothing changed
+                    (the engine refuses an action before it changes anything, ``MusGame.step``'s contract).
+                    An opponent agent's illegal action (or error) is raised naming its seat; the engine refused
+                    that action, so the game stands at that seat's decision, every earlier move (the learner's
+                    included) applied and nothing half-applied, and the episode is stopped: ``step`` asks for a
+                    ``reset`` (the wrapper keeps no copy of the game to undo anything with).
                     ``illegal_action="terminate"``: the episode ends with ``illegal_reward`` (default -1) and
                     ``info["illegal_action"] = True``, like PettingZoo's ``TerminateIllegalWrapper``; use it for
                     ``gymnasium.utils.env_checker.check_env``, which steps ``action_space.sample()`` unmasked
@@ -203,24 +206,23 @@ class MusGymEnv(gymnasium.Env):
 
         Raises:
             IllegalActionError: with ``illegal_action="raise"``, the action is not legal now (nothing changed);
-                also when an opponent agent returns an illegal action (the message names its seat): the step
-                is undone, the learner's action included, so the episode is as before the call. Any other
-                error of an opponent agent is undone the same way.
-            ValueError: the episode is over (call ``reset``).
+                also when an opponent agent returns an illegal action (the message names its seat): the engine
+                refused it with nothing changed, so :attr:`game` stands at that seat's decision with the
+                learner's action and the moves before it applied; the episode is stopped (``reset``). Any other
+                error of an opponent agent stops the episode the same way.
+            ValueError: the episode is over or stopped (call ``reset``).
             RuntimeError: ``reset`` was never called.
         """
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before step()")
         if self._done:
-            raise ValueError("the episode is over; call reset()")
+            raise ValueError("the episode is over (or stopped by an opponent's error); call reset()")
         if isinstance(action, np.ndarray) and action.size == 1:
             action = action.item()
         hands_before = len(game.hand_log)
-        before = game.clone()                   # a step is atomic: undone if an opponent agent fails
-        rng_state = self.np_random.bit_generator.state
         try:
-            game.step(action)
+            game.step(action)                   # refused with nothing changed, or applied whole
         except IllegalActionError:
             if self.illegal_action == "raise":
                 raise
@@ -231,12 +233,10 @@ class MusGymEnv(gymnasium.Env):
         try:
             reward = self._pending_reward + self._team_reward(hands_before) + self._play_others()
         except BaseException as e:
-            game.__dict__.clear()               # back to the state before this step, in the same object
-            game.__dict__.update(before.__dict__)
-            self.np_random.bit_generator.state = rng_state
+            self._done = True                   # stopped at the failing seat's decision: reset() starts anew
             if isinstance(e, IllegalActionError):
-                raise IllegalActionError(f"{e} (the learner's action {action!r} was undone: the episode is as "
-                                         "before this step)") from None
+                raise IllegalActionError(f"{e} (after the learner's action {action!r}; the episode is stopped at "
+                                         "that seat's decision: call reset())") from None
             raise
         self._pending_reward = 0.0
         terminated = game.is_over

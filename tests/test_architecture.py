@@ -95,7 +95,6 @@ def test_the_checker_finds_imports_and_cycles() -> None:
     graph = _graph()
     assert "mus_env.actions" in graph["mus_env.phases"]
     assert "mus_env.observation" in graph["mus_env.game"]                  # "from . import observation"
-    assert "mus_env.adapters.sb3" in graph["mus_env.sb3"]
     assert "mus_env.vector" in graph["mus_env.adapters.sb3"]              # "from ..vector import ..."
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
@@ -123,16 +122,62 @@ def test_moved_names_stay_importable_where_they_were() -> None:
                  "sign_of_action"):
         assert getattr(signals, name) is getattr(actions, name), name
     assert signals.signals_on is config.signals_on
-    assert signals.obs_dim is observation.obs_dim and signals.state_dim is observation.state_dim
-    assert observation.obs_size is observation.obs_dim and observation.state_size is observation.state_dim
-    from mus_env.signals import obs_dim, state_dim  # the lazy aliases
-    assert (obs_dim, state_dim) == (observation.obs_dim, observation.state_dim)
-    with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        signals.nope  # noqa: B018
+    assert not hasattr(signals, "obs_dim") and not hasattr(observation, "obs_size")     # removed in 0.3
     for name in ("REWARD_MODES", "AGENTS", "observation_box", "state_box", "hand_stone_difference", "team_rewards",
                  "table_text", "make_config", "render_table", "deal_game"):
         assert getattr(mus_v0, name) is getattr(interfaces, name), name
     assert wrappers.REWARD_MODES is interfaces.REWARD_MODES
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the wings of experiments/
+#: Each wing of ``experiments/`` and its rank: a module may import a wing of a lower rank (and its own), never one
+#: of the same or a higher rank, so no two wings import each other. ``cli`` is ``cli.py``, ``play.py``,
+#: ``replay.py`` (the command line on top). A new wing must be ranked here (docs/architecture.md draws them).
+WING_RANKS = {"evaluate": 0, "web": 0, "train": 1, "integrations": 2, "population": 2, "tools": 3, "commands": 4,
+              "cli": 5}
+
+
+def _wing(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return None                                            # experiments/__init__.py: the moved paths only
+    if len(parts) == 2 and parts[1] in ("cli", "play", "replay"):
+        return "cli"
+    return parts[1]
+
+
+def _wing_violations(graph: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for name, targets in sorted(graph.items()):
+        here = _wing(name)
+        for target in sorted(targets):
+            there = _wing(target)
+            if here is None or there is None or here == there:
+                continue
+            if here not in WING_RANKS or there not in WING_RANKS:
+                bad.append(f"{name} -> {target}: wing {here if here not in WING_RANKS else there} is not ranked")
+            elif WING_RANKS[there] >= WING_RANKS[here]:
+                bad.append(f"{name} ({here}, rank {WING_RANKS[here]}) imports {target} ({there}, rank "
+                           f"{WING_RANKS[there]})")
+    return bad
+
+
+def test_the_wing_checker_finds_an_upward_import() -> None:
+    assert _wing_violations({"experiments.evaluate.x": {"experiments.train.ppo"}})         # evaluate -> train
+    assert _wing_violations({"experiments.train.x": {"experiments.population.exploit"}})  # train -> population
+    assert _wing_violations({"experiments.population.x": {"experiments.integrations.y"}})  # same rank
+    assert _wing_violations({"experiments.newwing.x": {"experiments.evaluate.deals"}})     # not ranked
+    assert not _wing_violations({"experiments.population.x": {"experiments.train.ppo", "experiments.evaluate.d"}})
+
+
+def test_experiment_wings_import_in_one_direction() -> None:
+    modules = _modules(ROOT / "experiments")
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    assert "experiments.evaluate.deals" in graph["experiments.train.settings"]        # the checker sees them
+    assert not _wing_violations(graph), "\n".join(_wing_violations(graph))
+    wings = {_wing(m) for m in modules} - {None}
+    assert wings == set(WING_RANKS), f"wings not ranked, or ranked and gone: {wings ^ set(WING_RANKS)}"
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -198,7 +243,29 @@ def test_old_adapter_paths_are_the_same_modules(name: str, needs: str, attr: str
     assert ns["cls"] is getattr(new, attr)
     monkeypatch.setattr(old, "_PROBE", 7, raising=False)                   # patched through the old name
     assert new._PROBE == 7
-    assert ast.get_docstring(ast.parse((PACKAGE / f"{name}.py").read_text())).startswith("Deprecated alias")
+    assert not (PACKAGE / f"{name}.py").exists()                           # a move leaves no file behind
+
+
+#: Modules whose ``__getattr__`` imports on first use (no alias): the RL interfaces of ``mus_env``, torch of ``agents``.
+LAZY_IMPORTS = ("mus_env/__init__.py", "agents/__init__.py")
+
+
+def test_one_deprecation_mechanism() -> None:
+    """Modules move only through :func:`mus_env.deprecation.register_moved`: no other module swaps
+    ``sys.modules`` entries, installs an import hook or resolves names lazily as aliases."""
+    offenders = []
+    for path in sorted([*PACKAGE.rglob("*.py"), *(ROOT / "agents").rglob("*.py"),
+                        *(ROOT / "experiments").rglob("*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "mus_env/deprecation.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for marker in ("sys.modules[__name__]", "MetaPathFinder", "meta_path"):
+            if marker in text:
+                offenders.append(f"{rel}: {marker}")
+        if "def __getattr__" in text and rel not in LAZY_IMPORTS:
+            offenders.append(f"{rel}: a module __getattr__")
+    assert not offenders, offenders
 
 
 def test_importing_mus_env_and_its_interfaces_imports_no_framework() -> None:

@@ -224,3 +224,16 @@ def test_the_libraries_never_import_the_command_line() -> None:
                     continue
                 bad = [n for n in names if any(n == c or n.startswith(c + ".") for c in command_line)]
                 assert not bad, f"{path.relative_to(ROOT)}:{node.lineno} imports {bad}"
+
+
+def test_every_help_is_formatted_text(capsys: pytest.CaptureFixture) -> None:
+    """Every subcommand's help is what argparse formats: no doubled percent sign (``95%%`` in a description,
+    which argparse does not format), no raw reST."""
+    from experiments.cli import COMMANDS
+
+    for name in COMMANDS:
+        with pytest.raises(SystemExit) as e:
+            mus([name, "--help"])
+        out = capsys.readouterr().out
+        assert e.value.code == 0 and out.startswith(f"usage: mus {name}"), (name, out[:200])
+        assert "%%" not in out and "``" not in out, (name, out)

@@ -324,7 +324,7 @@ def test_interfaces_without_signs_refuse_signals_configs() -> None:
     cfg = MusConfig(signals="truthful")
     assert MusGame(cfg, seed=0).num_actions == 47
     assert MusGame.from_deck(DECK, config=cfg).legal_action_mask().shape == (47,)
-    sb3 = pytest.importorskip("mus_env.sb3")
+    sb3 = pytest.importorskip("mus_env.adapters.sb3")
     with pytest.raises(NotImplementedError, match="señas"):
         sb3.MusVecEnv(4, config=cfg)
 

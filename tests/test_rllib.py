@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 
 from mus_env import NUM_ACTIONS, OBS_DIM, Action, IllegalActionError, MusConfig, MusGame  # noqa: E402
 from mus_env.actions import ENVIDO_ACTIONS  # noqa: E402
-from mus_env.rllib import (  # noqa: E402
+from mus_env.adapters.rllib import (  # noqa: E402
     AGENT_IDS,
     SHARED_POLICY,
     TEAM_POLICIES,

@@ -14,7 +14,7 @@ pytest.importorskip("stable_baselines3")
 
 from agents import OrdagoAgent, RandomAgent, RuleBasedAgent, make_agent  # noqa: E402
 from mus_env import NUM_ACTIONS, OBS_DIM, Action, VectorMusEnv  # noqa: E402
-from mus_env.sb3 import MusVecEnv  # noqa: E402
+from mus_env.adapters.sb3 import MusVecEnv  # noqa: E402
 from mus_env.shuffle import table_seeds  # noqa: E402
 from mus_env.wrappers import MusGymEnv  # noqa: E402
 

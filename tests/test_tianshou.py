@@ -1,4 +1,4 @@
-"""Tianshou adapter (mus_env.tianshou) and its worked example (experiments/integrations/tianshou_example.py).
+"""Tianshou adapter (mus_env.adapters.tianshou) and its worked example (experiments/integrations/tianshou_example.py).
 
 The reward check goes through Tianshou's own pipeline: a Collector over a DummyVectorEnv of the wrapper,
 Tianshou's masked random policy in the multi-agent algorithm, a replay buffer. Tianshou trains each agent on
@@ -25,7 +25,7 @@ from tianshou.env.pettingzoo_env import PettingZooEnv  # noqa: E402
 
 from agents import RandomAgent, RuleBasedAgent  # noqa: E402
 from mus_env import mus_v0  # noqa: E402
-from mus_env.tianshou import FINAL_ACTION, MusTianshouEnv  # noqa: E402
+from mus_env.adapters.tianshou import FINAL_ACTION, MusTianshouEnv  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -45,7 +45,7 @@ from agents.policy import (  # noqa: E402
 )
 from experiments.commands import exploit as exploit_command  # noqa: E402
 from experiments.commands import train as train_command  # noqa: E402
-from experiments.evaluate import exploit  # noqa: E402
+from experiments.population import exploit  # noqa: E402
 from experiments.train import ppo as ps  # noqa: E402
 from experiments.train.session import REPLACED, TrainingInterrupted  # noqa: E402
 from mus_env import MusConfig, VectorMusEnv  # noqa: E402

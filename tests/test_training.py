@@ -32,8 +32,8 @@ from agents.policy import (  # noqa: E402
 )
 from experiments.commands import ship_agent as ship_command  # noqa: E402
 from experiments.commands import train as train_command  # noqa: E402
+from experiments.population import ship_agent  # noqa: E402
 from experiments.train import ppo as ps  # noqa: E402
-from experiments.train import ship_agent  # noqa: E402
 from experiments.train.buffer import HANDS_DIM, TurnBuffer, hands_input, relative_hands  # noqa: E402
 from experiments.train.league import SnapshotBank, frozen_agent, split_specs  # noqa: E402
 from mus_env import MusConfig, MusGame, VectorMusEnv  # noqa: E402
@@ -466,7 +466,7 @@ def test_ship_agent_writes_weights_card_and_curve(tmp_path, capsys) -> None:
 
 
 def test_ship_agent_cards_the_probes_of_the_shipped_weights_only(tmp_path, capsys) -> None:
-    from experiments.evaluate.exploit import parameters_digest
+    from agents.policy import parameters_digest
 
     ps.train(_tiny(tmp_path, "run"), log=lambda *a: None)
     dest = tmp_path / "ship"
@@ -878,7 +878,7 @@ def test_the_kept_psro_candidate_loads_plays_and_beats_rule() -> None:
     ``rule``, and the probe reports beside it are of these very weights."""
     from experiments.evaluate.deals import make_deals
     from experiments.evaluate.duplicate import play_pair
-    from experiments.train.ship_agent import read_probes
+    from experiments.population.ship_agent import read_probes
 
     folder = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "psro_e"
     agent = make_agent(str(folder / "policy.pt"))
@@ -895,7 +895,7 @@ def test_the_shipped_card_is_the_one_its_weights_make_and_the_replaced_agent_is_
     """agents/data/ppo.md is what ``mus ship-agent --card-only`` writes from agents/data/ppo.pt's meta (no
     hand-edited or stale card), its probes and lineage are of these weights, and the agent it replaced
     (agents/data/candidates/ppo_2026_11) is the one its ``meta["previous"]`` describes."""
-    from experiments.evaluate.exploit import parameters_digest
+    from agents.policy import parameters_digest
 
     data = Path(__file__).resolve().parents[1] / "agents" / "data"
     blob = load_policy_file(data / "ppo.pt")

@@ -307,43 +307,59 @@ def test_maskable_ppo_smoke():
         obs, *_ = vec.step(actions)
 
 
-def test_an_opponent_failing_undoes_the_whole_step():
-    """An opponent's illegal action after the learner's: the step is undone (game, rng, pending reward), so
-    the episode goes on exactly as one in which the opponent never failed; the next step is the learner's."""
-    def opponent(switch: dict[str, bool]):
-        def act(obs, mask, rng):
-            calm = [a for a in (18, 25, 1, 2) if mask[a]]          # paso, no quiero, no mus, discard one
-            return 30 if switch["bad"] else (calm[0] if calm else int(np.flatnonzero(mask)[0]))
-        return act
+def _calm(obs, mask, rng) -> int:
+    """Paso, no quiero, no mus or discard one, else the first legal action: a deterministic opponent."""
+    return next((a for a in (18, 25, 1, 2) if mask[a]), int(np.flatnonzero(mask)[0]))
 
-    def env_with(switch: dict[str, bool]) -> MusGymEnv:
-        return MusGymEnv(learner_seats=(0,), opponents={1: opponent(switch)}, first_mano=0, reward="stones")
 
-    failing, plain = {"bad": False}, {"bad": False}
-    a, b = env_with(failing), env_with(plain)
-    obs_a, info_a = a.reset(seed=3)
-    obs_b, info_b = b.reset(seed=3)
+def test_an_opponent_failing_stops_the_episode_at_its_decision_with_nothing_half_applied():
+    """An opponent's illegal action after the learner's: the engine refuses it with nothing changed (validate,
+    then mutate), so the game stands at that opponent's decision with the learner's action (and the moves after
+    it) applied: the position of a game played by hand beside the env, stopped where seat 1 is to act. The episode
+    is stopped (``step`` asks for a ``reset``); a reset starts a clean one. No copy of the game is kept."""
+    switch = {"bad": False}
+
+    def seat1(obs, mask, rng) -> int:
+        return 30 if switch["bad"] else _calm(obs, mask, rng)
+
+    env = MusGymEnv(learner_seats=(0,), opponents={1: seat1, 2: _calm, 3: _calm}, first_mano=0, reward="stones")
+    _, info = env.reset(seed=3)
+    reference = env.game.clone()                 # the same position, played by hand beside the env
+
+    def others_until(stop: int) -> None:
+        while not reference.is_over and reference.current_player not in (0, stop):
+            reference.step(_calm(None, reference.legal_action_mask(), None))
+
     rng = np.random.default_rng(0)
-    failures = 0
-    for k in range(400):
-        legal = [a for a in np.flatnonzero(info_a["action_mask"]) if a != 26] or [26]
+    for k in range(200):
+        legal = [x for x in np.flatnonzero(info["action_mask"]) if x != 26] or [26]
         action = int(rng.choice(legal))
-        if k % 3 == 1:                          # the opponent fails on this step, which is then undone
-            failing["bad"] = True
-            state, game = a.game.state(), a.game
-            actions, seat = a.game.hand_actions, a.game.current_player
-            with pytest.raises(IllegalActionError, match="seat 1.*was undone"):
-                a.step(action)
-            failing["bad"] = False
-            failures += 1
-            assert a.game is game and np.array_equal(a.game.state(), state) and a.game.hand_actions == actions
-            assert a.game.current_player == seat == 0 and a.action_masks().any()
-        obs_a, r_a, done_a, _, info_a = a.step(action)
-        obs_b, r_b, done_b, _, info_b = b.step(action)
-        assert np.array_equal(obs_a, obs_b) and (r_a, done_a) == (r_b, done_b), k
-        if done_a:
-            break
-    assert failures > 3 and done_a
+        probe = reference.clone()
+        probe.step(action)
+        while not probe.is_over and probe.current_player in (2, 3):
+            probe.step(_calm(None, probe.legal_action_mask(), None))
+        if k >= 3 and probe.current_player == 1:            # seat 1 acts next: make it fail now
+            switch["bad"] = True
+            game = env.game
+            with pytest.raises(IllegalActionError, match="seat 1.*stopped at that seat's decision"):
+                env.step(action)
+            reference.step(action)
+            others_until(1)
+            assert env.game is game and game.current_player == 1 == reference.current_player
+            assert np.array_equal(game.state(), reference.state()) and game.hand_actions == reference.hand_actions
+            assert not env.action_masks().any()
+            with pytest.raises(ValueError, match="call reset"):
+                env.step(action)                            # stopped, not played for seat 1
+            switch["bad"] = False
+            env.reset(seed=5)
+            assert env.game is not game and env.action_masks().any()
+            return
+        _, _, done, _, info = env.step(action)
+        reference.step(action)
+        while not reference.is_over and reference.current_player != 0:
+            reference.step(_calm(None, reference.legal_action_mask(), None))
+        assert not done and np.array_equal(env.game.state(), reference.state())
+    pytest.fail("seat 1 never acted right after the learner")
 
 
 def test_an_opponent_failing_in_reset_leaves_no_episode():

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     p = ArgumentParser(prog="mus evaluate",
                        description="The standard report card of an agent: duplicate results against every baseline "
-                                   "and ppo on a versioned deal set (stones/hand and game win rate with 95%% CIs and "
+                                   "and ppo on a versioned deal set (stones/hand and game win rate with 95% CIs and "
                                    "p-values, bidding rates), its place in the reference ladder, optionally an "
                                    "exploitability probe; written as card.json and card.md.")
     p.add_argument("agent", help="any agent spec: rule, equity, ppo, runs/train/policy.pt, model.zip, my_bot.py:MyBot")
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     card = report_card(args.agent, deal_set=args.deal_set, opponents=opponents, kings=args.kings, target=args.target,
                        hands=args.hands, games=args.games, command="mus evaluate " + shlex.join(argv))
     if args.probe_decisions:
-        from experiments.evaluate.exploit import card_probe  # the train extra (torch): only when asked
+        from experiments.population.exploit import card_probe  # the train extra (torch): only when asked
 
         card_probe(card, args.probe_decisions)
     paths = save_card(card, out)

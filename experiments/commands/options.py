@@ -10,6 +10,7 @@ import argparse
 import csv
 import math
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -35,14 +36,28 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action) or ""
 
 
+def plain(text: str) -> str:
+    """Docstring text as a terminal shows it: reST roles and literals (``:class:`x```, double backquotes) as
+    their bare text. The ``mus`` parsers apply it to every description, epilog and help."""
+    return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text).replace("``", "")
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` for the ``mus`` subcommands: defaults shown in ``-h`` and one-line errors
-    (``mus tournament: error: argument --target: must be an int in 1..1000, got '0' (mus tournament -h)``),
-    exit status 2."""
+    """``argparse.ArgumentParser`` for the ``mus`` subcommands: defaults shown in ``-h``, docstring markup shown
+    as plain text (:func:`plain`), and one-line errors (``mus tournament: error: argument --target: must be an int
+    in 1..1000, got '0' (mus tournament -h)``), exit status 2."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
+        for key in ("description", "epilog"):
+            if isinstance(kwargs.get(key), str):
+                kwargs[key] = plain(kwargs[key])  # type: ignore[arg-type]
         super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: object, **kwargs: object) -> argparse.Action:  # type: ignore[override]
+        if isinstance(kwargs.get("help"), str):
+            kwargs["help"] = plain(kwargs["help"])  # type: ignore[arg-type]
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         message = " ".join(str(message).split())

@@ -1,10 +1,10 @@
 """``mus ship-agent RUN``: evaluate a training run's policy on fresh deals and ship it as the ``ppo`` agent, with
-its model card (:func:`experiments.train.ship_agent.ship`; maintainers)."""
+its model card (:func:`experiments.population.ship_agent.ship`; maintainers)."""
 
 from __future__ import annotations
 
 from experiments.commands.options import MAX_DEALS, ArgumentParser, int_in
-from experiments.train import ship_agent
+from experiments.population import ship_agent
 
 __all__ = ["parser", "main"]
 

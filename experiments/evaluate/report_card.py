@@ -10,7 +10,7 @@ version's seed and sizes, so two cards of one version played the same cards):
 * its **place in the ladder**: its Elo fitted on its own games against opponents whose ratings are fixed at the
   reference ladder (:data:`REFERENCE_LADDER`, the measured ladder of ``docs/ladder_results.json``), with a
   bootstrap standard error over deals;
-* optionally an **exploitability probe** (:func:`experiments.evaluate.exploit.probe`): the held-out gain of a best
+* optionally an **exploitability probe** (:func:`experiments.population.exploit.probe`): the held-out gain of a best
   response trained against it, a lower bound on its exploitability (needs the ``train`` extra).
 
 :func:`report_card` returns the card as JSON values; :func:`card_markdown` writes it as a page (the model card

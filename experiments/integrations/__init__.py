@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["require", "EXTRAS"]
+from experiments import EXTRAS
 
-#: A library an example may lack -> the extra of pyproject.toml that installs it.
-EXTRAS = {"sb3_contrib": "dev", "stable_baselines3": "dev", "tianshou": "tianshou", "ray": "rllib",
-          "torch": "train"}
+__all__ = ["require", "EXTRAS"]
 
 
 def require(*modules: str) -> None:

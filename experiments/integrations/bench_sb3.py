@@ -2,8 +2,8 @@
 
 Prints learner decisions per second of:
 
-* the raw :class:`mus_env.sb3.MusVecEnv` (uniformly random legal learner actions, the opponents in batch), with the
-  engine's decisions per second of every seat beside it;
+* the raw :class:`mus_env.adapters.sb3.MusVecEnv` (uniformly random legal learner actions, the opponents in
+  batch), with the engine's decisions per second of every seat beside it;
 * sb3-contrib ``MaskablePPO`` training (rollouts and updates) on MusVecEnv at each ``--tables``;
 * the same MaskablePPO settings on ``DummyVecEnv`` of ``--gym-envs`` MusGymEnv (the same rollout size), and
   MaskablePPO with SB3's default settings on one MusGymEnv (the issue's baseline, about 600 decisions/s);
@@ -30,7 +30,7 @@ __all__ = ["raw_rate", "ppo_rate", "run"]
 def raw_rate(tables: int, opponent: str = "rule", seconds: float = 3.0, seed: int = 0) -> dict[str, float]:
     """Learner decisions/s of MusVecEnv stepped with uniformly random legal learner actions (no network)."""
     from agents import make_agent
-    from mus_env.sb3 import MusVecEnv
+    from mus_env.adapters.sb3 import MusVecEnv
 
     venv = MusVecEnv(tables, opponents=make_agent(opponent), seed=seed)
     venv.reset()
@@ -66,7 +66,7 @@ def run(tables: tuple[int, ...] = (64, 256), opponent: str = "rule", n_steps: in
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
     from agents import make_agent
-    from mus_env.sb3 import MusVecEnv
+    from mus_env.adapters.sb3 import MusVecEnv
     from mus_env.wrappers import MusGymEnv
 
     torch.set_num_threads(threads)

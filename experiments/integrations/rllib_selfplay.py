@@ -3,7 +3,7 @@
 The library route for users who already run RLlib; ``mus train`` (:mod:`experiments.train.ppo`) is the
 project's own, much faster trainer. What ``mus rllib`` (:mod:`experiments.commands.rllib`) does with it:
 
-* **Environment**: :class:`mus_env.rllib.MusMultiAgentEnv` (four agents ``seat_0..seat_3``, only the agent to
+* **Environment**: :class:`mus_env.adapters.rllib.MusMultiAgentEnv` (four agents ``seat_0..seat_3``, only the agent to
   act observes, each agent's rewards handed over at its next turn; ``--reward game|stones``, ``--kings``,
   ``--target``).
 * **Policy**: :class:`MusPolicyRLModule`, an RLlib ``TorchRLModule`` whose network *is* the project's
@@ -82,7 +82,7 @@ _CHECKPOINT = "checkpoint"
 class MusPolicyRLModule(TorchRLModule, ValueFunctionAPI):
     """RLlib ``TorchRLModule`` around :class:`agents.policy.PolicyNet`, with action masking.
 
-    Reads the observation dict of :class:`mus_env.rllib.MusMultiAgentEnv` (``observations`` and a float
+    Reads the observation dict of :class:`mus_env.adapters.rllib.MusMultiAgentEnv` (``observations`` and a float
     ``action_mask``); illegal actions get the logit :data:`agents.policy.MASKED_LOGIT` (probability exactly 0,
     no gradient). ``model_config={"hidden": [128, 128]}`` sets the trunk's widths. ``self.net`` is a plain
     ``PolicyNet``, so :func:`export_policy` saves it with :func:`agents.policy.save_policy` and
@@ -101,7 +101,7 @@ class MusPolicyRLModule(TorchRLModule, ValueFunctionAPI):
         obs = batch[Columns.OBS]
         if not isinstance(obs, dict) or "observations" not in obs or "action_mask" not in obs:
             raise ValueError("MusPolicyRLModule needs dict observations with the keys 'observations' and "
-                             "'action_mask' (as mus_env.rllib.MusMultiAgentEnv gives)")
+                             "'action_mask' (as mus_env.adapters.rllib.MusMultiAgentEnv gives)")
         return obs["observations"], obs["action_mask"]
 
     @staticmethod
@@ -127,7 +127,7 @@ class MusPolicyRLModule(TorchRLModule, ValueFunctionAPI):
 # ----------------------------------------------------------------------------------------------------
 # configuration
 def env_config(args: Any) -> dict[str, Any]:
-    """The ``env_config`` of :class:`mus_env.rllib.MusMultiAgentEnv` for these settings (``reward``,
+    """The ``env_config`` of :class:`mus_env.adapters.rllib.MusMultiAgentEnv` for these settings (``reward``,
     ``reward_scale``, ``kings``, ``target``, ``max_decisions``)."""
     scale = args.reward_scale
     if scale is None:
@@ -140,7 +140,7 @@ def env_config(args: Any) -> dict[str, Any]:
 
 def module_ids(policy_per_team: bool) -> tuple[str, ...]:
     """The RLModule ids of a run: ``("shared",)`` or ``("team_0", "team_1")``."""
-    from mus_env.rllib import SHARED_POLICY, TEAM_POLICIES
+    from mus_env.adapters.rllib import SHARED_POLICY, TEAM_POLICIES
     return TEAM_POLICIES if policy_per_team else (SHARED_POLICY,)
 
 
@@ -160,7 +160,7 @@ def make_ppo_config(args: Any, seed: int | None = None) -> Any:
     # the class as importable everywhere (never a __main__ copy): env runners on other nodes and later exports
     # import it by name
     from experiments.integrations.rllib_selfplay import MusPolicyRLModule as module_class
-    from mus_env.rllib import MusMultiAgentEnv, shared_policy_mapping, team_policy_mapping
+    from mus_env.adapters.rllib import MusMultiAgentEnv, shared_policy_mapping, team_policy_mapping
 
     ids = module_ids(args.policy_per_team)
     spec = MultiRLModuleSpec(rl_module_specs={

@@ -1,4 +1,4 @@
-"""sb3-contrib ``MaskablePPO`` at batch speed: train on :class:`mus_env.sb3.MusVecEnv` against fixed agents.
+"""sb3-contrib ``MaskablePPO`` at batch speed: train on :class:`mus_env.adapters.sb3.MusVecEnv` against fixed agents.
 
 The learner plays one team (``--learner-seats 0,2``, both seats sharing the policy, or one seat) on every table of
 one batched engine; the other seats are played in batch by the agents of ``--opponents`` (``agents.make_agent``
@@ -77,7 +77,7 @@ def parse_opponents(text: str, learner_seats: tuple[int, ...]) -> tuple[Any, lis
     """``"rule"`` -> one agent for every other seat; ``"1=rule,3=equity"`` -> ``{seat: agent}``.
 
     Returns:
-        What :class:`~mus_env.sb3.MusVecEnv` takes as ``opponents``, and the specs in seat order.
+        What :class:`~mus_env.adapters.sb3.MusVecEnv` takes as ``opponents``, and the specs in seat order.
 
     Raises:
         ValueError: an unknown spec, a seat that is not 0..3 or is a learner seat, a seat given twice.
@@ -112,7 +112,7 @@ def make_env(s: TrainSettings) -> Any:
     """The ``VecMonitor(MusVecEnv)`` of the settings."""
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from mus_env.sb3 import MusVecEnv
+    from mus_env.adapters.sb3 import MusVecEnv
 
     opponents, _ = parse_opponents(s.opponents, s.learner_seats)
     venv = MusVecEnv(s.tables, learner_seats=s.learner_seats, opponents=opponents, reward=s.reward, seed=s.seed,

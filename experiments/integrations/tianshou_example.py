@@ -1,7 +1,7 @@
 """Tianshou 2.x worked example: a masked DQN learns seat 0 of Mus against fixed agents.
 
 The pipeline is Tianshou's multi-agent one (as in its tic-tac-toe example) over
-:class:`mus_env.tianshou.MusTianshouEnv`, which pays every learning agent its whole reward on its own rows
+:class:`mus_env.adapters.tianshou.MusTianshouEnv`, which pays every learning agent its whole reward on its own rows
 (Tianshou's own ``PettingZooEnv`` hands an agent only the rewards of the steps it acted on; see
 ``mus_env/tianshou.py``). Seats 1, 2 and 3 (the partner too) are ``--opponent`` agents played inside the env,
 so every row of the buffer is the learner's decision and a row's ``obs_next`` is the learner's next decision:
@@ -65,7 +65,7 @@ def check_installed() -> None:
 
 def _make_env(args: Args, seed: int | None = None) -> Any:
     from agents import make_agent
-    from mus_env.tianshou import MusTianshouEnv
+    from mus_env.adapters.tianshou import MusTianshouEnv
 
     fixed = {seat: make_agent(args.opponent) for seat in (1, 2, 3)}
     return MusTianshouEnv(reward=args.reward, fixed=fixed, seed=seed)

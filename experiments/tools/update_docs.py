@@ -358,7 +358,7 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
     if bench is not None or bench_command:
         bench_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if results_list:
-        from experiments.evaluate.exploit import exploit_bars
+        from experiments.population.exploit import exploit_bars
 
         exploit_bars(flatten_probes(results_list), base / "docs" / "exploit.png")
     changed = []

@@ -37,6 +37,7 @@ from agents.policy import (
 from experiments.train.league import RECENT, split_specs
 from experiments.train.report import write_logs
 from experiments.train.settings import SettingsError
+from mus_env.config import is_int
 
 __all__ = ["CheckpointError", "RUN_FILES", "RESUMABLE_CHANGES", "to_torch", "to_numpy", "run_settings",
            "prepare_run_folder", "save_checkpoint", "load_checkpoint", "export_policy", "save_run", "save_outputs"]
@@ -212,13 +213,13 @@ def load_checkpoint(t: Any, path: Path) -> None:
                       "exploiter's ")
             t.exploiter_buffer.load_state_dict(blob["exploiter_buffer"])
             born = blob["exploiter_born"]
-            if not _is_int(born) or not -1 <= born <= t.update:
+            if not is_int(born, numpy=True) or not -1 <= born <= t.update:
                 raise _forged(path, f"its exploiter was born at update {born!r}, not in -1..{t.update}")
             t.exploiter_born = born
         if "magnet_model" in blob:
             _check_state_dict(t.net, blob["magnet_model"], path, "the magnet")
             born = blob["magnet_born"]
-            if not _is_int(born) or not 0 <= born <= t.update:
+            if not is_int(born, numpy=True) or not 0 <= born <= t.update:
                 raise _forged(path, f"its magnet was taken at update {born!r}, not in 0..{t.update}")
             t.refresh_magnet()
             t.magnet.load_state_dict(blob["magnet_model"])
@@ -235,10 +236,6 @@ def load_checkpoint(t: Any, path: Path) -> None:
             json.JSONDecodeError) as e:
         raise CheckpointError(f"{path}: damaged or incomplete checkpoint ({type(e).__name__}: "
                               f"{str(e).splitlines()[0] if str(e) else ''})") from e
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def _is_number(v: Any) -> bool:
@@ -279,7 +276,7 @@ def _check_counters(t: Any, blob: dict[str, Any], path: Path) -> dict[str, Any]:
     """The counters, logs and clock, checked against the run's budget and against each other."""
     c = dict(blob["counters"])
     for name in ("update", "decisions", "games", "learner_decisions"):
-        if not _is_int(c.get(name)) or c[name] < 0:
+        if not is_int(c.get(name), numpy=True) or c[name] < 0:
             raise _forged(path, f"its counter {name} is {c.get(name)!r}, not an int >= 0")
         c[name] = int(c[name])
     update = c["update"]
@@ -302,7 +299,7 @@ def _check_counters(t: Any, blob: dict[str, Any], path: Path) -> dict[str, Any]:
             list(range(1, update + 1)):
         raise _forged(path, f"its metrics are not one row for each of its {update:,} updates")
     seen = [r.get("update") if isinstance(r, dict) else None for r in evals] if isinstance(evals, list) else [None]
-    if not all(_is_int(u) and 1 <= u <= update for u in seen) or seen != sorted(set(seen)):
+    if not all(is_int(u, numpy=True) and 1 <= u <= update for u in seen) or seen != sorted(set(seen)):
         raise _forged(path, "its evaluations are not rows of its own updates, in order")
     c["history"], c["evals"] = history, evals
     return c
@@ -339,7 +336,8 @@ def _check_frozen(t: Any, states: Any, ids: Any, update: int, path: Path, family
                             "in this run)")
     for i, state in enumerate(states):
         _check_state_dict(t.net, state, path, f"the league's {family} {i}")
-    if not all(_is_int(u) and 1 <= u <= update and u % every == 0 for u in ids) or ids != sorted(set(ids)):
+    if not all(is_int(u, numpy=True) and 1 <= u <= update and u % every == 0 for u in ids) or \
+            ids != sorted(set(ids)):
         raise _forged(path, f"its {family}s were taken at updates {ids}, not increasing past updates"
                             + (f" every {every}" if every > 1 else ""))
     return states

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,26 +71,31 @@ def policy_obs_dim(agent: Any) -> int | None:
     return observation_size(agent)
 
 
-def frozen_agent(spec: str, config: MusConfig) -> Any:
-    """``agents.make_agent(spec)`` ready to play games of ``config`` (league opponents and evaluation).
+def frozen_agent(spec: str, config: MusConfig, agent: Any = None) -> Any:
+    """``agents.make_agent(spec)`` (or ``agent``, that spec already built by the caller) ready to play games of
+    ``config`` (league opponents and evaluation).
 
     A policy trained without señas plays a signals game silently (it never signs and sees no sign:
     :class:`agents.signs.SilentAgent`; ``TorchPolicyAgent`` does this itself). A policy trained with señas
-    cannot play a game without them.
+    cannot play a game without them. The one check of a frozen agent's observation size: the league, the
+    evaluation and the probes (``experiments.population.exploit``) all come here.
 
     Raises:
         ValueError: ``spec`` is a policy whose observation does not fit ``config``; the message says which
             ``--signals`` it needs.
     """
-    agent = make_agent(spec)
+    if agent is None:
+        agent = make_agent(spec)
     reads, game = policy_obs_dim(agent), obs_dim(config)
     if reads is None or reads == game:
         return agent
     if reads == OBS_DIM:
         return agent if hasattr(agent, "net") else SilentAgent(agent, obs_dim=OBS_DIM)
-    raise ValueError(f"opponent {spec!r} reads observations of {reads} entries (a policy trained with señas) but "
-                     f"this run plays signals={config.signals!r} ({game} entries): train with --signals truthful "
-                     "or free, or choose another opponent")
+    trained = (getattr(agent, "config", None) or {}).get("signals")
+    flag = trained if trained in ("truthful", "free") else "truthful or free"
+    raise ValueError(f"{spec!r} reads observations of {reads} entries (a policy trained with señas) but this game "
+                     f"has signals={config.signals!r} ({game} entries): play it in a game with señas, --signals "
+                     f"{flag}, or choose another agent")
 
 
 def learner_free(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], decides: str) -> npt.NDArray[np.bool_]:
@@ -225,7 +231,7 @@ class League:
     """
 
     def __init__(self, mix: dict[str, float], pool_size: int, num_tables: int,
-                 config: MusConfig | None = None) -> None:
+                 config: MusConfig | None = None, agents: Mapping[str, Any] | None = None) -> None:
         self.mix = mix
         self.pool_size = pool_size
         # the baselines in a fixed order, then any other frozen agents (policy files) in the mix's order
@@ -235,7 +241,8 @@ class League:
         #: kind of the exploiter's tables (-1: no exploiter), and of the pool's first snapshot
         self.exploiter_kind = 1 + len(self.baselines) if self.has_exploiter else -1
         self.first_snapshot = 1 + len(self.baselines) + int(self.has_exploiter)
-        self.agents = {name: frozen_agent(name, config or MusConfig()) for name in self.baselines}
+        given = agents or {}                           # members the caller built (a probe's frozen agent)
+        self.agents = {name: frozen_agent(name, config or MusConfig(), given.get(name)) for name in self.baselines}
         self.pool: list[dict[str, Any]] = []           # snapshot state dicts, oldest first
         self.pool_ids: list[int] = []                  # the update each snapshot was taken at
         self.responses: list[dict[str, Any]] = []      # past exploiters' state dicts, oldest first (pool_size kept)

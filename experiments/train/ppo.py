@@ -128,7 +128,7 @@ import copy
 import dataclasses
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,7 +149,6 @@ from experiments.train.league import (
     RestrictedAgent,
     SnapshotBank,
     expand_probe_folders,
-    frozen_agent,
     learner_free,
     split_specs,
 )
@@ -378,7 +377,7 @@ class Trainer:
     """A training run: environment, network, optimiser, league, turn buffers, counters (see :func:`train`)."""
 
     def __init__(self, args: Args, resume: bool = False, overwrite: bool = False,
-                 log: Callable[[str], object] | None = None) -> None:
+                 log: Callable[[str], object] | None = None, agents: Mapping[str, Any] | None = None) -> None:
         # every setting, agent, policy file and the checkpoint are checked here, before the run's folder is touched
         # (train() opens it): a refusal (SettingsError, CheckpointError) writes nothing
         args.check()
@@ -401,7 +400,8 @@ class Trainer:
         self.obs_dim, self.num_actions = obs_dim(self.cfg), num_actions(self.cfg)
         self.net = self.new_net()
         self.opt = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
-        self.league = build_league(args, self.cfg)      # every league and evaluation agent built and checked
+        # every league and evaluation agent built once and checked (``agents``: specs the caller built already)
+        self.league, self.eval_agents = build_league(args, self.cfg, agents)
         self.buffer = TurnBuffer(args.num_tables, args.rollout_steps, self.obs_dim, self.num_actions)
         # the exploiter (league_mix "exploiter"): a second network trained only against the learner, on the tables
         # where the learner faces it, to find and punish its weaknesses while the learner trains against it
@@ -666,8 +666,7 @@ class Trainer:
         row: dict[str, Any] = {"update": self.update, "decisions": self.decisions}
         self.net.eval()
         tables = min(2048, 2 * max(a.eval_hands, a.eval_games))
-        for spec in split_specs(a.eval_opponents):
-            opp = frozen_agent(spec, cfg)
+        for spec, opp in self.eval_agents.items():
             me = learner if a.learner_decides == "all" else RestrictedAgent(learner, opp, a.learner_decides)
             h = play_pair(me, opp, self._eval_deals["hands"], mode="hands", config=cfg, max_tables=tables,
                           seed=a.eval_seed, names=("learner", spec))
@@ -687,7 +686,8 @@ class Trainer:
 # ----------------------------------------------------------------------------------------------------
 # the training loop
 def train(args: Args, resume: bool = False, log: Any = print, max_updates: int | None = None,
-          run_info: dict[str, Any] | None = None, overwrite: bool = False) -> Trainer:
+          run_info: dict[str, Any] | None = None, overwrite: bool = False,
+          agents: Mapping[str, Any] | None = None) -> Trainer:
     """Run (or resume) a training run to its budget; return the trainer (its ``net``, ``history``, ``evals``).
 
     Every setting, agent and the checkpoint are checked before the run's folder is touched; the session then runs
@@ -704,6 +704,8 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
         run_info: what to record in ``run.json`` (the command line, the preset); the machine, torch
             version and start time are added.
         overwrite: start afresh even if ``args.out`` holds a run (its files are replaced at the first checkpoint).
+        agents: agents of ``league_mix`` or ``eval_opponents`` already built, by spec (a probe's frozen agent):
+            the league plays these very objects instead of building its own.
 
     Raises:
         SettingsError: a bad setting, agent or policy file, or an output folder that cannot be used; and its
@@ -713,7 +715,7 @@ def train(args: Args, resume: bool = False, log: Any = print, max_updates: int |
         TrainingInterrupted: Ctrl-C (a ``KeyboardInterrupt``); the message says where the last checkpoint is.
         TrainingDiverged: a loss or a weight became NaN or infinite; the last good checkpoint is kept.
     """
-    t = Trainer(args, resume=resume, overwrite=overwrite, log=log)
+    t = Trainer(args, resume=resume, overwrite=overwrite, log=log, agents=agents)
     if resume and t.update >= t.num_updates:
         log(f"the run in {t.out} is complete (update {t.update} of {t.num_updates}): nothing to do (give a larger "
             "--total-decisions to train on)")

@@ -3,8 +3,8 @@
 * :func:`check_args`: every field of :class:`experiments.train.ppo.Args` (``Args.check``): its type, a finite
   value, its range (:data:`LIMITS` for the sizes, which bound the memory a run asks for), and the fields that go
   together (the league, the señas, the game).
-* :func:`build_league`: the league with every frozen agent of ``league_mix`` and ``eval_opponents`` built once
-  (policy files read, their weights and shapes checked against the run's game).
+* :func:`build_league`: the league with every frozen agent of ``league_mix``, and the evaluation opponents of
+  ``eval_opponents``, built once (policy files read, their weights and shapes checked against the run's game).
 
 Anything refused is a :class:`SettingsError` (a ``ValueError``) naming the setting or the file and what to do;
 the run's folder is not touched until every check has passed (:mod:`experiments.train.session`).
@@ -13,6 +13,7 @@ the run's folder is not touched until every check has passed (:mod:`experiments.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from agents.policy import check_device_name
 from experiments.evaluate.deals import MAX_DEALS
 from experiments.train.league import League, check_league_args, frozen_agent, parse_mix, split_specs
 from mus_env import MusConfig
-from mus_env.config import SIGNALS_CHOICES
+from mus_env.config import SIGNALS_CHOICES, is_int
 
 __all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "build_league"]
 
@@ -61,10 +62,6 @@ _BOOLS = ("progress", "anneal_lr", "central_critic", "eval_greedy")
 _STRINGS = ("out", "signals", "league_mix", "eval_opponents", "learner_decides", "warm_start", "device")
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def check_args(args: Any) -> None:
     """Check every field of ``args`` (an :class:`experiments.train.ppo.Args`); ``ValueError`` names the first bad
     one, what it must be and what it was. Reads no file but the warm start's existence."""
@@ -82,13 +79,13 @@ def check_args(args: Any) -> None:
         raise ValueError(f"Args.{e}") from None
     for name, hi in LIMITS.items():
         v, lo = getattr(args, name), 1 if name in _AT_LEAST_ONE else 0
-        if not _is_int(v) or not lo <= v <= hi:
+        if not is_int(v) or not lo <= v <= hi:
             raise ValueError(f"Args.{name} must be an int {'>= 1' if lo else '>= 0'} (at most {hi:,}), got {v!r}")
     if args.max_stake == 1:
         raise ValueError("Args.max_stake must be 0 (no cap) or at least 2 stones (the smallest bet), got 1")
     for name in ("seed", "eval_seed"):
         v = getattr(args, name)
-        if not _is_int(v) or not 0 <= v < 2**32:
+        if not is_int(v) or not 0 <= v < 2**32:
             raise ValueError(f"Args.{name} must be an int in 0..{2**32 - 1}, got {v!r}")
     if args.num_tables * args.rollout_steps > MAX_ROLLOUT:
         raise ValueError(f"Args.num_tables * Args.rollout_steps must be at most {MAX_ROLLOUT:,} decisions per "
@@ -102,7 +99,7 @@ def check_args(args: Any) -> None:
             raise ValueError(f"Args.{name} must be a finite number {rng}, got {v!r}")
     h = args.hidden
     if not isinstance(h, tuple) or not 1 <= len(h) <= MAX_LAYERS or \
-            not all(_is_int(w) and 1 <= w <= MAX_WIDTH for w in h):
+            not all(is_int(w) and 1 <= w <= MAX_WIDTH for w in h):
         raise ValueError(f"Args.hidden must be 1 to {MAX_LAYERS} widths, each an int in 1..{MAX_WIDTH:,}, got {h!r}")
     if args.warm_start not in ("none", "equity"):
         path = Path(args.warm_start)
@@ -130,22 +127,30 @@ def check_args(args: Any) -> None:
     args.game_config()
 
 
-def build_league(args: Any, config: MusConfig) -> League:
+def build_league(args: Any, config: MusConfig,
+                 agents: Mapping[str, Any] | None = None) -> tuple[League, dict[str, Any]]:
     """The run's league, every frozen agent of ``args.league_mix`` built (policy files read and checked), and
-    every agent of ``args.eval_opponents`` built once, for a game of ``config``.
+    every agent of ``args.eval_opponents`` built once, for a game of ``config``. ``agents``: specs the caller has
+    built already (by spec; a probe hands over its frozen agent), used instead of building them again.
+
+    Returns:
+        The league and the evaluation opponents (by spec).
 
     Raises:
         SettingsError: an agent cannot be built or cannot play this game (a missing, damaged or non-policy file,
             NaN weights, a policy trained with señas in a game without them); the message names the setting
             and the agent.
     """
+    given = dict(agents or {})
     try:
-        league = League(parse_mix(args.league_mix), args.pool_size, args.num_tables, config)
+        league = League(parse_mix(args.league_mix), args.pool_size, args.num_tables, config, given)
     except (ValueError, OSError, ImportError, RuntimeError) as e:
         raise SettingsError(f"Args.league_mix: {e}") from None
+    opponents: dict[str, Any] = {}
     for spec in split_specs(args.eval_opponents):
         try:
-            frozen_agent(spec, config)
+            opponents[spec] = league.agents[spec] if spec in league.agents else \
+                frozen_agent(spec, config, given.get(spec))
         except (ValueError, OSError, ImportError, RuntimeError) as e:
             raise SettingsError(f"Args.eval_opponents: {e}") from None
-    return league
+    return league, opponents

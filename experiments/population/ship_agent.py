@@ -41,10 +41,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.policy import build_net, load_policy_file, save_policy
-from experiments.evaluate.exploit import parameters_digest
-from experiments.evaluate.exploit_seeds import aggregate_probes
+from agents.policy import build_net, load_policy_file, parameters_digest, save_policy
 from experiments.evaluate.report_card import duplicate_row, p_value, report_card
+from experiments.population.exploit_seeds import aggregate_probes
 from experiments.train.report import learning_curve
 
 __all__ = ["ship", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve", "read_probes",
@@ -68,7 +67,7 @@ def evaluate_policy(policy: str | Path, hands: int, games: int, seed: int = 7, k
 def read_probes(paths: Sequence[str | Path], net: Any) -> dict[str, Any]:
     """The exploitability probes of the policy ``net`` for its card: the reports at ``paths`` (each an
     ``exploit_seeds.json`` or one probe's ``exploit.json``) merged by
-    :func:`~experiments.evaluate.exploit_seeds.aggregate_probes` (every probe, the largest gain and win rate, the
+    :func:`~experiments.population.exploit_seeds.aggregate_probes` (every probe, the largest gain and win rate, the
     spread), with each probe's command.
 
     Raises:
@@ -136,7 +135,7 @@ def read_lineage(shipped: dict[str, Any], ancestors: Sequence[str | Path]) -> li
     ``shipped``: the last stage, as :func:`_stage` builds it (its ``warm_start`` names the policy file it started
     from). ``ancestors``: the folders of the earlier runs (``mus train --out``), in any order. Each stage's warm
     start must be the ``policy.pt`` (or ``best_policy.pt``) of one ancestor: matched by the weights' digest
-    (:func:`~experiments.evaluate.exploit.parameters_digest`) when the warm-start file is still there, else by
+    (:func:`~agents.policy.parameters_digest`) when the warm-start file is still there, else by
     its path. The chain ends at a stage started from scratch or from the ``equity`` clone.
 
     Raises:
