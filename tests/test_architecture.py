@@ -322,7 +322,7 @@ def test_prange_only_over_the_tables() -> None:
 LAYERS = ("rules", "observation", "engines", "interfaces", "agents", "libraries", "cli")
 _RULES = {f"mus_env.{m}" for m in ("config", "cards", "tables", "shuffle", "actions", "phases", "signals")}
 _ENGINES = {"mus_env.game", "mus_env.kernel", "mus_env.vector", "mus_env.records", "mus_env.interrupts"}
-_CLI = {"experiments", "experiments.cli", "experiments.play", "experiments.replay"}
+_CLI = {"experiments.cli", "experiments.play", "experiments.replay"}   # (experiments/__init__: the libraries' root)
 #: Third-party packages that each layer may import (the standard library is always allowed).
 _THIRD_PARTY = {"rules": {"numpy"}, "observation": {"numpy"}, "engines": {"numpy", "numba"}}
 

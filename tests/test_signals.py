@@ -20,7 +20,7 @@ from mus_env import MusConfig
 from mus_env.actions import NUM_ACTIONS, action_to_string, string_to_action
 from mus_env.cards import NUM_CARDS, card_number, parse_cards
 from mus_env.config import playable_config
-from mus_env.observation import OBS_DIM
+from mus_env.observation import OBS_DIM, obs_dim, state_dim
 from mus_env.signals import (
     ALL_SIGNS,
     NUM_SIGNS,
@@ -36,10 +36,8 @@ from mus_env.signals import (
     intercepted,
     legal_signs,
     num_actions,
-    obs_dim,
     sees_sign,
     sign_of_action,
-    state_dim,
     true_signs,
 )
 

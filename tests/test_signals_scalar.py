@@ -13,7 +13,17 @@ import pytest
 
 from mus_env import MusConfig, MusGame
 from mus_env.game import ActionEvent, IllegalActionError, Phase
-from mus_env.observation import OBS_DIM, OFFSETS, SIGNAL_OBS_OFFSETS, decode, encode, encode_state, observation_table
+from mus_env.observation import (
+    OBS_DIM,
+    OFFSETS,
+    SIGNAL_OBS_OFFSETS,
+    decode,
+    encode,
+    encode_state,
+    obs_dim,
+    observation_table,
+    state_dim,
+)
 from mus_env.records import RecordError, format_record, game_record, load_record, replay, save_record
 from mus_env.signals import (
     ALL_SIGNS,
@@ -25,9 +35,7 @@ from mus_env.signals import (
     Sign,
     legal_signs,
     num_actions,
-    obs_dim,
     sees_sign,
-    state_dim,
     true_signs,
 )
 

@@ -18,7 +18,7 @@ import json
 import numpy as np
 import pytest
 
-from mus_env import MusConfig, VectorMusEnv, kernel, signals
+from mus_env import MusConfig, VectorMusEnv, kernel, observation, signals
 from mus_env.actions import NUM_ACTIONS, Action
 from mus_env.cards import NUM_CARDS
 from mus_env.observation import OBS_DIM, OFFSETS
@@ -166,7 +166,7 @@ def run_model(cfg: MusConfig, B: int, steps: int, seed: int, mus_bias: float = 0
     tables = np.repeat(np.arange(B), 4)
     seats = np.tile(np.arange(4), B)
     for _ in range(steps):
-        assert obs.shape == (B, signals.obs_dim(cfg)) and mask.shape == (B, signals.num_actions(cfg))
+        assert obs.shape == (B, observation.obs_dim(cfg)) and mask.shape == (B, signals.num_actions(cfg))
         acting = venv.current_player
         for b in range(B):
             if int(venv.phase[b]) == Phase.SIGNAL:
@@ -299,7 +299,7 @@ def test_same_games_as_signals_off_once_signs_are_skipped(mode: str, cfg_kw: dic
         s_on, s_off = on.state()[0], off.state()[0]
         assert np.array_equal(s_on[:OBS_DIM], s_off[:OBS_DIM])
         assert np.array_equal(s_on[-4 * NUM_CARDS:], s_off[-4 * NUM_CARDS:])
-        assert s_on.shape == (signals.state_dim(on.config),)
+        assert s_on.shape == (observation.state_dim(on.config),)
         assert np.array_equal(s_on[:on.obs_dim], on.observe([0], [0])[0][0])
         a = _policy(off, rng, 0.5)
         o_on, m_on, r_on, d_on, _ = on.step(a)
@@ -507,8 +507,8 @@ def test_public_sizes() -> None:
         cfg = MusConfig(signals=mode)
         v = VectorMusEnv(3, cfg, seed=0)
         obs, mask = v.reset()
-        assert (v.obs_dim, v.num_actions, v.state_dim) == (signals.obs_dim(cfg), signals.num_actions(cfg),
-                                                           signals.state_dim(cfg))
+        assert (v.obs_dim, v.num_actions, v.state_dim) == (observation.obs_dim(cfg), signals.num_actions(cfg),
+                                                           observation.state_dim(cfg))
         assert obs.shape == (3, v.obs_dim) and mask.shape == (3, v.num_actions) and v.state().shape == (3, v.state_dim)
         rows, masks = v.observe([0, 2], [1, 3])
         assert rows.shape == (2, v.obs_dim) and masks.shape == (2, v.num_actions)

@@ -23,9 +23,9 @@ import pytest
 
 from mus_env import MusConfig, MusGame
 from mus_env.actions import DISCARD_BASE, ENVIDO_ACTIONS, Action
-from mus_env.observation import OBS_DIM, OFFSETS, PIECES
+from mus_env.observation import OBS_DIM, OFFSETS, PIECES, obs_dim, state_dim
 from mus_env.phases import ORDAGO_STAKE, Phase
-from mus_env.signals import SIGNAL_OFFSETS, SIGNAL_PIECES, num_actions, obs_dim, state_dim
+from mus_env.signals import SIGNAL_OFFSETS, SIGNAL_PIECES, num_actions
 from mus_env.tables import get_tables
 from mus_env.vector import PARALLEL_MIN_TABLES, VectorMusEnv
 
