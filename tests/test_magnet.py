@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from agents.policy import MASKED_LOGIT  # noqa: E402
 from experiments.train.checkpoint import CheckpointError  # noqa: E402
-from experiments.train.ppo import Trainer, clipped_surrogate, magnet_kl, make_args, train  # noqa: E402
+from experiments.train.ppo import clipped_surrogate, learn, magnet_kl, make_args, rollout, start, train  # noqa: E402
 
 
 def _masked(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
@@ -125,14 +125,14 @@ def _kl_to(net: torch.nn.Module, magnet: torch.nn.Module, obs: torch.Tensor, leg
 
 
 def test_the_trainers_update_pulls_the_policy_toward_the_magnet(tmp_path: Path) -> None:
-    """The trainer's own use of the term (``Trainer.learn``), not the term alone: with every other force off (no
+    """The trainer's own use of the term (``ppo.learn``), not the term alone: with every other force off (no
     advantage: zero rewards and values; no entropy bonus; no value loss), an update moves the policy toward the
     magnet, here a different network, so the KL to it falls. The wrong sign (``- magnet_coef * KL``) makes it
     rise."""
     args = make_args("tiny", out=str(tmp_path / "run"), progress=False, warm_start="none", magnet_coef=5.0,
                      ent_coef=0.0, vf_coef=0.0, learning_rate=1e-2, target_kl=0.0)
-    t = Trainer(args, log=lambda *x: None)                 # nothing is written: train() would open the folder
-    t.rollout()
+    t = start(args, log=lambda *x: None)                   # nothing is written: train() would open the folder
+    rollout(t)
     n = t.buffer.n
     t.buffer.reward[:n] = 0.0
     t.buffer.value[:n] = 0.0
@@ -146,7 +146,7 @@ def test_the_trainers_update_pulls_the_policy_toward_the_magnet(tmp_path: Path) 
     obs = torch.from_numpy(t.buffer.obs[:n].copy())
     legal = torch.from_numpy(t.buffer.mask[:n].copy()) != 0
     before = _kl_to(t.net, t.magnet, obs, legal)
-    stats = t.learn()
+    stats = learn(t)
     after = _kl_to(t.net, t.magnet, obs, legal)
     assert stats["trained"] > 0 and before > 0.01, (stats, before)
     assert after < 0.7 * before, (before, after)

@@ -363,7 +363,7 @@ def test_existing_runs_and_bad_checkpoints_are_refused(tmp_path, capsys) -> None
     (out / "progress.json").write_text(json.dumps({"iterations": 3, "settings": {"policy_per_team": True}}))
     (out / "checkpoint").mkdir()
     for argv, message in [
-        ([], "holds a run already"),
+        ([], "already holds a run (progress.json)"),
         (["--resume", "--iterations", "5"], "--policy-per-team True -> False"),
         (["--resume", "--iterations", "2", "--policy-per-team"], "has done 3 iterations already"),
         (["--export", str(out / "checkpoint"), "--to", str(tmp_path / "p.pt")], "not an RLlib algorithm checkpoint"),
@@ -372,3 +372,22 @@ def test_existing_runs_and_bad_checkpoints_are_refused(tmp_path, capsys) -> None
             main([*argv, "--out", str(out)])
         assert message in capsys.readouterr().err
     assert (out / "progress.json").is_file() and not (tmp_path / "p.pt").exists()
+
+
+def test_an_overwrite_that_fails_before_its_first_checkpoint_keeps_the_old_run(tmp_path, capsys) -> None:
+    """``--overwrite`` replaces a run only at the new run's first checkpoint (the trainer's FolderSession): a new
+    run that cannot start (nothing answers at its Ray address) leaves the old run's files as they were."""
+    from experiments.commands.rllib import main
+
+    out = tmp_path / "r"
+    out.mkdir()
+    old = {"progress.json": json.dumps({"iterations": 3, "settings": {}}), "metrics.csv": "iteration\n1\n",
+           "notes.txt": "mine"}
+    for name, text in old.items():
+        (out / name).write_text(text)
+    (out / "checkpoint").mkdir()
+    with pytest.raises(SystemExit):
+        main(["--overwrite", "--address", "127.0.0.1:1", "--out", str(out)])
+    assert "nothing answers" in capsys.readouterr().err
+    assert {p.name for p in out.iterdir()} == {*old, "checkpoint"}
+    assert all((out / name).read_text() == text for name, text in old.items())

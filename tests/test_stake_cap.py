@@ -86,7 +86,7 @@ def test_a_checkpoint_from_before_the_cap_resumes_without_it(tmp_path) -> None:
     del blob["args"]["max_stake"]                        # as written before the cap existed
     save_file(path, to_torch(blob))
     with pytest.raises(ps.CheckpointError, match="max_stake=0 \\(now 40\\)"):
-        ps.Trainer(args(), resume=True)
+        ps.start(args(), resume=True)
     t = ps.train(args(max_stake=0), resume=True, log=lambda *a: None)
     assert t.update == 3 and t.cfg.max_stake is None
     assert all(torch.isfinite(v).all() for v in t.net.state_dict().values())

@@ -358,7 +358,7 @@ def test_a_folder_named_like_a_policy_file_is_called_a_folder(base) -> None:
 # 5. divergence: a NaN loss stops the run with a message and keeps the last good checkpoint
 def _poison_at(monkeypatch, update: int, how: str = "nan") -> None:
     """From ``update`` on, the rollout's rewards are NaN (the loss goes NaN), or Ctrl-C is pressed."""
-    original = ps.Trainer.rollout
+    original = ps.rollout
 
     def rollout(self):
         if self.update >= update and how == "interrupt":
@@ -368,7 +368,7 @@ def _poison_at(monkeypatch, update: int, how: str = "nan") -> None:
             self.buffer.reward[: self.buffer.n] = np.nan
         return timing
 
-    monkeypatch.setattr(ps.Trainer, "rollout", rollout)
+    monkeypatch.setattr(ps, "rollout", rollout)
 
 
 def test_a_diverged_run_stops_and_keeps_its_last_good_checkpoint(run, monkeypatch) -> None:

@@ -223,7 +223,7 @@ def test_eval_score_is_the_smallest_margin() -> None:
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path) -> None:
     with pytest.raises(ps.CheckpointError, match="no checkpoint"):
-        ps.Trainer(_tiny(tmp_path, "none"), resume=True)
+        ps.start(_tiny(tmp_path, "none"), resume=True)
 
 
 def test_a_new_run_does_not_silently_replace_an_old_one(tmp_path) -> None:
@@ -260,7 +260,7 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, how: str) -> None:
     ck = tmp_path / "run" / "checkpoint.pt"
     _corrupt(ck, how)
     with pytest.raises((ps.CheckpointError, PolicyFileError)) as err:
-        ps.Trainer(args, resume=True)
+        ps.start(args, resume=True)
     assert "checkpoint.pt" in str(err.value)
     with pytest.raises(PolicyFileError, match="checkpoint.pt"):
         make_agent(str(ck))
@@ -753,13 +753,13 @@ def test_signals_run_writes_a_477_47_policy_that_signs_and_resumes_only_with_its
         assert "trained with signals='free', signal_intercept_p=0.25" in err and "477 observations" in err, err
         assert "resume with --signals free --signal-intercept-p 0.25" in err, err
     with pytest.raises(ps.CheckpointError, match="now signals='off'"):
-        ps.Trainer(ps.make_args("tiny", out=str(out), progress=False, total_decisions=32 * 8 * 2), resume=True)
+        ps.start(ps.make_args("tiny", out=str(out), progress=False, total_decisions=32 * 8 * 2), resume=True)
     # with the same settings it resumes (a larger budget: one more update)
     train_command.main([*base[:-1], str(32 * 8 * 3), "--resume", "--signals", "free", "--signal-intercept-p", "0.25"])
     assert len(list(csv.DictReader(open(out / "metrics.csv")))) == 3
     # a policy trained with señas cannot sit in a run without them; one trained without plays a signals run
     with pytest.raises(ValueError, match="trained with señas"):
-        ps.Trainer(ps.make_args("tiny", out=str(tmp_path / "off"), progress=False,
+        ps.start(ps.make_args("tiny", out=str(tmp_path / "off"), progress=False,
                                 league_mix=f"{out / 'policy.pt'}:1"))
     opp = frozen_agent("ppo", MusConfig(signals="free"))
     obs, mask = VectorMusEnv(4, MusConfig(signals="free"), seed=1).reset()

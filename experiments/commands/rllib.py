@@ -18,7 +18,6 @@ from experiments.integrations.rllib_selfplay import (
     DEFAULT_HIDDEN,
     check_reachable,
     check_run_folder,
-    clear_run_folder,
     export_policy,
     train,
 )
@@ -136,11 +135,9 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("argument --resume: not with --overwrite (one continues the run in --out, the other replaces it)")
     out = check_writable_dir(parser, "--out", args.out)
     try:
-        replace = check_run_folder(out, args)
+        check_run_folder(out, args)                 # an --overwrite replaces the old run only at the first checkpoint
     except ValueError as e:
         parser.error(f"argument {e}")
-    if replace:
-        clear_run_folder(out)
     if args.address is not None and args.num_cpus is not None:
         parser.error("argument --num-cpus: only for a local Ray (without --address); a cluster has its own")
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")

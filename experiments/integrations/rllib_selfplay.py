@@ -68,9 +68,12 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 
 from agents.policy import MASKED_LOGIT, PolicyNet
+from experiments.train.checkpoint import CheckpointError
+from experiments.train.session import FolderSession
+from experiments.train.session import check_run_folder as check_folder
 
 __all__ = ["MusPolicyRLModule", "env_config", "module_ids", "make_ppo_config", "module_net", "export_policy",
-           "run_settings", "check_run_folder", "clear_run_folder", "check_reachable", "train", "DEFAULT_HIDDEN",
+           "run_settings", "check_run_folder", "RUN_FILES", "check_reachable", "train", "DEFAULT_HIDDEN",
            "SAME_ON_RESUME"]
 
 #: The policy network's default hidden widths (smaller than ``mus train``'s, for quick RLlib runs).
@@ -270,7 +273,8 @@ def export_policy(checkpoint: str | Path, to: str | Path, module_id: str | None 
 # training
 #: Settings a resumed run must share with the run it continues.
 SAME_ON_RESUME = ("policy_per_team", "hidden", "reward", "reward_scale", "kings", "target", "max_decisions")
-_RUN_FILES = (_CHECKPOINT, _PROGRESS, "metrics.csv", "policy.pt", "policy_team_0.pt", "policy_team_1.pt")
+#: What a run writes in its folder (``--overwrite`` replaces these and nothing else).
+RUN_FILES = (_CHECKPOINT, _PROGRESS, "metrics.csv", "policy.pt", "policy_team_0.pt", "policy_team_1.pt")
 
 
 def run_settings(args: Any) -> dict[str, Any]:
@@ -344,51 +348,36 @@ def _init_ray(args: Any) -> bool:
     return True
 
 
-def check_run_folder(out: Path, args: Any) -> bool:
-    """Check that the run of ``args`` may use the folder ``out``.
-
-    With ``args.resume``, ``out`` must hold a run (``progress.json`` and ``checkpoint/``) made with the same
-    :data:`SAME_ON_RESUME` settings and fewer than ``args.iterations`` iterations; without, ``out`` must hold no
-    run unless ``args.overwrite``.
-
-    Returns:
-        True when ``out`` holds a run that ``args.overwrite`` replaces (then call :func:`clear_run_folder`).
+def check_run_folder(out: Path, args: Any) -> None:
+    """Check, writing nothing, that the run of ``args`` may use the folder ``out``: the trainer's own check
+    (:func:`experiments.train.session.check_run_folder`, a run being ``progress.json``), then, with
+    ``args.resume``, that the run there has its ``checkpoint/``, was made with the same :data:`SAME_ON_RESUME`
+    settings and has done fewer than ``args.iterations`` iterations.
 
     Raises:
         ValueError: the message starts with the option at fault (``--resume: ...``, ``--iterations: ...``,
             ``--out: ...``).
     """
-    if args.resume:
-        if not (out / _PROGRESS).is_file() or not (out / _CHECKPOINT).is_dir():
-            raise ValueError(f"--resume: no run to resume in {str(out)!r} (no {_PROGRESS} and {_CHECKPOINT}/)")
-        saved = json.loads((out / _PROGRESS).read_text()).get("settings", {})
-        now = run_settings(args)
-        differ = [f"--{k.replace('_', '-')} {saved.get(k)!r} -> {now[k]!r}" for k in SAME_ON_RESUME
-                  if k in saved and saved[k] != now[k]]
-        if differ:
-            raise ValueError("--resume: the run in " + repr(str(out)) + " was made with other settings: "
-                             + "; ".join(differ))
-        done = json.loads((out / _PROGRESS).read_text()).get("iterations", 0)
-        if done >= args.iterations:
-            raise ValueError(f"--iterations: the run in {str(out)!r} has done {done} iterations already; "
-                             "give a larger total")
-        return False
-    if any((out / f).exists() for f in _RUN_FILES):
-        if not args.overwrite:
-            raise ValueError(f"--out: {str(out)!r} holds a run already; pass --resume to continue it or "
-                             "--overwrite to replace it")
-        return True
-    return False
-
-
-def clear_run_folder(out: Path) -> None:
-    """Delete the files of a run in ``out`` (checkpoint, progress, metrics, policy files), nothing else."""
-    for f in _RUN_FILES:
-        p = out / f
-        if p.is_dir():
-            shutil.rmtree(p)
-        elif p.exists():
-            p.unlink()
+    try:
+        check_folder(out, args.resume, args.overwrite, marker=_PROGRESS, what="run")
+    except CheckpointError as e:
+        option = "--resume" if args.resume else "--out"
+        raise ValueError(f"{option}: {e}") from None
+    if not args.resume:
+        return
+    if not (out / _CHECKPOINT).is_dir():
+        raise ValueError(f"--resume: no run to resume in {str(out)!r} (no {_CHECKPOINT}/ beside {_PROGRESS})")
+    saved = json.loads((out / _PROGRESS).read_text()).get("settings", {})
+    now = run_settings(args)
+    differ = [f"--{k.replace('_', '-')} {saved.get(k)!r} -> {now[k]!r}" for k in SAME_ON_RESUME
+              if k in saved and saved[k] != now[k]]
+    if differ:
+        raise ValueError("--resume: the run in " + repr(str(out)) + " was made with other settings: "
+                         + "; ".join(differ))
+    done = json.loads((out / _PROGRESS).read_text()).get("iterations", 0)
+    if done >= args.iterations:
+        raise ValueError(f"--iterations: the run in {str(out)!r} has done {done} iterations already; "
+                         "give a larger total")
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -418,11 +407,18 @@ def train(args: Any, log: Any = print, command: str | None = None) -> dict[str, 
     ``args.address`` says, and shuts down only what it started. ``command`` (the command line) is recorded in
     ``progress.json`` and the exported policy files; a resumed run without one keeps the first run's.
     """
-    import ray
-
     torch.set_num_threads(args.torch_threads)
     out = Path(args.out).resolve()                  # RLlib's checkpointing (pyarrow) refuses relative paths
-    out.mkdir(parents=True, exist_ok=True)
+    # the trainer's hold on the folder: a replaced run goes only at the new run's first checkpoint, and a session
+    # that fails before it leaves the folder as it was
+    with FolderSession(out, RUN_FILES, args.resume, kept=(_PROGRESS, "metrics.csv")) as folder:
+        return _train(args, out, folder, log, command)
+
+
+def _train(args: Any, out: Path, folder: FolderSession, log: Any, command: str | None) -> dict[str, Any]:
+    """The session of :func:`train` inside its folder."""
+    import ray
+
     progress: dict[str, Any] = {"iterations": 0, "env_steps": 0}
     if args.resume:
         progress = json.loads((out / _PROGRESS).read_text())
@@ -480,6 +476,7 @@ def train(args: Any, log: Any = print, command: str | None = None) -> dict[str, 
             _write_json(out / _PROGRESS, progress)
             with metrics_path.open("a", newline="") as f:
                 csv.DictWriter(f, fieldnames=fields).writerow({k: row.get(k, "") for k in fields})
+            folder.commit()                                 # a checkpoint: this run is the folder's run now
             log(f"iter {it:4d}  env steps {steps:8d}  {row['env_steps_per_s']:7.1f}/s  {dt:5.1f} s  episodes "
                 f"{row['episodes']:6d}  len {row['episode_len_mean']:6.1f}  return seat_0 "
                 f"{row['return_seat_0']:+7.2f}  entropy {row[f'{ids[0]}_entropy']:.3f}{eval_text}")

@@ -1,4 +1,4 @@
-"""Trainer throughput: decisions per second of ``mus train``'s loop (environment, network, update), with the split.
+"""The trainer's throughput: decisions per second of ``mus train``'s loop (environment, network, update), split.
 
 ``mus bench-train --updates 10 --torch-threads 2`` (:func:`bench`) builds a trainer with the default preset
 (no warm start and no evaluation, which do not change the loop's cost), runs ``--warmup`` updates with a snapshot
@@ -14,7 +14,7 @@ import statistics
 import tempfile
 import time
 
-from experiments.train.ppo import Trainer, cpu_weights, make_args
+from experiments.train.ppo import cpu_weights, learn, make_args, rollout, start
 
 __all__ = ["bench"]
 
@@ -27,13 +27,13 @@ def bench(updates: int = 10, warmup: int = 12, torch_threads: int = 0, snapshots
     with tempfile.TemporaryDirectory() as out:
         args = make_args("default", out=out, warm_start="none", eval_every=0, progress=False, value_warmup=0,
                          torch_threads=torch_threads, snapshot_every=1 if snapshots else 10**9, **overrides)
-        t = Trainer(args)
+        t = start(args)
         rows = []
         for i in range(warmup + updates):
             t0 = time.perf_counter()
-            timing = t.rollout()
+            timing = rollout(t)
             t1 = time.perf_counter()
-            t.learn()
+            learn(t)
             t2 = time.perf_counter()
             t.update += 1
             if snapshots:

@@ -3,8 +3,23 @@
 Mus is turn-based: only the current player of a table acts, and stones are scored at the end of a hand, often
 on another player's step. So each (table, seat) of the learner is its own trajectory (a "stream") of that
 seat's decisions; :class:`TurnBuffer` keeps the streams of one rollout and routes every reward a seat receives
-to that seat's pending decision, and :func:`turn_based_gae` computes GAE along each stream. The rules are told
-step by step in :mod:`experiments.train.ppo`'s docstring ("Turn-based trajectories").
+to that seat's pending decision, and :func:`turn_based_gae` computes GAE along each stream, step by step:
+
+1. A decision of seat s at step t is appended to stream (table, s). It stays that stream's *pending*
+   decision until the seat decides again.
+2. Every reward the environment pays seat s (after anyone's action) is added to the reward of stream
+   (table, s)'s pending decision. Team rewards reach both partners' streams when they happen, whoever acted.
+3. When the game ends, every pending decision of that table is marked ``done`` (no bootstrap).
+4. Otherwise a decision's successor is the same seat's next decision: the TD error is
+   ``delta_k = r_k + gamma * V(o_{k+1}) - V(o_k)`` and the advantage is GAE along the stream,
+   ``A_k = delta_k + gamma * lambda * A_{k+1}``, with ``gamma`` and ``lambda`` counted in the seat's own
+   decisions.
+5. At the end of a rollout each stream's pending decision has no successor yet: it is not trained in this
+   update but serves as the bootstrap value of its predecessor (``A = 0`` at the boundary, as CleanRL
+   bootstraps from the next observation), and it is carried into the next rollout, where it receives the
+   rest of its reward and is trained once its own successor is known.
+
+:func:`turn_based_gae` is tested against a hand computation in ``tests/test_training.py``.
 
 :func:`relative_hands` and :func:`hands_input` build the centralised critic's extra input (every seat's hand,
 relative to the acting seat). Numpy only.

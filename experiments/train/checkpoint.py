@@ -13,15 +13,15 @@ snapshot's shapes, the optimiser's state, finite weights (no NaN or infinity any
 run's budget and each other, the league's tables and the turn buffers; a checkpoint that fails is refused, and
 nothing has been written then (the run's folder is opened only after, :mod:`experiments.train.session`).
 
-The functions here take the run's :class:`experiments.train.ppo.Trainer` and read or set its public attributes.
+The functions here take the run's :class:`~experiments.train.state.TrainState` and read or set its fields: a checkpoint
+is that state, whole.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -39,8 +39,11 @@ from experiments.train.report import write_logs
 from experiments.train.settings import SettingsError
 from mus_env.config import is_int
 
+if TYPE_CHECKING:
+    from experiments.train.state import TrainState
+
 __all__ = ["CheckpointError", "RUN_FILES", "RESUMABLE_CHANGES", "to_torch", "to_numpy", "run_settings",
-           "prepare_run_folder", "save_checkpoint", "load_checkpoint", "export_policy", "save_run", "save_outputs"]
+           "save_checkpoint", "load_checkpoint", "export_policy", "save_run", "save_outputs"]
 
 
 class CheckpointError(SettingsError):
@@ -115,29 +118,7 @@ def run_settings(out: Path, fields: list[str]) -> dict[str, Any]:
     return settings                                   # (make_args turns the JSON list of hidden into a tuple)
 
 
-def prepare_run_folder(out: Path, resume: bool, overwrite: bool) -> None:
-    """Make ``out``; a new run in a folder that holds one is refused, or with ``overwrite`` its files are deleted
-    (:data:`RUN_FILES` only: anything else in the folder stays). :func:`experiments.train.ppo.train` no longer
-    uses this: its :class:`experiments.train.session.RunSession` keeps the old run until the new one's first
-    checkpoint.
-
-    Raises:
-        CheckpointError: not ``resume``, ``out`` holds a run and not ``overwrite``.
-    """
-    if not resume and (out / "checkpoint.pt").exists():
-        if not overwrite:
-            raise CheckpointError(f"{out} already holds a training run (checkpoint.pt): continue it with "
-                                  "--resume, start a new one with another --out, or replace it with --overwrite")
-        for name in RUN_FILES:
-            target = out / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-    out.mkdir(parents=True, exist_ok=True)
-
-
-def save_checkpoint(t: Any) -> Path:
+def save_checkpoint(t: TrainState) -> Path:
     """Write the trainer ``t``'s whole state to ``t.out / "checkpoint.pt"`` (see the module docstring)."""
     blob = {
         "format": CHECKPOINT_FORMAT, "version": FORMAT_VERSION,
@@ -163,7 +144,7 @@ def save_checkpoint(t: Any) -> Path:
     return save_file(t.out / "checkpoint.pt", to_torch(blob))
 
 
-def load_checkpoint(t: Any, path: Path) -> None:
+def load_checkpoint(t: TrainState, path: Path) -> None:
     """Continue the trainer ``t`` (just built with the run's settings) from ``path``: everything is checked, then
     restored, so the run goes on exactly as if never stopped. Nothing is written.
 
@@ -248,7 +229,7 @@ def _forged(path: Path, what: str) -> CheckpointError:
                            "earlier checkpoint, or start a new run")
 
 
-def _check_settings(t: Any, blob: dict[str, Any], path: Path) -> None:
+def _check_settings(t: TrainState, blob: dict[str, Any], path: Path) -> None:
     """The checkpoint's settings and network against the run's (only :data:`RESUMABLE_CHANGES` may differ)."""
     saved = blob["args"]
     mine = t.args.to_dict()
@@ -272,7 +253,7 @@ def _check_settings(t: Any, blob: dict[str, Any], path: Path) -> None:
         raise CheckpointError(f"{path}: its network {blob['arch']} is not this run's {t.net.arch}")
 
 
-def _check_counters(t: Any, blob: dict[str, Any], path: Path) -> dict[str, Any]:
+def _check_counters(t: TrainState, blob: dict[str, Any], path: Path) -> dict[str, Any]:
     """The counters, logs and clock, checked against the run's budget and against each other."""
     c = dict(blob["counters"])
     for name in ("update", "decisions", "games", "learner_decisions"):
@@ -326,7 +307,7 @@ def _check_state_dict(net: Any, state: Any, path: Path, what: str) -> None:
         raise _forged(path, f"{what}'s weights do not fit this run's network ({', '.join(wrong[:3])})")
 
 
-def _check_frozen(t: Any, states: Any, ids: Any, update: int, path: Path, family: str, most: int,
+def _check_frozen(t: TrainState, states: Any, ids: Any, update: int, path: Path, family: str, most: int,
                   every: int) -> list[dict[str, Any]]:
     """One of the league's frozen pools (``family``: "snapshot" or "past exploiter"): at most ``most`` members,
     each of the learner's shape, taken at increasing past updates, each a multiple of ``every``."""
@@ -343,7 +324,7 @@ def _check_frozen(t: Any, states: Any, ids: Any, update: int, path: Path, family
     return states
 
 
-def _check_league(t: Any, league: Any, path: Path) -> None:
+def _check_league(t: TrainState, league: Any, path: Path) -> None:
     """Each table's opponent kind is one the run's league has, and its learner seats one team (or all four)."""
     kind, learner = np.asarray(league["kind"]), np.asarray(league["learner"])
     lg = t.league
@@ -362,7 +343,7 @@ def _check_league(t: Any, league: Any, path: Path) -> None:
         raise _forged(path, "its league's learner seats are not one team per table (all four in self-play)")
 
 
-def export_policy(t: Any, meta: dict[str, Any] | None = None, name: str = "policy.pt", net: Any = None) -> Path:
+def export_policy(t: TrainState, meta: dict[str, Any] | None = None, name: str = "policy.pt", net: Any = None) -> Path:
     """Write the trainer ``t``'s current policy (or ``net``, the exploiter) to ``t.out / name``, loadable by
     ``make_agent``, with the run's progress and settings (and ``meta``) in its ``meta``."""
     info = {"update": t.update, "decisions": t.decisions, "seconds": round(t.elapsed, 1),
@@ -371,13 +352,13 @@ def export_policy(t: Any, meta: dict[str, Any] | None = None, name: str = "polic
                        info)
 
 
-def save_run(t: Any) -> None:
+def save_run(t: TrainState) -> None:
     """Everything of the trainer ``t`` in its folder: the checkpoint, then :func:`save_outputs`."""
     save_checkpoint(t)
     save_outputs(t)
 
 
-def save_outputs(t: Any) -> None:
+def save_outputs(t: TrainState) -> None:
     """The files a checkpoint of the trainer ``t`` comes with: the logs and learning curve, ``policy.pt`` (and
     ``exploiter.pt``, the exploiter's current policy, when there is one)."""
     write_logs(t.out, t.history, t.evals, split_specs(t.args.eval_opponents))

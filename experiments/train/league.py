@@ -10,6 +10,36 @@
 * :func:`frozen_agent`: an ``agents.make_agent`` spec ready for a game of the run's config.
 * :func:`learner_free` and :class:`RestrictedAgent`: the learner deciding only some of its decisions
   (``Args.learner_decides``, the probes of ``mus exploit``).
+
+The members, as the trainer (:mod:`experiments.train.ppo`) uses them:
+
+* **A league** (:class:`~experiments.train.league.League`). On each table the learner plays one team (seats
+  {0, 2} or {1, 3}, drawn at random at every new game) and the other team is an opponent drawn, per game, from
+  ``league_mix``: ``self`` (the current policy: then all four seats are the learner's and both teams' decisions
+  are trained), ``snapshot`` (a frozen past version of the learner, from a pool refreshed every
+  ``snapshot_every`` updates), or a baseline agent (``rule``, ``equity``, ``random``, ``ordago``). Only the
+  learner's decisions are trained.
+* **An exploiter** (``exploiter`` in ``league_mix``, AlphaStar's "main exploiter"): a second network, of the
+  learner's shape, that plays only against the learner on the tables where the league draws it, trained (own
+  optimiser and buffer, the same PPO update) to beat it, so the learner meets an opponent that seeks out its
+  current weaknesses, where baselines and snapshots only show it the old ones. It starts as a copy of the
+  learner after the warm start and is reset to a fresh copy every ``exploiter_reset_every`` updates (0: never).
+  Its result is logged (``exploiter_stones_per_hand``) and its policy written to ``exploiter.pt``.
+* **Past exploiters join the league** (``responses`` in ``league_mix``, with ``exploiter_reset_every``): when
+  the exploiter is reset, the outgoing one is frozen into a pool of past exploiters (the last ``pool_size``
+  kept), which the league draws like snapshots. Each is an approximate best response to the learner of its
+  time; keeping them as opponents is the step of PSRO (Lanctot et al., 2017, "A unified game-theoretic approach
+  to multiagent reinforcement learning") in which a best response joins the population, so a weakness found
+  once stays punished after the exploiter that found it has moved on.
+* **Probes join the league** (a ``mus exploit`` output folder in ``league_mix``): the outer loop of PSRO, with
+  strong best responses. ``mus exploit AGENT --seeds N --out PROBES`` trains best responses to a frozen
+  ``AGENT``; ``mus train --warm-start AGENT --league-mix "self:0.7,PROBES:0.3"`` then trains on from the agent
+  against them (the folder's share split among its probes,
+  :func:`~experiments.train.league.expand_probe_folders`), and the next round probes the result.
+* **Restricted learners** (``learner_decides``, for ``mus exploit``'s probes): the learner may decide only the
+  betting, or the betting of one lance; its other decisions are played by the opposing agent's own policy
+  and are not trained (they are not in its trajectories; the rewards they lead to reach the learner's
+  pending decision as usual).
 """
 
 from __future__ import annotations

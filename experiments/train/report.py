@@ -1,5 +1,7 @@
-"""What a run of :mod:`experiments.train.ppo` reports: ``metrics.csv``, ``eval.csv``, ``learning_curve.png``,
-``args.json`` and ``run.json`` in its folder, the progress bar, and the summary printed at the end.
+"""What a run of :mod:`experiments.train.ppo` reports: its evaluations (:func:`evaluate`, duplicate matches against
+the evaluation opponents), ``metrics.csv``, ``eval.csv``, ``learning_curve.png``, ``args.json`` and ``run.json`` in
+its folder, the progress bar, and the summary printed at the end. It reads the run's
+:class:`~experiments.train.state.TrainState` through its fields.
 
 :func:`eval_score` is how ``best_policy.pt`` is chosen among the evaluations; :func:`machine_text` describes
 the machine for run records and model cards. TensorBoard scalars are written by the training loop itself.
@@ -14,17 +16,23 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from matplotlib.figure import Figure
 from tqdm import tqdm
 
-from experiments.train.league import split_specs
+from agents.policy import TorchPolicyAgent
+from experiments.evaluate.deals import make_deals
+from experiments.evaluate.tournament import play_pair
+from experiments.train.league import RestrictedAgent, split_specs
+
+if TYPE_CHECKING:
+    from experiments.train.state import TrainState
 
 __all__ = ["machine_text", "eval_score", "eval_text", "write_run_record", "write_csv", "write_logs",
-           "learning_curve", "exploiter_signal", "progress_bar", "NullBar", "print_summary"]
+           "learning_curve", "exploiter_signal", "progress_bar", "NullBar", "print_summary", "evaluate"]
 
 
 def machine_text() -> str:
@@ -177,9 +185,8 @@ def progress_bar(total: int, desc: str, enabled: bool, initial: int = 0) -> tqdm
     return tqdm(total=total, desc=desc, initial=initial, unit_scale=True, dynamic_ncols=True, file=sys.stderr)
 
 
-def print_summary(t: Any, log: Any = print) -> None:
-    """The end of a run in a few lines: the last evaluation with its 95% CIs, the best one, the files written
-    (``t``: the run's :class:`experiments.train.ppo.Trainer`)."""
+def print_summary(t: TrainState, log: Any = print) -> None:
+    """The end of a run in a few lines: the last evaluation with its 95% CIs, the best one, the files written."""
     if not t.evals:
         return
     opponents = split_specs(t.args.eval_opponents)
@@ -196,3 +203,33 @@ def print_summary(t: Any, log: Any = print) -> None:
         + f" stones/hand: {t.out / 'best_policy.pt'}")
     log(f"wrote {t.out / 'checkpoint.pt'}, {t.out / 'policy.pt'}, {t.out / 'best_policy.pt'}, "
         f"{t.out / 'metrics.csv'}, {t.out / 'eval.csv'}, {t.out / 'learning_curve.png'}, {t.out / 'tb'}")
+
+
+def evaluate(s: TrainState) -> dict[str, Any]:
+    """Duplicate matches of the run's current policy against its evaluation opponents (``eval_opponents``), on
+    fixed deals (``eval_hands`` single hands and ``eval_games`` whole games from ``eval_seed``): one row of
+    ``eval.csv``, each opponent's stones/hand and game win rate with their 95% CIs and its bidding rates."""
+    a = s.args
+    cfg = a.game_config(training=False)
+    if not s.eval_deals:
+        s.eval_deals = {"hands": make_deals(a.eval_hands, a.eval_seed, cfg.target),
+                        "games": make_deals(a.eval_games, a.eval_seed + 1, cfg.target)}
+    learner = TorchPolicyAgent(s.net, greedy=a.eval_greedy, name="learner")
+    row: dict[str, Any] = {"update": s.update, "decisions": s.decisions}
+    s.net.eval()
+    tables = min(2048, 2 * max(a.eval_hands, a.eval_games))
+    for spec, opp in s.eval_agents.items():
+        me = learner if a.learner_decides == "all" else RestrictedAgent(learner, opp, a.learner_decides)
+        h = play_pair(me, opp, s.eval_deals["hands"], mode="hands", config=cfg, max_tables=tables,
+                      seed=a.eval_seed, names=("learner", spec))
+        g = play_pair(me, opp, s.eval_deals["games"], mode="games", config=cfg, max_tables=tables,
+                      seed=a.eval_seed, names=("learner", spec))
+        m, lo, hi = h.mean_diff()
+        w, wlo, whi = g.game_win_rate()
+        rates = h.summary()
+        row.update({f"{spec}_stones": m, f"{spec}_stones_lo": lo, f"{spec}_stones_hi": hi,
+                    f"{spec}_win": w, f"{spec}_win_lo": wlo, f"{spec}_win_hi": whi,
+                    f"{spec}_envido_rate": rates["envido_rate_a"], f"{spec}_ordago_rate": rates["ordago_rate_a"],
+                    f"{spec}_no_quiero_rate": rates["no_quiero_rate_a"]})
+    s.net.train()
+    return row

@@ -13,6 +13,7 @@ the run's folder is not touched until every check has passed (:mod:`experiments.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from experiments.train.league import League, check_league_args, frozen_agent, pa
 from mus_env import MusConfig
 from mus_env.config import SIGNALS_CHOICES, is_int
 
-__all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "build_league"]
+__all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "build_league", "threads_for"]
 
 
 class SettingsError(ValueError):
@@ -154,3 +155,8 @@ def build_league(args: Any, config: MusConfig,
         except (ValueError, OSError, ImportError, RuntimeError) as e:
             raise SettingsError(f"Args.eval_opponents: {e}") from None
     return league, opponents
+
+
+def threads_for(args: Any) -> int:
+    """The torch thread count a run uses (``torch_threads``, or all cores up to 4 when it is 0)."""
+    return args.torch_threads or max(1, min(4, os.cpu_count() or 1))
