@@ -40,6 +40,8 @@ COMMANDS = {
               "train a policy by self-play PPO with a league (needs the train extra)"),
     "exploit": ("experiments.commands.exploit",
                 "best response to a frozen agent (a lower bound on its exploitability)"),
+    "league": ("experiments.commands.league",
+               "the shipped agent's recipe: rounds of best responses and a Nash league (needs the train extra)"),
     "tournament": ("experiments.commands.tournament",
                    "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
     "evaluate": ("experiments.commands.evaluate",

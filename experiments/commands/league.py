@@ -1,0 +1,62 @@
+"""``mus league``: the shipped agent's recipe in one command (:mod:`experiments.population.recipe`): a first
+``mus train`` stage, then rounds in which best responses are trained against the current policy, join the
+population, and the next policy trains against the population's Nash mixture with a magnet at its start; the
+policy kept is the least exploitable by probes that never trained it, with its report card.
+
+Exit status as ``mus train``'s: 2 refused (one line), 1 a training diverged, 130 interrupted (``--resume``
+continues from the step that was running).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from experiments.commands.options import ArgumentParser, boolean, int_in
+from experiments.commands.train import fail
+from experiments.population import recipe
+from experiments.train.session import TrainingDiverged
+from mus_env.interrupts import terminate_as_ctrl_c
+
+__all__ = ["parser", "main"]
+
+
+def parser() -> ArgumentParser:
+    """The ``mus league`` parser."""
+    p = ArgumentParser(prog="mus league", description=recipe.__doc__.splitlines()[0])
+    p.add_argument("--preset", choices=sorted(recipe.PRESETS), default="ship",
+                   help="ship: the shipped agent's recipe (about 3 hours on 2 cores); tiny: seconds (a smoke run)")
+    p.add_argument("--out", default="runs/league", help="the recipe's folder")
+    p.add_argument("--rounds", type=int_in(0, 100), default=None, help="rounds after the first stage (preset's)")
+    p.add_argument("--seed", type=int_in(0, 2**31 - 1), default=None, help="seed of every step (preset's: 0)")
+    p.add_argument("--workers", type=int_in(1, 256), default=2,
+                   help="best responses trained at once, as processes on this machine")
+    p.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="train the best responses as Ray tasks on the cluster at ADDRESS (HOST:PORT or auto)")
+    p.add_argument("--torch-threads", type=int_in(1, 64), default=None,
+                   help="torch threads of every training and probe (preset's: 1, as several share the cores)")
+    p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
+    p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``mus league [options]``: run or resume the recipe, print where its files are."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    p = parser()
+    a = p.parse_args(argv)
+    changes = {k: v for k, v in (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads))
+               if v is not None}
+    try:
+        settings = recipe.make_recipe(a.preset, **changes)
+        with terminate_as_ctrl_c():
+            data = recipe.run_recipe(settings, a.out, resume=a.resume, workers=a.workers, ray_address=a.ray,
+                                     progress=a.progress, command="mus league " + " ".join(argv))
+    except (ValueError, ImportError, TrainingDiverged, KeyboardInterrupt) as e:
+        fail("mus league", e, argv)
+    keep = data["steps"]["keep"]
+    print(f"kept round {keep['round']}: {a.out}/policy.pt; the rounds in {a.out}/recipe.md, the card in "
+          f"{a.out}/card.md")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,432 @@
+"""The shipped agent's recipe in one command: ``mus league``, rounds of best responses joining a population.
+
+Beating the baselines is not being hard to exploit, and one long self-play run drifts toward beating its own
+league. The recipe is PSRO (Lanctot et al., 2017) with the project's trainer and probes, each round anchored by
+a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), since hand-set rounds cycled:
+
+1. **Round 0**: ``mus train`` from the ``equity`` clone with a baseline-heavy league and a moving magnet
+   (:data:`PRESETS`' ``first``): the policy ``P0``.
+2. **Round r = 1..R**, from ``P(r-1)``:
+
+   a. *probes*: best responses trained against the frozen ``P(r-1)`` (every start of ``probe_starts`` and
+      ``probe_seeds`` seeds; :func:`experiments.population.exploit.probe`), as parallel processes (``workers``) or
+      Ray tasks (``ray_address``); their held-out gains measure ``P(r-1)``'s exploitability;
+   b. *the meta-game*: a duplicate round robin of the population (``rule``, ``equity``, every round's policy, every
+      probe's best response) and its Nash mixture (:func:`experiments.evaluate.ratings.nash_mixture` on stones per
+      hand);
+   c. *training*: ``mus train`` warm-started from ``P(r-1)``, the magnet fixed at it, the league its own share
+      (``self_share``) plus the Nash mixture's members by their shares, ``rule`` and ``equity`` at least
+      ``baseline_floor`` each: the policy ``Pr``.
+3. **Final probes** of ``PR``, for the measurement only.
+4. **Keep** the policy whose largest probe gain is the smallest, each measured by the probes of the next round,
+   which never trained it (never simply the last round); ``OUT/policy.pt``.
+5. **The card**: ``mus evaluate``'s report card of the kept policy (``OUT/card.md``, ``card.json``), and the
+   recipe's own report (``OUT/recipe.md``, ``recipe.png``: every round's margins, probes and head to head).
+
+Every step is a run of its own folder under ``OUT`` (``round0/train``, ``round1/probes/equity-seed0``,
+``round1/meta.json``, ...) and is marked done in ``OUT/recipe.json`` when it ends; ``resume`` skips what is done
+and resumes a stopped training or probe from its checkpoint, so a resumed recipe ends exactly as one never
+stopped. One progress bar counts the whole recipe's decisions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+from tqdm import tqdm
+
+from agents import make_agent
+from agents.policy import build_net, load_policy_file, parameters_digest
+from experiments.evaluate.deals import make_deals
+from experiments.evaluate.ratings import nash_mixture
+from experiments.evaluate.report_card import card_markdown, duplicate_row, report_card
+from experiments.evaluate.tournament import agent_labels, round_robin
+from experiments.population.exploit import probe
+from experiments.population.exploit_seeds import aggregate_probes, probe_folder, run_probe_jobs
+from experiments.train import ppo
+from experiments.train.report import machine_text, progress_bar
+from mus_env import MusConfig
+
+__all__ = ["Recipe", "PRESETS", "make_recipe", "run_recipe", "league_from_nash", "keep_round", "STATE_NAME"]
+
+#: The recipe's record of its settings and finished steps (in ``OUT``).
+STATE_NAME = "recipe.json"
+#: The baselines every population holds.
+BASELINES = ("rule", "equity")
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """Every setting of a recipe (:data:`PRESETS` names two; :func:`make_recipe` changes fields)."""
+
+    rounds: int
+    """PSRO rounds after round 0"""
+    trainer_preset: str
+    """the ``mus train`` preset every training starts from"""
+    first: dict[str, Any]
+    """``Args`` fields of round 0 (budget, warm start, league, magnet)"""
+    round_train: dict[str, Any]
+    """``Args`` fields of each round's training (budget, magnet coefficient); its warm start, magnet and league
+    are the round's"""
+    self_share: float
+    """the learner's own share of a round's league"""
+    snapshot_share: float
+    """its snapshots' share"""
+    baseline_floor: float
+    """the least share of ``rule`` and of ``equity`` in a round's league"""
+    min_share: float
+    """population members under this Nash share are left out of the league"""
+    probe_starts: tuple[str, ...]
+    """the best responses' starts (``equity``: the equity clone; ``agent``: the probed policy's own weights)"""
+    probe_seeds: int
+    """training seeds per start"""
+    probe_decisions: int
+    """each best response's budget, in decisions"""
+    probe_preset: str
+    """the trainer preset of a probe"""
+    probe_eval_hands: int
+    probe_eval_games: int
+    meta_hands: int
+    """duplicate deals per pair of the meta-game"""
+    eval_hands: int
+    """a round report's deals played as hands (against rule, equity, the previous round)"""
+    eval_games: int
+    card_hands: int | None
+    """the final card's sizes (None: mus evaluate's deal set v1)"""
+    card_games: int | None
+    seed: int = 0
+    torch_threads: int = 1
+    """torch threads of every training and probe (1: several share the cores)"""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as JSON values."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+
+_LB = "self:0.2,snapshot:0.2,rule:0.3,equity:0.3"
+
+#: Named recipes. ``ship`` makes the shipped agent (sized for about 3 hours on 2 cores, best responses included);
+#: ``tiny`` runs in seconds (tests).
+PRESETS: dict[str, Recipe] = {
+    "ship": Recipe(rounds=3, trainer_preset="default",
+                   first=dict(total_decisions=120_000_000, magnet_coef=0.1, magnet_every=50, league_mix=_LB,
+                              eval_every=100, checkpoint_every=25),
+                   round_train=dict(total_decisions=60_000_000, magnet_coef=0.1, eval_every=100,
+                                    checkpoint_every=25),
+                   self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
+                   probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=13_000_000,
+                   probe_preset="default", probe_eval_hands=20_000, probe_eval_games=2_000, meta_hands=2_000,
+                   eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None),
+    "tiny": Recipe(rounds=2, trainer_preset="tiny",
+                   first=dict(warm_start="none", magnet_coef=0.1, magnet_every=2),
+                   round_train=dict(magnet_coef=0.1),
+                   self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
+                   probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=32 * 8 * 4, probe_preset="tiny",
+                   probe_eval_hands=16, probe_eval_games=4, meta_hands=8, eval_hands=16, eval_games=4,
+                   card_hands=16, card_games=4),
+}
+
+
+def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
+    """The recipe of ``preset`` with some fields changed.
+
+    Raises:
+        ValueError: an unknown preset or field, or a bad value (named).
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"unknown recipe preset {preset!r}; use one of {', '.join(PRESETS)}")
+    fields = {f.name for f in dataclasses.fields(Recipe)}
+    bad = sorted(set(changes) - fields)
+    if bad:
+        raise ValueError(f"unknown recipe field(s) {bad}")
+    r = dataclasses.replace(PRESETS[preset], **changes)
+    for name in ("rounds", "probe_seeds", "probe_decisions", "meta_hands", "eval_hands", "eval_games",
+                 "probe_eval_hands", "probe_eval_games", "torch_threads"):
+        v = getattr(r, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "rounds" else 1):
+            raise ValueError(f"Recipe.{name} must be an int >= {0 if name == 'rounds' else 1}, got {v!r}")
+    for name in ("self_share", "snapshot_share", "baseline_floor", "min_share"):
+        v = getattr(r, name)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < 1:
+            raise ValueError(f"Recipe.{name} must be a number in [0, 1), got {v!r}")
+    if r.self_share + r.snapshot_share + 2 * r.baseline_floor >= 1:
+        raise ValueError("Recipe: self_share + snapshot_share + 2 * baseline_floor must leave room for the population")
+    if not r.probe_starts or any(s not in ("equity", "agent", "none") for s in r.probe_starts):
+        raise ValueError(f"Recipe.probe_starts: some of equity, agent, none, got {r.probe_starts!r}")
+    return r
+
+
+# ----------------------------------------------------------------------------------------------------
+# the pieces: league shares from a Nash mixture, the policy kept
+def league_from_nash(specs: Sequence[str], mixture: Sequence[float], recipe: Recipe) -> str:
+    """A round's ``league_mix``: ``self`` and ``snapshot`` at their shares, every population member whose Nash
+    share is at least ``min_share`` at its share of the rest, ``rule`` and ``equity`` at least ``baseline_floor``
+    each (the shares are renormalised by the trainer)."""
+    rest = 1.0 - recipe.self_share - recipe.snapshot_share
+    p = np.asarray(mixture, dtype=np.float64)
+    keep = p >= recipe.min_share
+    p = np.where(keep, p, 0.0)
+    p = p / p.sum() if p.sum() > 0 else np.full(len(p), 1.0 / len(p))
+    shares = {spec: rest * float(w) for spec, w in zip(specs, p, strict=True) if w > 0}
+    for b in BASELINES:
+        shares[b] = max(shares.get(b, 0.0), recipe.baseline_floor)
+    items = [("self", recipe.self_share), ("snapshot", recipe.snapshot_share), *shares.items()]
+    return ",".join(f"{name}:{share:.4f}" for name, share in items if share > 0)
+
+
+def keep_round(gains: Sequence[float]) -> int:
+    """The round to keep: the smallest largest-probe-gain (the earlier round on a tie)."""
+    if not gains:
+        raise ValueError("no round was measured")
+    return int(np.argmin(np.asarray(gains, dtype=np.float64)))
+
+
+# ----------------------------------------------------------------------------------------------------
+# the run
+class _Steps:
+    """``OUT/recipe.json``: the settings and the result of every finished step, written after each step."""
+
+    def __init__(self, out: Path, recipe: Recipe, resume: bool, command: str) -> None:
+        self.path = out / STATE_NAME
+        if self.path.is_file() and not resume:
+            raise ValueError(f"{out} holds a recipe already ({STATE_NAME}): continue it with --resume, or give "
+                             "another --out")
+        if resume and not self.path.is_file():
+            raise ValueError(f"{self.path}: no recipe to resume (start without --resume)")
+        if resume:
+            saved = json.loads(self.path.read_text(encoding="utf-8"))
+            if saved.get("settings") != recipe.to_dict():
+                differ = sorted(k for k, v in recipe.to_dict().items() if saved.get("settings", {}).get(k) != v)
+                raise ValueError(f"--resume: the recipe in {out} was made with other settings ({', '.join(differ)})")
+            self.data = saved
+        else:
+            self.data = {"settings": recipe.to_dict(), "command": command, "machine": machine_text(),
+                         "steps": {}, "seconds": 0.0}
+        out.mkdir(parents=True, exist_ok=True)
+        self.write()
+
+    def done(self, name: str) -> dict[str, Any] | None:
+        return self.data["steps"].get(name)
+
+    def finish(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
+        self.data["steps"][name] = result
+        self.write()
+        return result
+
+    def write(self) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(self.data, indent=2), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+def _policy_digest(path: Path) -> str:
+    blob = load_policy_file(path)
+    return parameters_digest(build_net(blob, path))
+
+
+def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: int = 1, ray_address: str | None = None,
+               log: Callable[[str], object] = print, progress: bool = True, command: str = "mus league",
+               probe_fn: Callable[..., dict[str, Any]] = probe) -> dict[str, Any]:
+    """Run (or with ``resume`` continue) ``recipe`` in the folder ``out`` (see the module docstring).
+
+    Args:
+        recipe: the settings (:func:`make_recipe`).
+        out: the recipe's folder.
+        resume: continue the recipe in ``out`` (the same settings): finished steps are read, a stopped training or
+            probe resumes from its checkpoint.
+        workers, ray_address: the probes of a round in parallel processes or as Ray tasks (:func:`run_probe_jobs`).
+        log: where the recipe's lines go (every run inside it is quiet).
+        progress: one progress bar over the whole recipe's decisions.
+        command: the command line, recorded.
+        probe_fn: the probe of a run in this process (tests give a stub).
+
+    Returns:
+        ``OUT/recipe.json``'s content: every step's result, ``keep`` (the round kept, its policy and gains).
+
+    Raises:
+        ValueError: ``out`` holds a recipe (without ``resume``) or one of other settings; a step's own refusals.
+        experiments.train.session.TrainingInterrupted: Ctrl-C in a step (``resume`` continues from it).
+    """
+    out = Path(out)
+    steps = _Steps(out, recipe, resume, command)
+    n_probes = len(recipe.probe_starts) * recipe.probe_seeds
+    first_args = ppo.make_args(recipe.trainer_preset, **recipe.first)
+    round_args = ppo.make_args(recipe.trainer_preset, **recipe.round_train)
+    total = (first_args.total_decisions + recipe.rounds * round_args.total_decisions
+             + (recipe.rounds + 1) * n_probes * recipe.probe_decisions)
+    bar = progress_bar(total, "recipe", progress)
+    t_start, seconds_before = time.perf_counter(), steps.data.get("seconds", 0.0)
+    say = log if not progress or log is not print else tqdm.write     # lines above the bar, not through it
+
+    def tick(name: str, decisions: int) -> None:
+        bar.update(decisions)
+        bar.set_postfix_str(name)
+        steps.data["seconds"] = seconds_before + time.perf_counter() - t_start
+        steps.write()
+
+    def train_step(name: str, overrides: dict[str, Any]) -> dict[str, Any]:
+        if (done := steps.done(name)) is not None:
+            tick(name, done["budget"])
+            return done
+        folder = out / name
+        args = ppo.make_args(recipe.trainer_preset, **{"seed": recipe.seed, **overrides, "out": str(folder),
+                                                       "progress": False, "torch_threads": recipe.torch_threads})
+        say(f"{name}: mus train, {args.total_decisions:,} decisions, warm start {args.warm_start}, league "
+            f"{args.league_mix}, magnet {args.magnet_coef} (every {args.magnet_every or 'never'})")
+        t = ppo.train(args, resume=(folder / "checkpoint.pt").is_file(), log=lambda *a: None,
+                      run_info={"command": f"{command} (step {name})", "preset": recipe.trainer_preset})
+        ev = t.evals[-1] if t.evals else {}
+        result = {"policy": str(folder / "policy.pt"), "digest": _policy_digest(folder / "policy.pt"),
+                  "decisions": t.decisions, "budget": t.num_updates * t.batch, "minutes": t.elapsed / 60,
+                  "league_mix": args.league_mix, "last_eval": ev}
+        tick(name, result["budget"])
+        return steps.finish(name, result)
+
+    def probe_step(name: str, target: str) -> dict[str, Any]:
+        if (done := steps.done(name)) is not None:
+            tick(name, n_probes * recipe.probe_decisions)
+            return done
+        jobs, found = [], {}
+        for start in recipe.probe_starts:
+            for k in range(recipe.probe_seeds):
+                seed = recipe.seed + k
+                folder = probe_folder(out / name, start, seed)
+                if (folder / "exploit.json").is_file():
+                    found[start, seed] = json.loads((folder / "exploit.json").read_text(encoding="utf-8"))
+                    continue
+                jobs.append({"spec": target, "out": folder, "minutes": 0, "decisions": recipe.probe_decisions,
+                             "warm_start": start, "seed": seed, "eval_hands": recipe.probe_eval_hands,
+                             "eval_games": recipe.probe_eval_games, "preset": recipe.probe_preset,
+                             "resume": (folder / "checkpoint.pt").is_file(), "progress": False,
+                             "torch_threads": recipe.torch_threads, "command": f"{command} (step {name})"})
+        say(f"{name}: {len(jobs)} best response(s) against {target} ({workers} at once"
+            + (f", Ray at {ray_address}" if ray_address else "") + ")")
+        ran = run_probe_jobs(jobs, workers, ray_address, lambda *a: None, probe_fn)
+        for job, r in zip(jobs, ran, strict=True):
+            found[job["warm_start"], job["seed"]] = r
+        results = [found[s, recipe.seed + k] for s in recipe.probe_starts for k in range(recipe.probe_seeds)]
+        report = aggregate_probes(results)
+        report.pop("results")
+        report["policies"] = [str(probe_folder(out / name, s, recipe.seed + k) / "policy.pt")
+                              for s in recipe.probe_starts for k in range(recipe.probe_seeds)]
+        say(f"{name}: largest gain {report['max']['stones']:+.3f} stones/hand ({report['max']['start']} start), "
+            f"game win rate up to {report['max_win']['win']:.3f}")
+        tick(name, n_probes * recipe.probe_decisions)
+        return steps.finish(name, report)
+
+    def meta_step(name: str, specs: list[str]) -> dict[str, Any]:
+        if (done := steps.done(name)) is not None:
+            return done
+        deals = make_deals(recipe.meta_hands, recipe.seed + 7_000 + len(specs), MusConfig().target)
+        pairs = round_robin(specs, deals, mode="hands", config=MusConfig(), seed=recipe.seed, progress=False)
+        labels = agent_labels(specs)
+        index = {label: i for i, label in enumerate(labels)}
+        payoff = np.zeros((len(specs), len(specs)))
+        for pr in pairs:
+            m = pr.mean_diff()[0]
+            payoff[index[pr.a], index[pr.b]], payoff[index[pr.b], index[pr.a]] = m, -m
+        mixture, gap = nash_mixture(payoff)
+        league = league_from_nash(specs, mixture, recipe)
+        say(f"{name}: Nash mixture of {len(specs)} agents (gap {gap:.3f}): "
+            + ", ".join(f"{Path(s).parent.name if s.endswith('.pt') else s} {w:.2f}"
+                        for s, w in zip(specs, mixture, strict=True) if w >= 0.01))
+        return steps.finish(name, {"specs": specs, "payoff": payoff.round(4).tolist(), "mixture": mixture.tolist(),
+                                   "gap": gap, "league_mix": league})
+
+    def report_step(name: str, policy: str, previous: str | None) -> dict[str, Any]:
+        if (done := steps.done(name)) is not None:
+            return done
+        cfg = MusConfig()
+        hands, games = make_deals(recipe.eval_hands, 7, cfg.target), make_deals(recipe.eval_games, 8, cfg.target)
+        me = make_agent(policy)
+        rows = [duplicate_row(me, make_agent(o), ("policy", o), hands, games, cfg, 7) for o in BASELINES]
+        if previous is not None:
+            rows.append(duplicate_row(me, make_agent(previous), ("policy", "previous"), hands, games, cfg, 7))
+        say(f"{name}: " + ", ".join(f"vs {r['opponent']} {r['stones']:+.3f} [{r['stones_lo']:+.3f}, "
+                                    f"{r['stones_hi']:+.3f}]" for r in rows))
+        return steps.finish(name, {"policy": policy, "rows": rows})
+
+    try:
+        # round 0
+        policies = [train_step("round0/train", dict(recipe.first))["policy"]]
+        report_step("round0/report", policies[0], None)
+        responses: list[str] = []
+        probes: list[dict[str, Any]] = []
+        for r in range(1, recipe.rounds + 1):
+            previous = policies[-1]
+            probes.append(probe_step(f"round{r}/probes", previous))
+            responses += probes[-1]["policies"]
+            meta = meta_step(f"round{r}/meta", [*BASELINES, *policies, *responses])
+            overrides = {**recipe.round_train, "warm_start": previous, "magnet_every": 0,
+                         "league_mix": meta["league_mix"], "seed": recipe.seed + r}
+            policies.append(train_step(f"round{r}/train", overrides)["policy"])
+            report_step(f"round{r}/report", policies[-1], previous)
+        probes.append(probe_step("final/probes", policies[-1]))
+        gains = [p["max"]["stones"] for p in probes]
+        kept = keep_round(gains)
+        shutil.copyfile(policies[kept], out / "policy.pt")
+        keep = steps.finish("keep", {"round": kept, "policy": policies[kept], "gains": gains,
+                                     "wins": [p["max_win"]["win"] for p in probes],
+                                     "digest": _policy_digest(out / "policy.pt")})
+        say(f"kept round {kept} (largest probe gains by round: " + ", ".join(f"{g:+.3f}" for g in gains)
+            + f"): {out / 'policy.pt'}")
+        if steps.done("card") is None:
+            card = report_card(str(out / "policy.pt"), hands=recipe.card_hands, games=recipe.card_games,
+                               name="recipe", command=f"mus evaluate {out / 'policy.pt'}", log=lambda *a: None)
+            (out / "card.json").write_text(json.dumps(card, indent=2), encoding="utf-8")
+            (out / "card.md").write_text(card_markdown(card), encoding="utf-8")
+            steps.finish("card", {"card": str(out / "card.md")})
+        write_report(out, steps.data, keep)
+    finally:
+        bar.close()
+    return steps.data
+
+
+# ----------------------------------------------------------------------------------------------------
+# the report
+def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
+    """``OUT/recipe.md`` and ``OUT/recipe.png``: every round's budget, margins, probe gain and head to head, and
+    the policy kept."""
+    s = data["steps"]
+    rounds = sorted(int(k.split("/")[0][5:]) for k in s if k.startswith("round") and k.endswith("/train"))
+    gains = keep["gains"]
+    lines = ["# The recipe's rounds", "", f"`{data.get('command', 'mus league')}`, on {data.get('machine', '?')}; "
+             f"{data.get('seconds', 0.0) / 60:.1f} minutes in all (trainings and probes).", "",
+             "| round | decisions | minutes | vs rule | vs equity | vs previous round | largest probe gain | "
+             "its game win rate |", "|---|---|---|---|---|---|---|---|"]
+    for r in rounds:
+        t, rep = s[f"round{r}/train"], s[f"round{r}/report"]
+        by = {row["opponent"]: row for row in rep["rows"]}
+        cell = {o: (f"{by[o]['stones']:+.3f} [{by[o]['stones_lo']:+.3f}, {by[o]['stones_hi']:+.3f}]" if o in by
+                    else "") for o in ("rule", "equity", "previous")}
+        mark = " **kept**" if r == keep["round"] else ""
+        lines.append(f"| {r}{mark} | {t['decisions']:,} | {t['minutes']:.1f} | {cell['rule']} | {cell['equity']} | "
+                     f"{cell['previous']} | {gains[r]:+.3f} | {keep['wins'][r]:.3f} |")
+    lines += ["", f"Kept: round {keep['round']} (the smallest largest gain of probes that never trained it), "
+              f"`{keep['policy']}`, copied to `policy.pt`; its report card: `card.md`."]
+    (out / "recipe.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fig = Figure(figsize=(9, 3.6))
+    ax1, ax2 = fig.subplots(1, 2)
+    for o, color in (("rule", "C0"), ("equity", "C1")):
+        y = [next(row["stones"] for row in s[f"round{r}/report"]["rows"] if row["opponent"] == o) for r in rounds]
+        ax1.plot(rounds, y, marker="o", color=color, label=f"vs {o}")
+    ax1.set_xlabel("round")
+    ax1.set_ylabel("stones/hand (held out)")
+    ax1.legend(fontsize=8)
+    ax2.plot(rounds, gains[: len(rounds)], marker="s", color="C3")
+    ax2.axvline(keep["round"], color="grey", ls="--", lw=0.8)
+    ax2.set_xlabel("round")
+    ax2.set_ylabel("largest probe gain, stones/hand")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "recipe.png", dpi=110)
+    return out / "recipe.md"

@@ -1,0 +1,160 @@
+"""``mus league`` (experiments.population.recipe): the shipped agent's recipe, run at the tiny preset.
+
+* A tiny recipe of two rounds end to end: the best responses of each round join the population of the next
+  meta-game and the league of the next training, and the policy kept is the one whose largest probe gain is the
+  smallest (a stub probe makes that the first round: keeping the last would fail).
+* The Nash mixture of the population: rock-paper-scissors gives the uniform mixture, a dominated agent gets nothing
+  and leaves the league.
+* A recipe stopped in the middle of a best response, then in the middle of a round's training, resumes to exactly
+  the results of one never stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from experiments.evaluate.ratings import nash_mixture  # noqa: E402
+from experiments.population import recipe as rc  # noqa: E402
+from experiments.train import ppo  # noqa: E402
+from experiments.train.session import TrainingInterrupted  # noqa: E402
+
+QUIET = dict(log=lambda *a: None, progress=False)
+
+
+def _comparable(data: dict[str, Any]) -> str:
+    """A recipe's results without its clocks and its folder."""
+    def clean(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items() if k not in ("minutes", "seconds", "session_seconds", "machine",
+                                                                   "command")}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        return x
+    return json.dumps(clean(data["steps"]), sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("recipe") / "run"
+    return out, rc.run_recipe(rc.make_recipe("tiny"), out, **QUIET)
+
+
+def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight) -> None:
+    out, data = straight
+    s = data["steps"]
+    assert list(s) == ["round0/train", "round0/report", "round1/probes", "round1/meta", "round1/train",
+                       "round1/report", "round2/probes", "round2/meta", "round2/train", "round2/report",
+                       "final/probes", "keep", "card"]
+    # the best responses of round 1 join round 2's population; every population holds the baselines and policies
+    r1 = s["round1/probes"]["policies"]
+    assert len(r1) == 2 and all(Path(p).is_file() for p in r1)
+    assert s["round1/meta"]["specs"] == ["rule", "equity", s["round0/train"]["policy"], *r1]
+    assert set(r1) <= set(s["round2/meta"]["specs"]) and s["round1/train"]["policy"] in s["round2/meta"]["specs"]
+    # each round trains against its meta-game's league, from the previous policy
+    assert s["round2/train"]["league_mix"] == s["round2/meta"]["league_mix"]
+    args = json.loads((out / "round2" / "train" / "args.json").read_text())
+    assert args["warm_start"] == s["round1/train"]["policy"] and args["magnet_every"] == 0
+    # kept: the smallest largest gain among the probes of the next round (or the final ones)
+    gains = [s[k]["max"]["stones"] for k in ("round1/probes", "round2/probes", "final/probes")]
+    assert s["keep"]["gains"] == gains and s["keep"]["round"] == int(np.argmin(gains))
+    kept = s["keep"]["round"]
+    assert s["keep"]["digest"] == s[f"round{kept}/train"]["digest"]
+    for name in ("policy.pt", "card.md", "card.json", "recipe.md", "recipe.png", rc.STATE_NAME):
+        assert (out / name).stat().st_size > 0, name
+    table = (out / "recipe.md").read_text()
+    assert f"| {kept} **kept** |" in table and table.count("\n| ") == 4       # the header and three rounds
+    assert json.loads((out / rc.STATE_NAME).read_text())["steps"]["keep"] == s["keep"]
+
+
+def test_the_kept_round_is_the_least_exploitable_not_the_last(tmp_path: Path) -> None:
+    """Stub probes whose gains are set by the policy they probe: round 0's policy is the least exploitable, so it
+    is kept although two rounds came after it."""
+    targets: list[str] = []
+
+    def stub(spec: str, out: Path, warm_start: str, seed: int, log: Any, **kw: Any) -> dict[str, Any]:
+        targets.append(spec)
+        gain = {"round0": 0.2, "round1": 0.9, "round2": 0.5}[Path(spec).parent.parent.name]
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(spec, out / "policy.pt")                 # a best response: here the target's own weights
+        g = {"stones": gain + (0.1 if warm_start == "agent" else 0.0), "stones_lo": gain - 0.1, "stones_hi": gain + 0.1,
+             "win": 0.5, "win_lo": 0.45, "win_hi": 0.55}
+        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
+             "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
+        (out / "exploit.json").write_text(json.dumps(r))
+        return r
+
+    data = rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
+    keep = data["steps"]["keep"]
+    assert keep["round"] == 0 and keep["gains"] == pytest.approx([0.3, 1.0, 0.6])
+    assert len(targets) == 6                                      # 2 starts x (2 rounds + the final probes)
+    assert rc.keep_round([0.5, 0.2, 0.2]) == 1 and rc.keep_round([0.4]) == 0
+
+
+def test_the_nash_shares_of_rock_paper_scissors_and_of_a_dominated_agent() -> None:
+    rps = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=float)
+    p, gap = nash_mixture(rps)
+    assert np.allclose(p, 1 / 3, atol=0.02) and gap < 0.05
+    # a fourth agent that loses to everyone gets nothing, and the league leaves it out
+    bad = np.zeros((4, 4))
+    bad[:3, :3] = rps
+    bad[:3, 3], bad[3, :3] = 0.5, -0.5
+    p, _ = nash_mixture(bad)
+    assert p[3] < 1e-3 and np.allclose(p[:3], 1 / 3, atol=0.02)
+    recipe = rc.make_recipe("tiny")
+    league = rc.league_from_nash(["a.pt", "b.pt", "c.pt", "loser.pt"], p, recipe)
+    shares = {k: float(v) for k, v in (item.rsplit(":", 1) for item in league.split(","))}
+    assert "loser.pt" not in shares and shares["self"] == recipe.self_share
+    assert shares["a.pt"] == pytest.approx(shares["b.pt"], abs=0.02)
+    assert shares["rule"] == shares["equity"] == recipe.baseline_floor      # the baselines' floor
+
+
+def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, monkeypatch) -> None:
+    """Ctrl-C in the middle of round 1's first best response, then in the middle of round 2's training: each
+    resume goes on from the step's own checkpoint, and the recipe ends with the results of one never stopped."""
+    out = tmp_path / "run"
+    original = ppo.rollout
+
+    def stop_in(folder: str):
+        def rollout(s):
+            if str(s.out).endswith(folder) and s.update == 3:          # after the checkpoint of update 2
+                raise KeyboardInterrupt
+            return original(s)
+        return rollout
+
+    recipe = rc.make_recipe("tiny")
+    monkeypatch.setattr(ppo, "rollout", stop_in("round1/probes/equity-seed0"))
+    with pytest.raises(TrainingInterrupted):
+        rc.run_recipe(recipe, out, **QUIET)
+    assert (out / "round1" / "probes" / "equity-seed0" / "checkpoint.pt").is_file()
+    monkeypatch.setattr(ppo, "rollout", stop_in("round2/train"))
+    with pytest.raises(TrainingInterrupted):
+        rc.run_recipe(recipe, out, resume=True, **QUIET)
+    state = json.loads((out / rc.STATE_NAME).read_text())
+    assert "round1/probes" in state["steps"] and "round2/train" not in state["steps"]
+    monkeypatch.setattr(ppo, "rollout", original)
+    resumed = rc.run_recipe(recipe, out, resume=True, **QUIET)
+    assert _comparable(resumed).replace(str(out), "OUT") == _comparable(straight[1]).replace(str(straight[0]), "OUT")
+
+
+def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
+    with pytest.raises(ValueError, match="holds a recipe already"):
+        rc.run_recipe(rc.make_recipe("tiny"), straight[0], **QUIET)
+    with pytest.raises(ValueError, match="no recipe to resume"):
+        rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "none", resume=True, **QUIET)
+    with pytest.raises(ValueError, match=r"other settings \(rounds\)"):
+        rc.run_recipe(rc.make_recipe("tiny", rounds=3), straight[0], resume=True, **QUIET)
+    for change, words in (({"rounds": -1}, "Recipe.rounds"), ({"self_share": 1.5}, "Recipe.self_share"),
+                          ({"probe_starts": ("clone",)}, "probe_starts"), ({"nope": 1}, "unknown recipe field")):
+        with pytest.raises(ValueError, match=words):
+            rc.make_recipe("tiny", **change)
+    with pytest.raises(ValueError, match="unknown recipe preset"):
+        rc.make_recipe("huge")
