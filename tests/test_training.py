@@ -910,3 +910,36 @@ def test_the_shipped_card_is_the_one_its_weights_make_and_the_replaced_agent_is_
     old = data / "candidates" / "ppo_2026_11" / "policy.pt"
     assert parameters_digest(build_net(load_policy_file(old), old)) == meta["previous"]["parameters_sha256"]
     _plays_legal(make_agent(str(old)))
+
+
+def _ev(update: int, rule: float, equity: float, half: float = 0.2) -> dict[str, float]:
+    row: dict[str, float] = {"update": update}
+    for o, m in (("rule", rule), ("equity", equity)):
+        row |= {f"{o}_stones": m, f"{o}_stones_lo": m - half, f"{o}_stones_hi": m + half}
+    return row
+
+
+def test_policy_pt_is_the_best_policy_when_the_end_fell_below_it(tmp_path) -> None:
+    """The stated rule (checkpoint.end_fell): the best evaluation's smallest margin beats the end's by more than the
+    end's 95% CI half-width -> policy.pt is the best policy and last_policy.pt the last; within the CI, the last."""
+    from types import SimpleNamespace
+
+    from experiments.train.checkpoint import end_fell, settle_policy
+
+    def run(evals: list[dict[str, float]]) -> SimpleNamespace:
+        out = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+        out.mkdir()
+        (out / "policy.pt").write_bytes(b"last")
+        (out / "best_policy.pt").write_bytes(b"best")
+        return SimpleNamespace(out=out, evals=evals, args=SimpleNamespace(eval_opponents="rule,equity"))
+
+    lines: list[str] = []
+    fell = run([_ev(1, 1.0, 0.2), _ev(2, 1.9, 1.0), _ev(3, 1.2, 0.6)])     # best min 1.0, end min 0.6 (+0.2 CI)
+    assert settle_policy(fell, lines.append)["update"] == 2
+    assert (fell.out / "policy.pt").read_bytes() == b"best" and (fell.out / "last_policy.pt").read_bytes() == b"last"
+    assert "best evaluation (update 2" in lines[0] and "last_policy.pt" in lines[0]
+    held = run([_ev(1, 1.0, 0.2), _ev(2, 1.9, 1.0), _ev(3, 1.8, 0.85)])    # 1.0 vs 0.85 + 0.2: within the CI
+    assert settle_policy(held, lines.append) is None and len(lines) == 1
+    assert (held.out / "policy.pt").read_bytes() == b"last" and not (held.out / "last_policy.pt").exists()
+    assert end_fell(_ev(2, 1.9, 1.0), _ev(3, 1.2, 0.6), ["rule", "equity"])
+    assert not end_fell(_ev(2, 1.9, 1.0), _ev(3, 1.2, 0.6, half=0.5), ["rule", "equity"])

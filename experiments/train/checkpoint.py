@@ -20,6 +20,7 @@ is that state, whole.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ from agents.policy import (
     save_policy,
 )
 from experiments.train.league import RECENT, split_specs
-from experiments.train.report import write_logs
+from experiments.train.report import eval_score, write_logs
 from experiments.train.settings import SettingsError
 from mus_env.config import is_int
 
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
     from experiments.train.state import TrainState
 
 __all__ = ["CheckpointError", "RUN_FILES", "RESUMABLE_CHANGES", "to_torch", "to_numpy", "run_settings",
-           "save_checkpoint", "load_checkpoint", "export_policy", "save_run", "save_outputs"]
+           "save_checkpoint", "load_checkpoint", "export_policy", "save_run", "save_outputs", "end_fell",
+           "settle_policy"]
 
 
 class CheckpointError(SettingsError):
@@ -53,8 +55,8 @@ class CheckpointError(SettingsError):
 
 #: What a run writes in its folder (``--overwrite`` replaces these and nothing else; ``exploit.json`` and
 #: ``exploit_curve.png`` are a ``mus exploit`` probe's result, which belongs to the run it measured).
-RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "metrics.csv", "eval.csv", "learning_curve.png",
-             "args.json", "run.json", "tb", "exploiter.pt", "exploit.json", "exploit_curve.png")
+RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "last_policy.pt", "metrics.csv", "eval.csv",
+             "learning_curve.png", "args.json", "run.json", "tb", "exploiter.pt", "exploit.json", "exploit_curve.png")
 
 #: Settings a run may change when it resumes (the budget, the clock, the logging, where the networks run and on
 #: how many torch threads); any other change is refused. A resume on another device or thread count is not
@@ -365,3 +367,30 @@ def save_outputs(t: TrainState) -> None:
     export_policy(t)
     if t.exploiter is not None:
         export_policy(t, {"exploiter_born": t.exploiter_born}, name="exploiter.pt", net=t.exploiter)
+
+
+def end_fell(best: dict[str, Any], end: dict[str, Any], opponents: list[str]) -> bool:
+    """Whether a run's end is worse than its best evaluation by the stated rule: the best one's
+    :func:`~experiments.train.report.eval_score` (its smallest stones/hand margin over the evaluation opponents)
+    beats the end's by more than the end's 95% CI half-width (its widest over those opponents)."""
+    half = max((float(end[f"{o}_stones_hi"]) - float(end[f"{o}_stones_lo"])) / 2 for o in opponents)
+    return eval_score(best, opponents) > eval_score(end, opponents) + half
+
+
+def settle_policy(t: TrainState, log: Any = print) -> dict[str, Any] | None:
+    """At a run's end: ``policy.pt`` is the last policy, unless the run's best evaluation beat its end
+    (:func:`end_fell`); then ``policy.pt`` becomes that best policy (``best_policy.pt``) and the last one is kept as
+    ``last_policy.pt``, and a line says so. Returns the best evaluation then, else None."""
+    if len(t.evals) < 2 or not (t.out / "best_policy.pt").is_file():
+        return None
+    opponents = split_specs(t.args.eval_opponents)
+    best, end = max(t.evals, key=lambda e: eval_score(e, opponents)), t.evals[-1]
+    if best is end or not end_fell(best, end, opponents):
+        return None
+    shutil.copyfile(t.out / "policy.pt", t.out / "last_policy.pt")
+    shutil.copyfile(t.out / "best_policy.pt", t.out / "policy.pt")
+    log(f"the run's best evaluation (update {best['update']}: "
+        + ", ".join(f"{o} {best[f'{o}_stones']:+.2f}" for o in opponents)
+        + ") beat its end (" + ", ".join(f"{o} {end[f'{o}_stones']:+.2f}" for o in opponents)
+        + f") by more than the end's 95% CI: policy.pt is that best policy; the last one is {t.out / 'last_policy.pt'}")
+    return best

@@ -646,3 +646,5 @@ def _run(t: TrainState, run: RunSession, log: Any, max_updates: int | None, run_
         run.save(t)
     if stopped:
         log(f"stopped at update {t.update}/{t.num_updates}; continue with --resume --out {t.out}")
+    else:
+        checkpoint.settle_policy(t, log)        # policy.pt: the last policy, or the best when the end fell

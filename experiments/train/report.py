@@ -201,6 +201,9 @@ def print_summary(t: TrainState, log: Any = print) -> None:
     log(f"best evaluation: update {best['update']} ({best['decisions']:,} decisions), "
         + ", ".join(f"{s} {best[f'{s}_stones']:+.3f}" for s in opponents)
         + f" stones/hand: {t.out / 'best_policy.pt'}")
+    if (t.out / "last_policy.pt").is_file():
+        log(f"the end fell below the best evaluation: policy.pt is the best policy, {t.out / 'last_policy.pt'} the "
+            "last one")
     log(f"wrote {t.out / 'checkpoint.pt'}, {t.out / 'policy.pt'}, {t.out / 'best_policy.pt'}, "
         f"{t.out / 'metrics.csv'}, {t.out / 'eval.csv'}, {t.out / 'learning_curve.png'}, {t.out / 'tb'}")
 
