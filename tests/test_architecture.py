@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -417,3 +418,18 @@ def test_torch_is_imported_at_the_top_of_a_module_never_inside_a_function() -> N
 def test_no_private_names_or_attributes_of_others_in_experiments() -> None:
     found = [use for path in sorted((ROOT / "experiments").rglob("*.py")) for use in _private_uses(path)]
     assert not found, "private names or attributes of another module or object:\n" + "\n".join(found)
+
+
+def test_the_training_script_reads_in_one_sitting() -> None:
+    """experiments/train/ppo.py, CleanRL-shaped: at most 650 lines, its docstring included (DESIGN.md); the loop's
+    state is one typed TrainState, not attributes set on an untyped object."""
+    script = (ROOT / "experiments" / "train" / "ppo.py").read_text(encoding="utf-8")
+    assert len(script.splitlines()) <= 650, len(script.splitlines())
+    assert "class Trainer" not in script and not re.search(r"\bt: Any\b", script)
+    state = ast.parse((ROOT / "experiments" / "train" / "state.py").read_text(encoding="utf-8"))
+    cls = next(n for n in state.body if isinstance(n, ast.ClassDef) and n.name == "TrainState")
+    fields = [n.target.id for n in cls.body if isinstance(n, ast.AnnAssign)]
+    assert {"net", "opt", "buffer", "league", "rng", "update", "history", "evals", "magnet", "exploiter"} <= set(fields)
+    for module in ("checkpoint", "session", "report"):
+        text = (ROOT / "experiments" / "train" / f"{module}.py").read_text(encoding="utf-8")
+        assert not re.search(r"\bt: Any\b", text), module      # they read the TrainState through its fields

@@ -33,23 +33,19 @@ The PPO update (losses)
 advantages normalised per minibatch, ``ratio = pi(a|o) / pi_old(a|o)``. Policy loss: the clipped surrogate
 ``mean(max(-A * ratio, -A * clip(ratio, 1 - clip_coef, 1 + clip_coef)))``; value loss
 ``0.5 * mean((V(o) - R)^2)`` with ``R = A + V_old(o)``; entropy over the legal actions. The loss is
-``pg - ent_coef * entropy + vf_coef * v_loss`` (only the value term for ``value_warmup`` updates), gradients
-clipped to ``max_grad_norm``, Adam's learning rate annealed to 0 (``anneal_lr``), epochs stopped past
-``target_kl`` when set. The exploiter is updated the same way on its own decisions.
+``pg - ent_coef * entropy + vf_coef * v_loss`` (only the value term for ``value_warmup`` updates), gradients clipped
+to ``max_grad_norm``, the learning rate annealed to 0 (``anneal_lr``), epochs stopped past ``target_kl`` when set.
 
-**Magnet** (``magnet_coef > 0``): the learner's loss adds ``magnet_coef * KL(pi || rho)`` (:func:`magnet_kl`,
-exact over the legal actions), the reverse KL to a *magnet* policy ``rho``: the regularisation of magnetic mirror
-descent (Sokota et al., 2022) and, in policy-gradient form, of regularised Nash dynamics (R-NaD, Perolat et al.,
-2022). Self-play chases its own last policy and can cycle in a game of bluff; the pull toward a slowly moving
-reference damps the cycle. The magnet is a frozen copy of the learner taken when PPO starts and refreshed every
-``magnet_every`` updates (0: never). On a biased rock-paper-scissors with these loss functions
-(``tests/test_magnet.py``) plain PPO spirals out to an exploitability of about 1.0 and the magnet holds it near
-0.1-0.2. The exploiter is not regularised (it is a best response).
+**Magnet** (``magnet_coef``, on by default): the loss adds ``magnet_coef * KL(pi || rho)`` (:func:`magnet_kl`,
+exact over the legal actions) toward a frozen copy ``rho`` of the learner taken when PPO starts and refreshed every
+``magnet_every`` updates: magnetic mirror descent (Sokota et al., 2022), R-NaD's regularisation in policy-gradient
+form. It damps the cycles of self-play in a game of bluff (on a biased rock-paper-scissors, ``tests/test_magnet.py``,
+it holds an exploitability near 0.1-0.2 where plain PPO spirals out to 1.0) and keeps what the warm start knew.
 
-Everything goes to ``--out`` (:mod:`~experiments.train.checkpoint` lists the files): ``checkpoint.pt`` (``--resume``
-continues exactly), ``policy.pt``, ``best_policy.pt`` (best :func:`eval_score`), ``metrics.csv``, ``eval.csv``,
-TensorBoard events, ``learning_curve.png``, ``args.json``, ``run.json``. The command line is
-:mod:`experiments.commands.train` (``mus train``); every field of :class:`Args` is a flag.
+Everything goes to ``--out`` (:mod:`~experiments.train.checkpoint` lists the files): ``checkpoint.pt`` (exact resume),
+``policy.pt`` (the last policy, or the best when the end fell: :func:`~experiments.train.checkpoint.settle_policy`),
+``best_policy.pt``, logs, ``learning_curve.png``. ``mus train`` (:mod:`experiments.commands.train`): every field of
+:class:`Args` is a flag.
 """
 
 from __future__ import annotations
@@ -82,10 +78,9 @@ from mus_env.observation import obs_dim
 from mus_env.vector import warm_up
 
 __all__ = ["Args", "PRESETS", "make_args", "threads_for", "TrainState", "start", "train", "rollout", "learn", "act",
-           "eval_score", "TurnBuffer",
-           "turn_based_gae", "League", "SnapshotBank", "CheckpointError", "SettingsError", "TrainingInterrupted",
-           "TrainingDiverged", "relative_hands", "hands_input", "HANDS_DIM", "cpu_weights", "clipped_surrogate",
-           "magnet_kl"]
+           "eval_score", "TurnBuffer", "turn_based_gae", "League", "SnapshotBank", "CheckpointError", "SettingsError",
+           "TrainingInterrupted", "TrainingDiverged", "relative_hands", "hands_input", "HANDS_DIM", "cpu_weights",
+           "clipped_surrogate", "magnet_kl"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -99,7 +94,7 @@ class Args:
     """seeds the environment, the league draws, the sampling and the network initialisation"""
     out: str = "runs/train"
     """output folder: checkpoint, policy, logs, learning curve"""
-    total_decisions: int = 24_000_000
+    total_decisions: int = 40_000_000
     """training budget in environment decisions (all seats, learner and opponents)"""
     max_minutes: float = 0.0
     """stop (with a checkpoint) after this many minutes of this process, 0: no limit; a stopped run resumes"""
@@ -148,10 +143,10 @@ class Args:
     """PPO ratio clip"""
     ent_coef: float = 0.01
     """entropy bonus"""
-    magnet_coef: float = 0.0
+    magnet_coef: float = 0.1
     """weight of the reverse KL from the policy to the magnet policy (magnetic mirror descent / R-NaD; see the
     module docstring); 0: off"""
-    magnet_every: int = 0
+    magnet_every: int = 50
     """updates between refreshes of the magnet to a copy of the learner; 0: it stays the policy PPO started from"""
     vf_coef: float = 0.5
     """value loss weight"""
@@ -169,7 +164,7 @@ class Args:
     game_coef: float = 1.0
     """weight of the game outcome (+1 / -1)"""
     # league
-    league_mix: str = "self:0.4,snapshot:0.2,rule:0.2,equity:0.2"
+    league_mix: str = "self:0.2,snapshot:0.2,rule:0.3,equity:0.3"
     """opponent kinds and their shares, drawn per game on each table: self, snapshot, exploiter (a second network
     trained only against the learner), responses (past exploiters, frozen at each reset), a baseline (rule,
     equity, random, ordago), ppo, a policy file, or the --out folder of a mus exploit probe (its best responses,
@@ -247,21 +242,27 @@ def magnet_kl(logp_all: torch.Tensor, magnet_logp_all: torch.Tensor) -> torch.Te
     return (logp_all.exp() * (logp_all - magnet_logp_all)).sum(-1).mean()
 
 
+#: The settings of the default run before 2026-12 (no magnet, a self-play-heavy league), which the presets of the
+#: agents made then keep.
+_BEFORE_2026_12 = dict(magnet_coef=0.0, magnet_every=0, league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2")
+
 #: Named presets: overrides of :class:`Args`.
 PRESETS: dict[str, dict[str, Any]] = {
     # a few updates on a few tables, for tests and smoke runs (seconds)
     "tiny": dict(num_tables=32, rollout_steps=8, total_decisions=32 * 8 * 4, minibatch_size=128, eval_every=2,
                  eval_hands=16, eval_games=4, checkpoint_every=2, snapshot_every=1, pool_size=2, hidden=(32, 32),
                  torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1,
-                 league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2"),
-    # ``mus train``: the defaults of Args, about 10 minutes on 2 cores
+                 league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2", magnet_coef=0.0, magnet_every=0),
+    # ``mus train``: the defaults of Args, about 10 minutes on 2 cores (the equity clone, then PPO with a magnet
+    # refreshed every 50 updates and a baseline-heavy league: measured to rise and hold, docs/training.md)
     "default": dict(),
-    # the agent shipped until 2026-12: the default run made longer (about 1.5 hours on 2 cores, one torch thread)
-    "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25),
+    # the agent shipped until 2026-12: the default run of 2026-11 made longer (about 1.5 hours on 2 cores)
+    "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25, **_BEFORE_2026_12),
     # PPO from a random network (no warm start), 600M decisions with the learning rate annealed over all of them
     # (about 100 minutes on 2 cores): candidate C of docs/exploitability.md, the first stage of the shipped ppo
     # (two PSRO-like rounds warm-started from it followed; its model card lists the three commands)
-    "scratch": dict(warm_start="none", total_decisions=600_000_000, eval_every=100, checkpoint_every=25),
+    "scratch": dict(warm_start="none", total_decisions=600_000_000, eval_every=100, checkpoint_every=25,
+                    **_BEFORE_2026_12),
 }
 
 
@@ -556,8 +557,7 @@ def _run(t: TrainState, run: RunSession, log: Any, max_updates: int | None, run_
     session_start = time.perf_counter()
     elapsed_before = t.elapsed
 
-    def clock() -> float:
-        """Seconds of training of this run, over all its sessions."""
+    def clock() -> float:           # seconds of training of this run, over all its sessions
         return elapsed_before + time.perf_counter() - session_start
 
     if a.warm_start.endswith(".pt") and not resume:
