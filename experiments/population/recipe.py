@@ -242,7 +242,8 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         out: the recipe's folder.
         resume: continue the recipe in ``out`` (the same settings): finished steps are read, a stopped training or
             probe resumes from its checkpoint.
-        workers, ray_address: the probes of a round in parallel processes or as Ray tasks (:func:`run_probe_jobs`).
+        workers: the probes of a round run at once as processes on this machine (:func:`run_probe_jobs`).
+        ray_address: or each as a Ray task on this cluster.
         log: where the recipe's lines go (every run inside it is quiet).
         progress: one progress bar over the whole recipe's decisions.
         command: the command line, recorded.
