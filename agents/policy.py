@@ -36,7 +36,7 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
-from mus_env.actions import NUM_ACTIONS
+from mus_env.actions import NUM_ACTIONS, SIGNAL_BASE, Sign
 from mus_env.observation import OBS_DIM
 from mus_env.signals import NUM_SIGNS, SIGNAL_DIM
 
@@ -392,9 +392,16 @@ class TorchPolicyAgent(Agent):
         return agent
 
     def probabilities(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
-        """``(B, NUM_ACTIONS)`` masked action probabilities for ``(B, OBS_DIM)`` observations."""
+        """``(B, NUM_ACTIONS)`` masked action probabilities for ``(B, OBS_DIM)`` observations.
+
+        A policy trained without señas given a game with them (``(B, OBS_DIM + SIGNAL_DIM)`` observations, masks of
+        ``NUM_ACTIONS + NUM_SIGNS``) gives the distribution it plays there (:meth:`act_batch`): at a sign decision
+        all on ``Sign.NONE`` (it never signs), elsewhere its own probabilities for the observation without the
+        signal block (it sees no sign), ``(B, NUM_ACTIONS + NUM_SIGNS)``."""
         obs = np.asarray(obs, dtype=np.float32)
         masks = np.asarray(masks)
+        if self._silent_in(obs):
+            return self._silent_probabilities(obs, masks)
         if obs.ndim != 2 or obs.shape[1] != self.net.arch["obs_dim"]:
             raise ValueError(self._shape_error(obs.shape))
         if masks.shape != (obs.shape[0], self.net.arch["num_actions"]):
@@ -419,6 +426,8 @@ class TorchPolicyAgent(Agent):
         from here, in its training's reward units), or None for a centralised critic, whose value head also
         reads the hidden hands (a playing agent never has them)."""
         obs = np.asarray(obs, dtype=np.float32)
+        if self._silent_in(obs):
+            obs = obs[:, :OBS_DIM]                   # what it sees at a table with señas (see probabilities)
         if obs.ndim != 2 or obs.shape[1] != self.net.arch["obs_dim"]:
             raise ValueError(self._shape_error(obs.shape))
         if self.net.arch["value_dim"]:
@@ -426,6 +435,26 @@ class TorchPolicyAgent(Agent):
         with torch.no_grad():
             _, v = self.net(torch.from_numpy(np.ascontiguousarray(obs)).to(self.net.device))
         return v.cpu().numpy()
+
+    def _silent_in(self, obs: npt.NDArray[np.float32]) -> bool:
+        """Whether ``obs`` are a game with señas and this policy was trained without them."""
+        return obs.ndim == 2 and obs.shape[1] == OBS_DIM + SIGNAL_DIM and self.net.arch["obs_dim"] == OBS_DIM
+
+    def _silent_probabilities(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8]
+                              ) -> npt.NDArray[np.float32]:
+        """:meth:`probabilities` of a policy without señas at a table with them (as ``SilentAgent`` plays it)."""
+        from .signs import read_signs
+
+        if masks.shape != (obs.shape[0], NUM_ACTIONS + NUM_SIGNS):
+            raise ValueError(f"masks must have shape ({obs.shape[0]}, {NUM_ACTIONS + NUM_SIGNS}) with señas on, "
+                             f"got {masks.shape}")
+        p = np.zeros((len(obs), NUM_ACTIONS + NUM_SIGNS), dtype=np.float32)
+        signing = read_signs(obs).window >= 0
+        p[signing, SIGNAL_BASE + int(Sign.NONE)] = 1.0
+        rest = np.flatnonzero(~signing)
+        if rest.size:
+            p[rest, :NUM_ACTIONS] = self.probabilities(obs[rest, :OBS_DIM], masks[rest, :NUM_ACTIONS])
+        return p
 
     def _shape_error(self, shape: tuple[int, ...]) -> str:
         """Why observations of ``shape`` do not fit this policy, and what to do."""

@@ -49,20 +49,6 @@ from .actions import (
 )
 from .cards import NUM_CARDS, hand_to_string, slot_order_key
 from .config import MAX_BET, MusConfig, playable_config
-from .observation import (
-    DISCARD_ROUNDS,
-    HAND_DIM,
-    LANCE_OFFSETS,
-    OBS_DIM,
-    OFFSETS,
-    ROUNDS_SCALE,
-    SIGNAL_OBS_OFFSETS,
-    STAKE_SCALE,
-    TARGET_SCALE,
-    cached_hand_key,
-    hand_table,
-    speech_of,
-)
 from .phases import (
     LEGAL_MASKS,
     LEGAL_SETS,
@@ -76,7 +62,6 @@ from .phases import (
 )
 from .shuffle import check_seed, deal_decks, first_mano, random_seed, reshuffle_order
 from .signals import (
-    SIGNAL_DIM,
     WINDOW_GRANDE,
     WINDOW_MUS,
     WINDOW_NAMES,
@@ -109,14 +94,6 @@ _PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = (int(Action.PASO), int(Action.QUIE
                                                int(Action.ORDAGO))
 _PARES_SI, _PARES_NO, _JUEGO_SI, _JUEGO_NO = 27, 28, 29, 30
 _NUM_ACTIONS_SIGNALS = NUM_ACTIONS + NUM_SIGNS
-
-# The observation layout of mus_env.observation, as MusGame._encode writes it.
-_O = {name: sl.start for name, sl in OFFSETS.items()}
-_LANCE_O = LANCE_OFFSETS
-_SPEECH_OF_ACTION = {a: speech_of(a) for a in (_PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A,
-                                               *range(ENVIDO_BASE, ENVIDO_BASE + 5))}
-_S_WINDOW, _S_MUS, _S_GRANDE, _S_CONFIG = (SIGNAL_OBS_OFFSETS[name].start
-                                           for name in ("sign_window", "signs_mus", "signs_grande", "sign_config"))
 
 
 class _SignalMasks(dict):
@@ -276,9 +253,23 @@ class GameResult:
     last_hand: int
 
 
+class LanceRecord(NamedTuple):
+    """Betting record of one lance slot of the current hand, as :meth:`MusGame.lance_state` gives it (public:
+    everything in it was said aloud at the table)."""
+
+    lance: int                     #: GRANDE, CHICA, PARES, JUEGO or PUNTO
+    outcome: int                   #: an :class:`Outcome`
+    stake: int                     #: live or final stake; ORDAGO_STAKE once an órdago is live
+    fallback: int                  #: stones the bettor gets if refused
+    bettor: int                    #: team of the last bettor or raiser, -1 before any bet
+    winner: int                    #: team known to have won the lance (refused, uncontested, órdago), else -1
+    history: tuple[tuple[int, int, int], ...]   #: (absolute seat, action id, amount) in order
+
+
 @dataclass
 class _LanceState:
-    """Betting record of one lance slot of the current hand (read by the observation encoder)."""
+    """Betting record of one lance slot of the current hand, as the engine updates it (:class:`LanceRecord` is
+    its read-only view)."""
 
     lance: int = GRANDE
     outcome: int = Outcome.NOT_PLAYED
@@ -615,14 +606,46 @@ class MusGame:
     @property
     def declarations(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(pares, juego) declarations by absolute seat: 1 yes, 0 no, -1 not declared yet."""
-        m = self._mano
-        return (tuple(self._declared_pares[(s - m) % 4] for s in range(4)),
-                tuple(self._declared_juego[(s - m) % 4] for s in range(4)))
+        m = self._mano                                  # relative seat r is absolute seat (r + m) % 4
+        p, j = self._declared_pares, self._declared_juego
+        return (tuple(p[-m:] + p[:-m]), tuple(j[-m:] + j[:-m])) if m else (tuple(p), tuple(j))
 
-    def lance_state(self, slot: int) -> _LanceState:
-        """Betting record of lance slot 0..3 of the current hand (a copy)."""
+    def lance_state(self, slot: int) -> LanceRecord:
+        """Betting record of lance slot 0..3 of the current hand (a read-only :class:`LanceRecord`)."""
+        if isinstance(slot, bool) or not isinstance(slot, (int, np.integer)) or not 0 <= slot <= 3:
+            raise ValueError(f"slot must be a lance slot 0 (grande), 1 (chica), 2 (pares) or 3 (juego/punto), "
+                             f"got {slot!r}")
         ls = self._lances[slot]
-        return _LanceState(ls.lance, ls.outcome, ls.stake, ls.fallback, ls.bettor, ls.winner, list(ls.history))
+        return LanceRecord(ls.lance, ls.outcome, ls.stake, ls.fallback, ls.bettor, ls.winner, tuple(ls.history))
+
+    @property
+    def lance_records(self) -> tuple[LanceRecord, ...]:
+        """The betting records of the four lance slots of the current hand (:meth:`lance_state` of 0..3)."""
+        new = tuple.__new__                             # LanceRecord(...) without NamedTuple's Python-level __new__
+        return tuple([new(LanceRecord, (ls.lance, ls.outcome, ls.stake, ls.fallback, ls.bettor, ls.winner,
+                                        tuple(ls.history))) for ls in self._lances])
+
+    @property
+    def lance_slot(self) -> int:
+        """Lance slot 0..3 (grande, chica, pares, juego or punto) the hand has reached: the one being bet or
+        declared, the last one reached once the lances are over; 0 in the mus phase."""
+        return self._slot
+
+    @property
+    def responder(self) -> int:
+        """During betting: 0 in the opening round, 1 for the first responder of the answering team, 2 for the
+        second (after the first has answered); -1 outside betting."""
+        phase = self._phase
+        if phase == Phase.BET_OPEN:
+            return 0
+        if phase == Phase.BET_RESPOND or phase == Phase.BET_CONFIRM:
+            return self._resp_i + 1
+        return -1
+
+    def hand_of(self, seat: int) -> tuple[int, ...]:
+        """The hand of absolute ``seat`` in hand-slot order (``hands[seat]`` without building the other three;
+        hidden from the other seats)."""
+        return tuple(self._hands[seat])
 
     @property
     def betting(self) -> dict[str, int] | None:
@@ -653,7 +676,7 @@ class MusGame:
         """
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
             raise ValueError(f"seat must be an absolute seat 0, 1, 2 or 3, got {seat!r}")
-        return self._encode(int(seat), out)
+        return observation.write(self, int(seat), out)
 
     def state(self) -> npt.NDArray[np.float32]:
         """``(STATE_DIM,)`` float32 full-information vector (all four hands), for centralised critics;
@@ -662,146 +685,6 @@ class MusGame:
 
     # ------------------------------------------------------------------------------------------------
     # the observation (mus_env.observation's pieces; kernel.encode is the batched engine's transcription)
-    def _encode(self, seat: int, out: npt.NDArray[np.float32] | None) -> npt.NDArray[np.float32]:
-        """Write absolute ``seat``'s view into ``out`` (a new array if None): one row of
-        ``observation.hand_table`` for the own hand, then every other piece as one scatter."""
-        cfg = self.config
-        signals = self._signals
-        if out is None:
-            out = np.zeros(OBS_DIM + SIGNAL_DIM if signals else OBS_DIM, dtype=np.float32)
-        else:
-            if signals and out.shape != (OBS_DIM + SIGNAL_DIM,):
-                raise ValueError(f"encode: with signals on the observation has {OBS_DIM + SIGNAL_DIM} entries "
-                                 f"(observation.obs_dim(config)); out has shape {out.shape}")
-            out.fill(0.0)
-        kings = cfg.kings
-        target = cfg.target
-        me = seat % 2
-        mano = self._mano
-        # own hand: one row of the hand table (numbers, suits, rank counts, pares class, points)
-        out[:HAND_DIM] = hand_table(kings)[cached_hand_key(tuple(self._hands[seat]))]
-        ones = [_O["mano"] + (mano - seat) % 4]
-        vi: list[int] = []                                     # other values: indices and values
-        vv: list[float] = []
-        if kings == 8:
-            ones.append(_O["kings8"])
-        phase = self._phase
-        if phase != Phase.SIGNAL:                              # a sign decision has no phase one-hot (phases.py)
-            ones.append(_O["phase"] + phase)
-        if self._cur >= 0:
-            ones.append(_O["acting"] + (self._cur - seat) % 4)
-        if 2 <= phase <= 5:                                    # declaration or betting
-            ones.append(_O["lance"] + self._lances[self._slot].lance)
-            if phase >= 3:
-                ones.append(_O["responder"] + (0 if phase == 3 else self._resp_i + 1))
-        # betting record of each lance slot
-        for i, ls in enumerate(self._lances):
-            lo = _LANCE_O[i]
-            ones.append(lo["outcome"] + ls.outcome)
-            if ls.winner >= 0:
-                ones.append(lo["winner"] + (ls.winner != me))
-            if not ls.history:
-                continue
-            if ls.stake == ORDAGO_STAKE:
-                ones.append(lo["ordago"])
-            elif ls.stake:
-                vi.append(lo["stake"])
-                vv.append(ls.stake / STAKE_SCALE)
-            if ls.fallback:
-                vi.append(lo["fallback"])
-                vv.append(ls.fallback / STAKE_SCALE)
-            if ls.bettor >= 0:
-                ones.append(lo["bettor"] + (ls.bettor != me))
-            last = -1
-            said = {}
-            raised = {}
-            for s, a, amount in ls.history:
-                q = (s - seat) % 4
-                cat = _SPEECH_OF_ACTION[a]
-                said[q] = cat
-                if cat == 1 or cat == 4:
-                    last = q
-                    raised[q] = raised.get(q, 0) + amount
-            o = lo["speech"]
-            for q, cat in said.items():
-                ones.append(o + 5 * q + cat)
-            o = lo["raised"]
-            for q, r in raised.items():
-                if r:
-                    vi.append(o + q)
-                    vv.append(r / STAKE_SCALE)
-            if last >= 0:
-                ones.append(lo["last"] + last)
-        if self._lances[3].lance == PUNTO:
-            ones.append(_O["punto"])
-        if self._slot >= 2:                                    # declarations have started
-            for o, decl in ((_O["pares_decl"], self._declared_pares), (_O["juego_decl"], self._declared_juego)):
-                for rel in range(4):
-                    d = decl[rel]
-                    if d >= 0:
-                        ones.append(o + 2 * ((rel + mano - seat) % 4) + (1 - d))
-        # mus phase summary
-        counts = self._discard_counts
-        if counts:
-            vi.append(_O["mus_rounds"])
-            vv.append(len(counts) / ROUNDS_SCALE)
-            o = _O["discards"]
-            for j, row in enumerate(reversed(counts[-DISCARD_ROUNDS:])):
-                for s in range(4):
-                    if row[s]:
-                        vi.append(o + 4 * j + (s - seat) % 4)
-                        vv.append(row[s] / 4.0)
-        # stones, scores, games
-        hs, sc, gw, vw = self._hand_stones, self._scores, self._games_won, self._vacas_won
-        o1, o2, o3, o4 = _O["hand_stones"], _O["scores"], _O["games_won"], _O["vacas_won"]
-        vi += [o1, o1 + 1, o2, o2 + 1, _O["target"], o3, o3 + 1, o4, o4 + 1]
-        vv += [hs[me] / target, hs[1 - me] / target, sc[me] / target, sc[1 - me] / target, target / TARGET_SCALE,
-               gw[me], gw[1 - me], vw[me], vw[1 - me]]
-        if self.hand_log:
-            prev = self.hand_log[-1]
-            o = _O["prev_stones"]
-            st = prev.scores_after[0] - prev.scores_before[0], prev.scores_after[1] - prev.scores_before[1]
-            vi += [o, o + 1]
-            vv += [st[me] / target, st[1 - me] / target]
-            if prev.shown:
-                ones.append(_O["prev_shown"])
-                o = _O["prev_rank_counts"] - 1
-                rank = self._rank
-                cnt: dict[int, int] = {}
-                for s in range(4):
-                    base = o + 10 * ((s - seat) % 4)
-                    for c in prev.final_hands[s]:
-                        k = base + rank[c]
-                        cnt[k] = cnt.get(k, 0) + 1
-                vi.extend(cnt)
-                vv.extend(cnt.values())
-        if signals:
-            self._encode_signals(seat, ones, vi, vv)
-        vi += ones                                             # one scatter: list -> array conversions dominate
-        vv += [1.0] * len(ones)
-        out[vi] = vv
-        return out
-
-    def _encode_signals(self, seat: int, ones: list[int], vi: list[int], vv: list[float]) -> None:
-        """Add the signal block of ``seat``'s view (``signals.SIGNAL_PIECES``) to the scatter lists of
-        :meth:`_encode`: the pending window, the tokens ``seat`` has seen (per signer q relative to it), the
-        channel's settings."""
-        cfg = self.config
-        if self._sign_window >= 0:
-            ones.append(_S_WINDOW + self._sign_window)
-        bit = 1 << seat
-        for base, tokens, seen in ((_S_MUS, self._signs_mus, self._seen_mus),
-                                   (_S_GRANDE, self._signs_grande, self._seen_grande)):
-            for s in range(4):
-                t = tokens[s]
-                if t >= 0 and seen[s] & bit:
-                    ones.append(base + NUM_SIGNS * ((s - seat) % 4) + t)
-        if cfg.signals == "free":
-            ones.append(_S_CONFIG)
-        if cfg.signal_intercept_p:
-            vi.append(_S_CONFIG + 1)
-            vv.append(cfg.signal_intercept_p)
-
     # ------------------------------------------------------------------------------------------------
     # acting
     def legal_actions(self) -> list[int]:

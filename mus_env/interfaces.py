@@ -14,7 +14,7 @@ name                        what
 ``check_playable``          a config the engine refuses fails at construction, not at the first reset
 ``check_learner_seats``     ``learner_seats=`` as a tuple of seats of one team
 ``chosen_agents``           ``opponents=`` as ``{seat: agent}``
-``observation_box``         the ``Box`` of one observation vector (per-element bounds; ``piece_high``)
+``observation_box``         the ``Box`` of one observation vector (bounds: ``observation.obs_high``)
 ``state_box``               the ``Box`` of the full-information state
 ``team_rewards``            team 0's reward for the hands finished since a point (``"game"`` or ``"stones"``)
 ``hand_stone_difference``   the ``reward="stones"`` signal of one finished hand
@@ -39,9 +39,9 @@ from .actions import ENVIDO_ACTIONS, action_to_string
 from .cards import NUM_CARDS, hand_to_string
 from .config import MusConfig, signals_on
 from .game import HandRecord, MusGame
-from .observation import OBS_DIM, OFFSETS, PIECES, ROUNDS_SCALE, SLOT_NAMES, TARGET_SCALE, obs_dim
+from .observation import known_piece, obs_high, piece_high
 from .phases import OUTCOME_NAMES, Outcome
-from .signals import SIGN_WORDS, SIGNAL_OFFSETS, SIGNAL_PIECES
+from .signals import SIGN_WORDS
 from .tables import LANCE_NAMES
 
 __all__ = [
@@ -136,83 +136,17 @@ def chosen_agents(opponents: Any, others: list[int]) -> dict[int, Any]:
     return dict.fromkeys(others, opponents)
 
 
-# Upper bound of each observation piece, by name (every piece is >= 0): 1 for one-hot and fraction pieces, 4 for
-# rank counts, config-derived ones, and no bound (inf) for stakes, raises and stones, which have no upper limit
-# (RULES.md §5.1), and for the mus rounds without a cap (§3.1). A piece missing here gets inf (safe);
-# tests/test_mus_v0.py asks that every piece be listed (known_piece), so that a new piece gets its bound.
-_ONE_PIECES = frozenset((
-    "hand_numbers", "hand_suits", "pares_class", "points", "kings8", "mano", "acting", "phase", "lance",
-    "responder", "punto", "pares_decl", "juego_decl", "discards", "prev_shown",
-))
-_SIGNAL_PIECE_NAMES = frozenset(n for n, _, _ in SIGNAL_PIECES)   # one-hots, flags and a probability
-_FOUR_PIECES = frozenset(("rank_counts", "prev_rank_counts"))         # four cards of one rank at most
-_UNBOUNDED_PIECES = frozenset(("mus_rounds", "hand_stones", "scores", "prev_stones"))
-# Betting record of each lance slot, named "lance_<name>" (all slots in one piece) or "<slot>_<name>".
-_LANCE_ONE = frozenset(("outcome", "ordago", "bettor", "last", "speech", "winner"))
-_LANCE_UNBOUNDED = frozenset(("stake", "fallback", "raised"))
-_LANCE_PREFIXES = ("lance_",) + tuple(f"{slot}_" for slot in SLOT_NAMES)
-
-
-def _lance_piece(name: str) -> str | None:
-    """``"stake"`` for ``"lance_stake"`` or ``"grande_stake"``; None for other pieces."""
-    for prefix in _LANCE_PREFIXES:
-        if name.startswith(prefix) and name[len(prefix):] in _LANCE_ONE | _LANCE_UNBOUNDED:
-            return name[len(prefix):]
-    return None
-
-
-def piece_high(name: str, cfg: MusConfig) -> float | None:
-    """Upper bound of every entry of observation piece ``name`` (``observation.PIECES`` or
-    ``signals.SIGNAL_PIECES``) under ``cfg``; ``None`` when it has none (stakes, stones, scores: no upper limit in
-    the rules) or the piece is not listed here (see :func:`known_piece`)."""
-    if name in _ONE_PIECES or name in _SIGNAL_PIECE_NAMES:
-        return 1.0
-    if name in _FOUR_PIECES:
-        return 4.0
-    if name == "target":
-        return cfg.target / TARGET_SCALE
-    if name == "games_won":
-        return float(cfg.juegos_to_win_vaca)
-    if name == "vacas_won":
-        return float(cfg.vacas_to_win_match)
-    if name == "mus_rounds" and cfg.max_mus_rounds is not None:
-        return max(cfg.max_mus_rounds, 1) / ROUNDS_SCALE
-    if _lance_piece(name) in _LANCE_ONE:
-        return 1.0
-    return None                                               # stakes, stones, scores, uncapped mus rounds
-
-
-def known_piece(name: str) -> bool:
-    """Whether :func:`piece_high` bounds (or leaves unbounded) piece ``name`` on purpose: a piece added to the
-    observation must be listed here, else it silently gets no bound (``tests/test_mus_v0.py`` checks every piece)."""
-    return (name in _ONE_PIECES | _FOUR_PIECES | _UNBOUNDED_PIECES | _SIGNAL_PIECE_NAMES
-            or name in ("target", "games_won", "vacas_won")
-            or _lance_piece(name) is not None)
-
-
 def observation_box(config: MusConfig) -> spaces.Box:
-    """The ``Box(0, high, (OBS_DIM,), float32)`` of one observation vector under ``config``.
-
-    ``high`` is per element: 1 for one-hot and fraction pieces, 4 for rank counts, the scaled target,
-    games/vacas to win, and ``inf`` for stakes, raises, stones and scores (no upper limit in the rules).
-    """
-    n = obs_dim(config)
-    high = np.full(n, np.inf, dtype=np.float32)
-    for name, _size, _meaning in PIECES:
-        h = piece_high(name, config)
-        if h is not None:
-            high[OFFSETS[name]] = h
-    if signals_on(config):
-        for name, _size, _meaning in SIGNAL_PIECES:
-            sl = SIGNAL_OFFSETS[name]
-            high[OBS_DIM + sl.start:OBS_DIM + sl.stop] = piece_high(name, config)
-    return spaces.Box(low=np.zeros(n, dtype=np.float32), high=high, dtype=np.float32)
+    """The ``Box(0, high, (obs_dim,), float32)`` of one observation vector under ``config``, ``high`` per element
+    from the observation's own bounds (``observation.obs_high``: 1 for one-hot and fraction pieces, 4 for rank
+    counts, the scaled target, games/vacas to win, and ``inf`` for stakes, raises, stones and scores)."""
+    high = obs_high(config)
+    return spaces.Box(low=np.zeros(len(high), dtype=np.float32), high=high, dtype=np.float32)
 
 
 def state_box(config: MusConfig) -> spaces.Box:
     """The ``Box`` of ``state()``: seat 0's observation bounds, then four one-hot hands over 40 card ids."""
-    obs = observation_box(config)
-    high = np.concatenate([obs.high, np.ones(4 * NUM_CARDS, dtype=np.float32)])
+    high = np.concatenate([obs_high(config), np.ones(4 * NUM_CARDS, dtype=np.float32)])
     return spaces.Box(low=np.zeros(len(high), dtype=np.float32), high=high, dtype=np.float32)
 
 

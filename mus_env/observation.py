@@ -38,17 +38,17 @@ import numpy.typing as npt
 from .actions import ENVIDO_BASE, Action
 from .cards import NUM_CARDS, SUITS, slot_positions
 from .config import MusConfig, signals_on
-from .phases import NUM_OUTCOMES, NUM_PHASES, OUTCOME_NAMES, PHASE_NAMES, Phase
+from .phases import NUM_OUTCOMES, NUM_PHASES, ORDAGO_STAKE, OUTCOME_NAMES, PHASE_NAMES, Phase
 from .signals import NUM_SIGNS, SIGNAL_DIM, SIGNAL_PIECES
 from .signals import SIGNAL_OFFSETS as _SIGNAL_REL_OFFSETS
-from .tables import LANCE_NAMES, get_tables, multiset_index
+from .tables import LANCE_NAMES, PUNTO, get_tables, multiset_index
 
 __all__ = [
     "PIECES", "OBS_DIM", "OFFSETS", "STATE_DIM", "SLOT_NAMES", "SPEECH_NAMES", "STAKE_SCALE", "TARGET_SCALE",
-    "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "OBS_LOW", "OBS_HIGH", "encode", "encode_state", "decode",
+    "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "encode", "write", "encode_state", "decode",
     "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM", "HAND_DIM", "hand_key", "hand_keys",
     "full_hand_keys", "cached_hand_key", "hand_table", "SIGNAL_OBS_OFFSETS", "obs_dim", "state_dim",
-    "obs_bounds",
+    "piece_high", "known_piece", "obs_high",
 ]
 
 STAKE_SCALE = 10.0
@@ -139,25 +139,15 @@ OBS_DIM = _o
 OBSERVER_DIM = sum(size for _, size, _ in OBSERVER_PIECES)
 STATE_DIM = OBS_DIM + 4 * NUM_CARDS
 
-# Bounds of every entry (for observation spaces): 0..1 except counts and the unbounded amounts.
-_UPPER = {"rank_counts": 4.0, "prev_rank_counts": 4.0, "games_won": 3.0, "vacas_won": 3.0}
-_UNBOUNDED = ("lance_stake", "lance_fallback", "lance_raised", "mus_rounds", "hand_stones", "scores", "target",
-              "prev_stones")
-OBS_LOW = np.zeros(OBS_DIM, dtype=np.float32)
-OBS_HIGH = np.ones(OBS_DIM, dtype=np.float32)
-for _name, _hi in _UPPER.items():
-    OBS_HIGH[OFFSETS[_name]] = _hi
-for _name in _UNBOUNDED:
-    OBS_HIGH[OFFSETS[_name]] = np.inf
-OBS_LOW.setflags(write=False)
-OBS_HIGH.setflags(write=False)
-del _o, _name, _size, _hi
+del _o, _name, _size
 
 #: Offsets of the signal pieces (``signals.SIGNAL_PIECES``) in a signals-on observation vector: those of
 #: ``signals.SIGNAL_OFFSETS`` (relative to the signal block) + OBS_DIM.
 SIGNAL_OBS_OFFSETS: dict[str, slice] = {name: slice(OBS_DIM + sl.start, OBS_DIM + sl.stop)
                                         for name, sl in _SIGNAL_REL_OFFSETS.items()}
 _PHASE_SIGNAL = Phase.SIGNAL
+_S_WINDOW, _S_MUS, _S_GRANDE, _S_CONFIG = (SIGNAL_OBS_OFFSETS[name].start
+                                           for name in ("sign_window", "signs_mus", "signs_grande", "sign_config"))
 
 
 def obs_dim(config: MusConfig) -> int:
@@ -172,16 +162,74 @@ def state_dim(config: MusConfig) -> int:
     return obs_dim(config) + 4 * NUM_CARDS
 
 
-def obs_bounds(config: MusConfig) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """``(low, high)`` bounds of every entry of an observation under ``config`` (for observation spaces):
-    :data:`OBS_LOW` / :data:`OBS_HIGH`, then 0..1 for every entry of the signal block with signals on."""
-    if not signals_on(config):
-        return OBS_LOW, OBS_HIGH
-    low = np.concatenate([OBS_LOW, np.zeros(SIGNAL_DIM, dtype=np.float32)])
-    high = np.concatenate([OBS_HIGH, np.ones(SIGNAL_DIM, dtype=np.float32)])
-    low.setflags(write=False)
-    high.setflags(write=False)
-    return low, high
+# The upper bound of each piece, by name (every piece is >= 0): 1 for one-hot and fraction pieces, 4 for rank
+# counts, config-derived ones, and none (inf) for stakes, raises and stones, which have no upper limit in the rules
+# (RULES.md §5.1), and for the mus rounds without a cap (§3.1). tests/test_mus_v0.py asks that every piece be
+# listed (known_piece), so that a new piece gets its bound on purpose.
+_ONE_PIECES = frozenset((
+    "hand_numbers", "hand_suits", "pares_class", "points", "kings8", "mano", "acting", "phase", "lance",
+    "responder", "punto", "pares_decl", "juego_decl", "discards", "prev_shown",
+))
+_SIGNAL_PIECE_NAMES = frozenset(n for n, _, _ in SIGNAL_PIECES)   # one-hots, flags and a probability
+_FOUR_PIECES = frozenset(("rank_counts", "prev_rank_counts"))         # four cards of one rank at most
+_UNBOUNDED_PIECES = frozenset(("mus_rounds", "hand_stones", "scores", "prev_stones"))
+# Betting record of each lance slot, named "lance_<name>" (all slots in one piece) or "<slot>_<name>".
+_LANCE_ONE = frozenset(("outcome", "ordago", "bettor", "last", "speech", "winner"))
+_LANCE_UNBOUNDED = frozenset(("stake", "fallback", "raised"))
+_LANCE_PREFIXES = ("lance_",) + tuple(f"{slot}_" for slot in SLOT_NAMES)
+
+
+def _lance_field(name: str) -> str | None:
+    """``"stake"`` for ``"lance_stake"`` or ``"grande_stake"``; None for other pieces."""
+    for prefix in _LANCE_PREFIXES:
+        if name.startswith(prefix) and name[len(prefix):] in _LANCE_ONE | _LANCE_UNBOUNDED:
+            return name[len(prefix):]
+    return None
+
+
+def piece_high(name: str, cfg: MusConfig) -> float | None:
+    """Upper bound of every entry of observation piece ``name`` (:data:`PIECES` or ``signals.SIGNAL_PIECES``)
+    under ``cfg``; None when it has none (stakes, stones, scores: no upper limit in the rules) or the piece is not
+    listed (see :func:`known_piece`)."""
+    if name in _ONE_PIECES or name in _SIGNAL_PIECE_NAMES:
+        return 1.0
+    if name in _FOUR_PIECES:
+        return 4.0
+    if name == "target":
+        return cfg.target / TARGET_SCALE
+    if name == "games_won":
+        return float(cfg.juegos_to_win_vaca)
+    if name == "vacas_won":
+        return float(cfg.vacas_to_win_match)
+    if name == "mus_rounds" and cfg.max_mus_rounds is not None:
+        return max(cfg.max_mus_rounds, 1) / ROUNDS_SCALE
+    if _lance_field(name) in _LANCE_ONE:
+        return 1.0
+    return None                                               # stakes, stones, scores, uncapped mus rounds
+
+
+def known_piece(name: str) -> bool:
+    """Whether :func:`piece_high` bounds (or leaves unbounded) piece ``name`` on purpose: a piece added to the
+    observation must be listed, else it silently gets no bound (``tests/test_mus_v0.py`` checks every piece)."""
+    return (name in _ONE_PIECES | _FOUR_PIECES | _UNBOUNDED_PIECES | _SIGNAL_PIECE_NAMES
+            or name in ("target", "games_won", "vacas_won")
+            or _lance_field(name) is not None)
+
+
+def obs_high(config: MusConfig) -> npt.NDArray[np.float32]:
+    """Upper bound of every entry of an observation under ``config`` (:func:`obs_dim` entries; the lower bound
+    is 0 everywhere): :func:`piece_high` of each piece, ``inf`` where a piece has none. The Gymnasium and
+    PettingZoo spaces (``interfaces.observation_box``) are built from it."""
+    high = np.full(obs_dim(config), np.inf, dtype=np.float32)
+    for name, _size, _meaning in PIECES:
+        h = piece_high(name, config)
+        if h is not None:
+            high[OFFSETS[name]] = h
+    if signals_on(config):
+        for name, _size, _meaning in SIGNAL_PIECES:
+            high[SIGNAL_OBS_OFFSETS[name]] = piece_high(name, config)
+    return high
+
 
 _O = {name: sl.start for name, sl in OFFSETS.items()}
 #: Offset of each lance piece of slot i: ``LANCE_OFFSETS[i]["stake"]``.
@@ -191,10 +239,8 @@ _RANK = {k: [int(r) for r in get_tables(k).rank_of_card] for k in (8, 4)}
 
 
 def encode(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float32]:
-    """Encode the view of absolute ``seat`` of a :class:`~mus_env.game.MusGame`: ``game.observe(seat, out)``.
-
-    The game writes its own view from its state in the layout of :data:`PIECES` (as the batched engine's
-    kernel writes each table's); this function is the entry point by the observation's name.
+    """Encode the view of absolute ``seat`` of a :class:`~mus_env.game.MusGame`: ``game.observe(seat, out)``
+    (which checks ``seat`` and calls :func:`write`).
 
     Args:
         game: the game (nothing hidden from ``seat`` is used).
@@ -300,6 +346,164 @@ def encode_state(game: Any, out: npt.NDArray[np.float32] | None = None) -> npt.N
         for c in hand:
             out[n + NUM_CARDS * s + c] = 1.0
     return out
+
+
+def write(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float32]:
+    """Write absolute ``seat``'s view of ``game`` (a :class:`~mus_env.game.MusGame`) in the layout of
+    :data:`PIECES` (+ the signal block with signals on), from the game's public properties only: ``seat``'s own
+    hand (:meth:`~mus_env.game.MusGame.hand_of`), then what was said and shown at the table. The batched
+    engine's kernel writes the same vector from its table rows (``mus_env.kernel``); the differential tests hold
+    the two equal.
+
+    One row of :func:`hand_table` gives the own-hand pieces; every other entry is gathered as (index, value) and
+    written in one scatter (list-to-array conversions dominate the cost). ``seat`` is not checked here
+    (``MusGame.observe`` checks it).
+
+    Raises:
+        ValueError: ``out`` has the wrong length for the game's config.
+    """
+    cfg = game.config
+    signals = cfg.signals != "off"
+    n = OBS_DIM + SIGNAL_DIM if signals else OBS_DIM
+    if out is None:
+        out = np.zeros(n, dtype=np.float32)
+    else:
+        if out.shape != (n,):
+            raise ValueError(f"encode: the observation has {n} entries under this config "
+                             f"(observation.obs_dim(config)); out has shape {out.shape}")
+        out.fill(0.0)
+    kings = cfg.kings
+    target = cfg.target
+    me = seat % 2
+    mano = game.mano
+    out[:HAND_DIM] = hand_table(kings)[cached_hand_key(game.hand_of(seat))]
+    ones = [_O["mano"] + (mano - seat) % 4]
+    vi: list[int] = []                                     # other values: indices and values
+    vv: list[float] = []
+    if kings == 8:
+        ones.append(_O["kings8"])
+    phase = game.phase
+    if phase != _PHASE_SIGNAL:                             # a sign decision has no phase one-hot (phases.py)
+        ones.append(_O["phase"] + phase)
+    cur = game.current_player
+    if cur >= 0:
+        ones.append(_O["acting"] + (cur - seat) % 4)
+    lances = game.lance_records
+    if 2 <= phase <= 5:                                    # declaration or betting
+        ones.append(_O["lance"] + lances[game.lance_slot].lance)
+        if phase >= 3:
+            ones.append(_O["responder"] + game.responder)
+    _write_lances(lances, seat, me, ones, vi, vv)
+    if lances[3].lance == PUNTO:
+        ones.append(_O["punto"])
+    if game.lance_slot >= 2:                               # declarations have started
+        for o, decl in zip((_O["pares_decl"], _O["juego_decl"]), game.declarations, strict=True):
+            for s in range(4):
+                if decl[s] >= 0:
+                    ones.append(o + 2 * ((s - seat) % 4) + (1 - decl[s]))
+    counts = game.discard_counts                           # the mus phase's summary
+    if counts:
+        vi.append(_O["mus_rounds"])
+        vv.append(len(counts) / ROUNDS_SCALE)
+        o = _O["discards"]
+        for j, row in enumerate(reversed(counts[-DISCARD_ROUNDS:])):
+            for s in range(4):
+                if row[s]:
+                    vi.append(o + 4 * j + (s - seat) % 4)
+                    vv.append(row[s] / 4.0)
+    hs, sc, gw, vw = game.hand_stones, game.scores, game.games_won, game.vacas_won
+    o1, o2, o3, o4 = _O["hand_stones"], _O["scores"], _O["games_won"], _O["vacas_won"]
+    vi += [o1, o1 + 1, o2, o2 + 1, _O["target"], o3, o3 + 1, o4, o4 + 1]
+    vv += [hs[me] / target, hs[1 - me] / target, sc[me] / target, sc[1 - me] / target, target / TARGET_SCALE,
+           gw[me], gw[1 - me], vw[me], vw[1 - me]]
+    if game.hand_log:
+        _write_previous_hand(game.hand_log[-1], seat, me, target, _RANK[kings], ones, vi, vv)
+    if signals:
+        _write_signals(game, seat, ones, vi, vv)
+    vi += ones
+    vv += [1.0] * len(ones)
+    out[vi] = vv
+    return out
+
+
+def _write_lances(lances: Sequence[Any], seat: int, me: int, ones: list[int], vi: list[int],
+                  vv: list[float]) -> None:
+    """The betting record of each lance slot (the ``lance_*`` pieces) into the scatter lists of :func:`write`."""
+    for i, ls in enumerate(lances):
+        lo = _LANCE_O[i]
+        ones.append(lo["outcome"] + ls.outcome)
+        if ls.winner >= 0:
+            ones.append(lo["winner"] + (ls.winner != me))
+        if not ls.history:
+            continue
+        if ls.stake == ORDAGO_STAKE:
+            ones.append(lo["ordago"])
+        elif ls.stake:
+            vi.append(lo["stake"])
+            vv.append(ls.stake / STAKE_SCALE)
+        if ls.fallback:
+            vi.append(lo["fallback"])
+            vv.append(ls.fallback / STAKE_SCALE)
+        if ls.bettor >= 0:
+            ones.append(lo["bettor"] + (ls.bettor != me))
+        last = -1
+        said = {}
+        raised: dict[int, int] = {}
+        for s, a, amount in ls.history:
+            q = (s - seat) % 4
+            cat = _SPEECH_OF_ACTION[a]
+            said[q] = cat
+            if cat == 1 or cat == 4:                       # envido or órdago: a bet or a raise
+                last = q
+                raised[q] = raised.get(q, 0) + amount
+        o = lo["speech"]
+        for q, cat in said.items():
+            ones.append(o + 5 * q + cat)
+        o = lo["raised"]
+        for q, r in raised.items():
+            if r:
+                vi.append(o + q)
+                vv.append(r / STAKE_SCALE)
+        if last >= 0:
+            ones.append(lo["last"] + last)
+
+
+def _write_previous_hand(prev: Any, seat: int, me: int, target: int, rank: Sequence[int], ones: list[int],
+                         vi: list[int], vv: list[float]) -> None:
+    """The previous hand's stones and, when it was shown, its final hands' rank counts (``prev_*`` pieces)."""
+    o = _O["prev_stones"]
+    st = prev.scores_after[0] - prev.scores_before[0], prev.scores_after[1] - prev.scores_before[1]
+    vi += [o, o + 1]
+    vv += [st[me] / target, st[1 - me] / target]
+    if prev.shown:
+        ones.append(_O["prev_shown"])
+        o = _O["prev_rank_counts"] - 1
+        cnt: dict[int, int] = {}
+        for s in range(4):
+            base = o + 10 * ((s - seat) % 4)
+            for c in prev.final_hands[s]:
+                k = base + rank[c]
+                cnt[k] = cnt.get(k, 0) + 1
+        vi.extend(cnt)
+        vv.extend(cnt.values())
+
+
+def _write_signals(game: Any, seat: int, ones: list[int], vi: list[int], vv: list[float]) -> None:
+    """The signal block (``signals.SIGNAL_PIECES``): the pending window, the tokens ``seat`` has seen (per signer
+    q relative to it) and the channel's settings."""
+    cfg = game.config
+    window = game.sign_window
+    if window is not None:
+        ones.append(_S_WINDOW + window)
+    seen = game.signs_seen(seat)
+    for base, tokens in ((_S_MUS, seen["mus"]), (_S_GRANDE, seen["grande"])):
+        for s, t in tokens.items():
+            ones.append(base + NUM_SIGNS * ((s - seat) % 4) + t)
+    if cfg.signals == "free":
+        ones.append(_S_CONFIG)
+    if cfg.signal_intercept_p:
+        vi.append(_S_CONFIG + 1)
+        vv.append(cfg.signal_intercept_p)
 
 
 def _onehot(v: npt.NDArray[np.float32]) -> int:

@@ -23,7 +23,7 @@ from pettingzoo.test.state_test import test_state as pz_state_test
 from pettingzoo.test.state_test import test_state_space as pz_state_space_test
 from rulebook import stone_rewards_from_scores
 
-from mus_env import Action, IllegalActionError, MusConfig, MusGame, interfaces, mus_v0
+from mus_env import Action, IllegalActionError, MusConfig, MusGame, mus_v0, observation
 from mus_env.cards import deck_from_hands, hand_to_string
 from mus_env.observation import OBS_DIM, OFFSETS, PIECES, STATE_DIM, decode
 from mus_env.phases import ORDAGO_STAKE
@@ -163,8 +163,8 @@ def test_env_wrappers_are_pettingzoos_and_read_the_raw_env():
 
 def test_every_observation_piece_has_a_deliberate_bound():
     """A piece added to observation.py must be given its bound in mus_v0 (else it silently gets inf)."""
-    missing = [name for name, _, _ in PIECES if not interfaces.known_piece(name)]
-    assert not missing, f"give these observation pieces a bound in mus_env.interfaces.piece_high: {missing}"
+    missing = [name for name, _, _ in PIECES if not observation.known_piece(name)]
+    assert not missing, f"give these observation pieces a bound in mus_env.observation.piece_high: {missing}"
     high = mus_v0.observation_box(MusConfig(target=30, juegos_to_win_vaca=3)).high
     assert (high[OFFSETS["hand_numbers"]] == 1).all() and (high[OFFSETS["rank_counts"]] == 4).all()
     stakes = [name for name in OFFSETS if name.endswith("_stake")]

@@ -52,3 +52,51 @@ def test_full_hand_keys_match_hand_key() -> None:
     assert np.array_equal(fast, hand_keys(hands))
     assert [hand_key(tuple(int(c) for c in h)) for h in hands[:50]] == fast[:50].tolist()
     assert np.unique(fast).size == np.unique(np.sort(hands, axis=1), axis=0).shape[0]
+
+
+class _PublicOnly:
+    """A MusGame seen through its public names only: reading ``_anything`` fails."""
+
+    def __init__(self, game: object) -> None:
+        object.__setattr__(self, "game", game)
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):
+            raise AttributeError(f"the observation writer read the private attribute {name!r}")
+        return getattr(object.__getattribute__(self, "game"), name)
+
+
+@pytest.mark.parametrize("signals", ["off", "truthful", "free"])
+def test_the_writer_reads_the_games_public_state_only(signals: str) -> None:
+    """observation.write works on a game whose private attributes cannot be read, and writes what observe does."""
+    from mus_env import MusConfig, MusGame
+    from mus_env.observation import write
+
+    cfg = MusConfig(signals=signals, signal_intercept_p=0.5 if signals != "off" else 0.0)
+    rng = np.random.default_rng(3)
+    checked = 0
+    for seed in range(100):
+        game = MusGame(cfg, seed=seed)
+        while not game.is_over and checked < 400:
+            for seat in range(4):
+                assert np.array_equal(write(_PublicOnly(game), seat), game.observe(seat))
+            checked += 1
+            game.step(int(rng.choice(game.legal_actions())))
+    assert checked == 400
+
+
+def test_lance_records_are_read_only_views() -> None:
+    """lance_state / lance_records give copies the caller cannot change the game through; a bad slot is refused."""
+    from mus_env import Action, MusGame
+
+    game = MusGame(seed=1)
+    while game.lance < 0:                                    # play through the mus phase to grande
+        game.step(int(Action.NO_MUS) if int(Action.NO_MUS) in game.legal_actions() else game.legal_actions()[0])
+    game.step(game.legal_actions()[1])                       # a bet or a paso: the history has one entry
+    record = game.lance_state(0)
+    assert record == game.lance_records[0] and len(record.history) == 1
+    with pytest.raises(AttributeError):
+        record.stake = 99                                    # type: ignore[misc]
+    with pytest.raises(ValueError, match="lance slot"):
+        game.lance_state(4)
+    assert game.lance_state(0) == record

@@ -336,6 +336,40 @@ def test_finished_records_replay_with_analyses(client: TestClient, folders) -> N
     assert client.get("/api/records/r.json/analysis?step=x&agent=equity").status_code == 400
 
 
+@pytest.mark.parametrize("signals", ["truthful", "free"])
+def test_the_analysis_works_in_games_with_senas(signals: str) -> None:
+    """What the agent thought, with señas on: ppo (trained without them) explains every decision of a game played
+    with señas as it plays it (all on NONE at a sign decision, its own distribution without the signal block
+    elsewhere; greedy, it plays the argmax), and equity explains every decision too."""
+    pytest.importorskip("torch")
+    from agents import make_agent
+    from experiments.web.analysis import analyse
+    from mus_env.actions import NUM_ACTIONS, SIGNAL_BASE, Sign
+    from mus_env.observation import OBS_DIM
+
+    ppo, greedy, equity = make_agent("ppo"), make_agent("ppo", greedy=True), make_agent("equity")
+    game = MusGame(MusConfig(signals=signals), seed=5)
+    rng = np.random.default_rng(0)
+    signs = bets = 0
+    while not game.is_over and bets < 60:
+        seat = game.current_player
+        obs, mask = game.observe(seat)[None], game.legal_action_mask()[None]
+        p = {r["action"]: r["probability"] for r in analyse(ppo, game, "ppo")["actions"]}
+        assert set(p) == set(game.legal_actions()) and abs(sum(p.values()) - 1) < 1e-4
+        if is_sign_action(game.legal_actions()[0]):
+            signs += 1
+            assert p[SIGNAL_BASE + int(Sign.NONE)] == 1.0
+        else:
+            bets += 1
+            own = ppo.probabilities(obs[:, :OBS_DIM], mask[:, :NUM_ACTIONS])[0]
+            assert all(abs(p[a] - own[a]) < 1e-6 for a in p)
+        best = max(p, key=p.get)
+        assert int(greedy.act_batch(obs, mask, rng)[0]) == best
+        assert all("value" in r for r in analyse(equity, game, "equity")["actions"])
+        game.step(int(ppo.act_batch(obs, mask, rng)[0]))
+    assert signs > 0 and bets > 0
+
+
 def test_an_unfinished_record_is_not_replayed(client: TestClient, folders) -> None:
     game_id = _new_game(client, seed=1)
     r = client.get(f"/api/records/games/game-{game_id}.json")
