@@ -1,7 +1,7 @@
 """``python -m mus_env.compile``: compile the batched engine's kernel now, once per machine.
 
 The first :class:`~mus_env.vector.VectorMusEnv` on a machine compiles the numba kernel (about
-:data:`~mus_env.vector.COMPILE_SECONDS` s) and numba caches it on disk (``__pycache__`` beside ``mus_env/kernel.py``,
+:data:`~mus_env.vector.COMPILE_SECONDS` s) and numba caches it on disk (``__pycache__`` in ``mus_env/kernel/``,
 or ``NUMBA_CACHE_DIR``); every later process loads it in about a second. Run this after an install (a Docker
 image, a CI job before its test workers start) so that nobody pays the compile in the middle of something else.
 

@@ -45,7 +45,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import pickle
 import sys
 import time
@@ -617,20 +616,23 @@ _THREADED_ENTRIES = ("step_parallel",)
 
 
 def kernel_is_cached(threaded: bool = False) -> bool:
-    """Whether numba's on-disk cache holds the compiled kernel of the current ``kernel.py``: every entry point a
-    VectorMusEnv calls on one thread (and with ``threaded`` the threaded step too). When it does, the first
-    VectorMusEnv of a process loads the kernel in about a second; when not, it compiles it (about
+    """Whether numba's on-disk cache holds the compiled kernel of the current ``mus_env/kernel/`` files: every
+    entry point a VectorMusEnv calls on one thread (and with ``threaded`` the threaded step too). When it does, the
+    first VectorMusEnv of a process loads the kernel in about a second; when not, it compiles it (about
     :data:`COMPILE_SECONDS`). Looks at numba's index files only (one per function, written with the compile,
-    beginning with the numba version): compiles, loads and prints nothing."""
+    beginning with the numba version, named after the file that defines the function): compiles, loads and prints
+    nothing. An index older than any of the kernel's files does not count (an entry point holds the handlers and
+    the view of the other files compiled into it)."""
     names = _SERIAL_ENTRIES + (_THREADED_ENTRIES if threaded else ())
-    source_time = os.stat(kernel.__file__).st_mtime
+    source_time = max(path.stat().st_mtime for path in Path(kernel.__file__).parent.glob("*.py"))
     tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
     for name in names:
         dispatcher = getattr(kernel, name)
         if dispatcher.signatures:                       # compiled (or loaded) in this process already
             continue
+        stem = Path(dispatcher.py_func.__code__.co_filename).stem        # numba names the index after that file
         found = False
-        for index in Path(dispatcher.stats.cache_path).glob(f"kernel.{name}-*.{tag}*.nbi"):
+        for index in Path(dispatcher.stats.cache_path).glob(f"{stem}.{name}-*.{tag}*.nbi"):
             try:
                 with open(index, "rb") as f:
                     version = pickle.load(f)            # numba's index starts with the version that wrote it

@@ -8,7 +8,8 @@
 * The framework adapters live in ``mus_env.adapters``; the old paths are the same module objects; importing
   ``mus_env`` imports no framework.
 * The kernel: every function has a docstring, the rule handlers name their RULES.md section, ``prange`` only
-  runs over the tables.
+  runs over the tables; each of its four files holds its own part only and imports only the files before it
+  (layout -> handlers -> view -> drivers).
 """
 
 from __future__ import annotations
@@ -292,9 +293,24 @@ def test_interfaces_are_public_and_documented() -> None:
 
 # ----------------------------------------------------------------------------------------------------------
 # the kernel
-def _kernel_functions() -> dict[str, ast.FunctionDef]:
-    tree = ast.parse((PACKAGE / "kernel.py").read_text(encoding="utf-8"))
+#: The kernel's files in dependency order: each imports only the ones before it (mus_env/kernel/__init__.py).
+KERNEL_MODULES = ("layout", "handlers", "view", "drivers")
+KERNEL = PACKAGE / "kernel"
+
+
+def _module_functions(path: Path) -> dict[str, ast.FunctionDef]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def _kernel_functions() -> dict[str, ast.FunctionDef]:
+    """Every top-level function of the kernel's files (a name is defined once in the package)."""
+    funcs: dict[str, ast.FunctionDef] = {}
+    for module in KERNEL_MODULES:
+        here = _module_functions(KERNEL / f"{module}.py")
+        assert not here.keys() & funcs.keys(), f"defined twice in the kernel: {sorted(here.keys() & funcs.keys())}"
+        funcs.update(here)
+    return funcs
 
 
 def test_every_kernel_function_has_a_docstring_and_handlers_name_their_rules() -> None:
@@ -317,12 +333,75 @@ def test_prange_only_over_the_tables() -> None:
     assert uses == ["step_parallel"], uses
 
 
+#: The view's functions (mus_env/kernel/view.py), and nothing else there.
+_VIEW_FUNCTIONS = {"encode", "sees_sign", "encode_signs", "write_mask", "is_illegal", "write_view"}
+
+
+def _is_compiled(f: ast.FunctionDef) -> bool:
+    return any("njit" in ast.unparse(d) for d in f.decorator_list)
+
+
+def kernel_part_violations(files: dict[str, dict[str, ast.FunctionDef]]) -> list[str]:
+    """Functions of the kernel in the wrong file: ``files`` maps each of :data:`KERNEL_MODULES` to its functions.
+    layout holds no compiled function; handlers no entry point (``step_*``, ``*_tables``) and none of the view's;
+    view exactly the view's functions; drivers no handler (``on_*``) and none of the view's."""
+    bad = []
+    for name, f in files["layout"].items():
+        if _is_compiled(f):
+            bad.append(f"layout.{name}: compiled code belongs in handlers, view or drivers")
+    for name in files["handlers"]:
+        if name.startswith(("step_", "encode", "write_", "observe")) or name.endswith("_tables") \
+                or name in _VIEW_FUNCTIONS:
+            bad.append(f"handlers.{name}: an entry point or the view's, not a rule handler")
+    if set(files["view"]) != _VIEW_FUNCTIONS:
+        bad.append(f"view: {sorted(set(files['view']) ^ _VIEW_FUNCTIONS)} (it holds exactly {sorted(_VIEW_FUNCTIONS)})")
+    for name in files["drivers"]:
+        if name.startswith("on_") or name in _VIEW_FUNCTIONS:
+            bad.append(f"drivers.{name}: a handler or the view's, not an entry point")
+    return bad
+
+
+def test_each_kernel_file_holds_its_own_part() -> None:
+    """The split of the kernel stays a split: mus_env/kernel/ holds exactly the files of KERNEL_MODULES (and the
+    package's __init__, which defines nothing), each with its own part only."""
+    assert sorted(p.stem for p in KERNEL.glob("*.py")) == sorted([*KERNEL_MODULES, "__init__"])
+    assert not _module_functions(KERNEL / "__init__.py"), "mus_env/kernel/__init__.py only re-exports"
+    files = {m: _module_functions(KERNEL / f"{m}.py") for m in KERNEL_MODULES}
+    assert {"make_rules", "on_mus_call", "encode", "step_serial"} <= {n for fs in files.values() for n in fs}
+    bad = kernel_part_violations(files)
+    assert not bad, "kernel functions in the wrong file:\n" + "\n".join(bad)
+
+
+def test_the_kernel_part_checker_finds_a_misplaced_function() -> None:
+    files = {m: _module_functions(KERNEL / f"{m}.py") for m in KERNEL_MODULES}
+    assert not kernel_part_violations(files)
+    moved = {**files, "handlers": {**files["handlers"], "step_serial": files["drivers"]["step_serial"]}}
+    assert kernel_part_violations(moved) == ["handlers.step_serial: an entry point or the view's, not a rule handler"]
+    moved = {**files, "drivers": {**files["drivers"], "on_sign": files["handlers"]["on_sign"]}}
+    assert kernel_part_violations(moved) == ["drivers.on_sign: a handler or the view's, not an entry point"]
+
+
+def test_kernel_files_import_in_dependency_order() -> None:
+    """layout -> handlers -> view -> drivers: a kernel file imports only the kernel files before it (and the rules
+    modules); the package's __init__ re-exports from them."""
+    graph = _graph()
+    for i, module in enumerate(KERNEL_MODULES):
+        kernel_deps = {d for d in graph[f"mus_env.kernel.{module}"] if d.startswith("mus_env.kernel")}
+        allowed = {f"mus_env.kernel.{m}" for m in KERNEL_MODULES[:i]}
+        assert kernel_deps <= allowed, (module, sorted(kernel_deps - allowed))
+        others = {d for d in graph[f"mus_env.kernel.{module}"] if not d.startswith("mus_env.kernel")}
+        assert all(layer_of(d) in ("rules", "observation") for d in others), (module, sorted(others))
+    assert "mus_env.kernel.handlers" in graph["mus_env.kernel.view"]            # the checker sees them
+    assert graph["mus_env.kernel"] == {f"mus_env.kernel.{m}" for m in KERNEL_MODULES}
+
+
 # ----------------------------------------------------------------------------------------------------------
 # the whole project: mus_env, agents, experiments
 #: Layers, bottom first (docs/architecture.md): a module may import its own layer and the layers below.
 LAYERS = ("rules", "observation", "engines", "interfaces", "agents", "libraries", "cli")
 _RULES = {f"mus_env.{m}" for m in ("config", "cards", "tables", "shuffle", "actions", "phases", "signals")}
-_ENGINES = {"mus_env.game", "mus_env.kernel", "mus_env.vector", "mus_env.records", "mus_env.interrupts"}
+_ENGINES = {"mus_env.game", "mus_env.kernel", *(f"mus_env.kernel.{m}" for m in KERNEL_MODULES), "mus_env.vector",
+            "mus_env.records", "mus_env.interrupts"}
 _CLI = {"experiments.cli", "experiments.play", "experiments.replay"}   # (experiments/__init__: the libraries' root)
 #: Third-party packages that each layer may import (the standard library is always allowed).
 _THIRD_PARTY = {"rules": {"numpy"}, "observation": {"numpy"}, "engines": {"numpy", "numba"}}
