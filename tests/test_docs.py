@@ -69,7 +69,7 @@ def _pip_extras(command: str) -> set[str]:
 def test_quick_start_has_two_commands() -> None:
     """The README's quick start is two commands, train and test, and the test command works anywhere: no root
     (no ``sudo``, no ``apt-get``, not CI's ``.ci/run``, which installs Chromium as root), the ``dev`` extra
-    installed (pytest, xdist) and the same pytest line that CI runs."""
+    installed (pytest, xdist) and the same pytest line that CI runs; Getting started gives the same two."""
     text = README.read_text(encoding="utf-8")
     block = text.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     commands = [line.split("#", 1)[0].strip() for line in block.strip().splitlines()
@@ -81,6 +81,8 @@ def test_quick_start_has_two_commands() -> None:
         assert forbidden not in test, f"the README's test command needs root or CI's script: {test!r}"
     assert {"dev", "train"} <= _pip_extras(test), f"the test command must install the dev extra: {test!r}"
     assert test.endswith("python -m pytest -q -n 2"), test
+    started = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert train in started and test in started, "docs/getting-started.md gives other quick-start commands"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pytest -q -n 2" in ci
     assert "mkdocs build --strict" in ci
