@@ -61,14 +61,30 @@ def test_relative_links_resolve(page: Path) -> None:
         assert path.exists(), f"{page.name}: broken link {target}"
 
 
+def _pip_extras(command: str) -> set[str]:
+    """The extras of every ``pip install -e ".[a,b]"`` in a command line."""
+    return {e.strip() for group in re.findall(r"pip install -e \S*\.\[([^\]]*)\]", command) for e in group.split(",")}
+
+
 def test_quick_start_has_two_commands() -> None:
+    """The README's quick start is two commands, train and test, and the test command works anywhere: no root
+    (no ``sudo``, no ``apt-get``, not CI's ``.ci/run``, which installs Chromium as root), the ``dev`` extra
+    installed (pytest, xdist) and the same pytest line that CI runs; Getting started gives the same two."""
     text = README.read_text(encoding="utf-8")
     block = text.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
-    commands = [line for line in block.strip().splitlines() if line.strip() and not line.startswith("#")]
-    assert len(commands) == 2
-    assert ".ci/run" in commands[1] and "mus train" in commands[0]
+    commands = [line.split("#", 1)[0].strip() for line in block.strip().splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+    assert len(commands) == 2, commands
+    train, test = commands
+    assert "mus train" in train and "train" in _pip_extras(train), train
+    for forbidden in ("sudo", "apt-get", "apt ", ".ci/run"):
+        assert forbidden not in test, f"the README's test command needs root or CI's script: {test!r}"
+    assert {"dev", "train"} <= _pip_extras(test), f"the test command must install the dev extra: {test!r}"
+    assert test.endswith("python -m pytest -q -n 2"), test
+    started = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert train in started and test in started, "docs/getting-started.md gives other quick-start commands"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python -m pytest -q -n 2" in ci and "python -m pytest -q -n 2" in text
+    assert "python -m pytest -q -n 2" in ci
     assert "mkdocs build --strict" in ci
 
 
