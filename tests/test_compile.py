@@ -69,3 +69,31 @@ def test_a_cold_compile_is_announced_then_cached_for_the_next_process(tmp_path: 
     assert first.startswith("mus_env: compiling the batched engine once") and second.startswith("mus_env: compiled in")
     r = _python("from mus_env import vector; print(vector.kernel_is_cached(True))", tmp_path)
     assert r.stdout.split() == ["True"], r
+
+
+def test_a_changed_kernel_source_drops_the_stale_cache(tmp_path: Path) -> None:
+    """numba checks a cached function against its own file only; the kernel's import guard deletes the cached
+    entry points when any source compiled into them changed (an edited handler never runs as its old compile)."""
+    from mus_env import kernel
+
+    def fake_cache() -> list[Path]:
+        files = [tmp_path / "drivers.step_serial-10.py311.nbi", tmp_path / "drivers.step_serial-10.py311.1.nbc",
+                 tmp_path / "handlers.deal_deck-20.py311.nbi"]
+        for f in files:
+            f.write_bytes(b"compiled")
+        return files
+
+    other = tmp_path / "other_module.f-1.py311.nbi"
+    other.write_bytes(b"not the kernel's")
+    files = fake_cache()
+    assert kernel.drop_stale_cache([tmp_path], "digest-a") is True           # no stamp: origin unknown
+    assert not any(f.exists() for f in files) and other.exists()
+    assert (tmp_path / kernel.CACHE_STAMP).read_text(encoding="utf-8") == "digest-a"
+    files = fake_cache()
+    assert kernel.drop_stale_cache([tmp_path], "digest-a") is False          # compiled from these sources: kept
+    assert all(f.exists() for f in files)
+    assert kernel.drop_stale_cache([tmp_path], "digest-b") is True           # a source changed: dropped
+    assert not any(f.exists() for f in files) and other.exists()
+    # the guard ran on import: the real cache folder is stamped with the sources as they are now
+    folder = Path(kernel.step_serial.stats.cache_path)
+    assert (folder / kernel.CACHE_STAMP).read_text(encoding="utf-8") == kernel.sources_digest()

@@ -1,8 +1,8 @@
 """A seat's view of one table, written straight into the output rows: its observation and the legal mask.
 
-The observation of a seat is written by :func:`encode`, a transcription of ``MusGame._encode`` (the pieces of
-:mod:`mus_env.observation`), with the señas' block (:func:`encode_signs`) after ``OBS_DIM`` when signals are
-on; nothing is cached per seat. The legal mask (:func:`write_mask`) and the legality check of an action
+The observation of a seat is written by :func:`encode`, a transcription of :func:`mus_env.observation.write`
+(the pieces of :mod:`mus_env.observation`), with the señas' block (:func:`encode_signs`) after ``OBS_DIM`` when
+signals are on; nothing is cached per seat. The legal mask (:func:`write_mask`) and the legality check of an action
 (:func:`is_illegal`) read the pending decision's Legal set and, during a sign decision, its legal tokens
 (``handlers.pending_sign_bits``).
 """
@@ -74,7 +74,7 @@ from .layout import (
 
 
 # ---------------------------------------------------------------------------------------------------
-# Observation (MusGame._encode, transcribed)
+# Observation (mus_env.observation.write, transcribed)
 @njit(cache=True)
 def encode(st, R, seat: int, row: npt.NDArray[np.float32]) -> None:
     """Write absolute ``seat``'s view of the table into ``row``, exactly as ``MusGame.observe``: ``(OBS_DIM,)``,
