@@ -620,23 +620,28 @@ def kernel_is_cached(threaded: bool = False) -> bool:
     entry point a VectorMusEnv calls on one thread (and with ``threaded`` the threaded step too). When it does, the
     first VectorMusEnv of a process loads the kernel in about a second; when not, it compiles it (about
     :data:`COMPILE_SECONDS`). Looks at numba's index files only (one per function, written with the compile,
-    beginning with the numba version, named after the file that defines the function): compiles, loads and prints
-    nothing. An index older than any of the kernel's files does not count (an entry point holds the handlers and
-    the view of the other files compiled into it)."""
+    beginning with the numba version, named after the file that defines the function) and at the stamp of the
+    sources they were compiled from (``kernel.drop_stale_cache`` deleted them on import if those changed):
+    compiles, loads and prints nothing."""
     names = _SERIAL_ENTRIES + (_THREADED_ENTRIES if threaded else ())
-    source_time = max(path.stat().st_mtime for path in Path(kernel.__file__).parent.glob("*.py"))
     tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    digest = kernel.sources_digest()
     for name in names:
         dispatcher = getattr(kernel, name)
         if dispatcher.signatures:                       # compiled (or loaded) in this process already
             continue
+        folder = Path(dispatcher.stats.cache_path)
+        try:
+            if (folder / kernel.CACHE_STAMP).read_text(encoding="utf-8") != digest:
+                return False
+        except OSError:
+            return False
         stem = Path(dispatcher.py_func.__code__.co_filename).stem        # numba names the index after that file
         found = False
-        for index in Path(dispatcher.stats.cache_path).glob(f"{stem}.{name}-*.{tag}*.nbi"):
+        for index in folder.glob(f"{stem}.{name}-*.{tag}*.nbi"):
             try:
                 with open(index, "rb") as f:
-                    version = pickle.load(f)            # numba's index starts with the version that wrote it
-                found = found or (version == numba.__version__ and index.stat().st_mtime >= source_time)
+                    found = found or pickle.load(f) == numba.__version__   # numba's index starts with its version
             except Exception:  # noqa: BLE001 - unreadable or half-written: numba will compile
                 continue
         if not found:

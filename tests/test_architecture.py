@@ -294,7 +294,7 @@ def test_interfaces_are_public_and_documented() -> None:
 # ----------------------------------------------------------------------------------------------------------
 # the kernel
 #: The kernel's files in dependency order: each imports only the ones before it (mus_env/kernel/__init__.py).
-KERNEL_MODULES = ("layout", "handlers", "view", "drivers")
+KERNEL_MODULES = ("layout", "handlers", "view", "drivers", "cache")
 KERNEL = PACKAGE / "kernel"
 
 
@@ -358,6 +358,9 @@ def kernel_part_violations(files: dict[str, dict[str, ast.FunctionDef]]) -> list
     for name in files["drivers"]:
         if name.startswith("on_") or name in _VIEW_FUNCTIONS:
             bad.append(f"drivers.{name}: a handler or the view's, not an entry point")
+    for name, f in files["cache"].items():
+        if _is_compiled(f):
+            bad.append(f"cache.{name}: the cache guard compiles nothing")
     return bad
 
 

@@ -6,7 +6,7 @@ pass (:func:`step_tables`, ``prange`` over the tables; each table touches only i
 are identical whatever the number of threads). Inside a table the code reads like ``MusGame``: the kernel's
 handlers carry the names of its handlers and do the same thing on the row.
 
-Four files, each importing only those above it (layout → handlers → view → drivers):
+Four files, each importing only those above it (layout → handlers → view → drivers), and the cache's guard:
 
 * ``layout.py``: the state row (:data:`STATE_FIELDS`), a step's outputs (:data:`OUT_FIELDS`), the read-only
   rules (:data:`RULES_FIELDS`, :func:`make_rules`) and the constants the compiled code reads (config switch
@@ -25,19 +25,13 @@ or ``NUMBA_CACHE_DIR``), so only the first import after an install pays the comp
 function against its own file only, while an entry point of ``drivers.py`` holds the handlers, the view and the
 rules modules' constants compiled into it; so on import this package compares a digest of all those sources
 (:func:`sources_digest`) with the one stamped beside the cache and, when they differ, deletes the kernel's cache
-files first (:func:`drop_stale_cache`): an edit anywhere in the kernel or the rules it reads recompiles it.
+files first (``cache.py``: :func:`drop_stale_cache`): an edit anywhere in the kernel or the rules it reads
+recompiles it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-from pathlib import Path
-
-import numba
-
-from .. import actions, cards, config, observation, phases, shuffle, signals, tables
-from . import drivers, handlers, layout, view
+from .cache import CACHE_STAMP, drop_stale_cache, sources_digest
 from .drivers import (
     first_bad_table,
     legal_masks,
@@ -61,56 +55,4 @@ __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIEL
            "reset_tables", "new_episodes", "observe_tables", "state_rows", "sample_legal", "legal_masks", "encode",
            "intercept_uniform", "legal_sign_bits", "sources_digest", "drop_stale_cache", "CACHE_STAMP"]
 
-#: The stamp file beside numba's cache files: the :func:`sources_digest` the cached kernel was compiled from.
-CACHE_STAMP = "mus_kernel_sources.sha256"
-#: The modules compiled into the kernel's entry points: its four files and the rules modules they read.
-_COMPILED_SOURCES = (layout, handlers, view, drivers, actions, cards, config, observation, phases, shuffle, signals,
-                     tables)
-_ENTRY_POINTS = (step_serial, step_parallel, step_rows, step_subset, first_bad_table, reset_tables, new_episodes,
-                 observe_tables, state_rows, sample_legal, legal_masks)
-
-
-def sources_digest() -> str:
-    """SHA-256 of the sources compiled into the kernel (its four files and the rules modules they import) and of
-    numba's version: what a cached compile must have been made from."""
-    h = hashlib.sha256(numba.__version__.encode())
-    for module in _COMPILED_SOURCES:
-        h.update(Path(module.__file__).read_bytes())
-    return h.hexdigest()
-
-
-def drop_stale_cache(cache_dirs: list[Path] | None = None, digest: str | None = None) -> bool:
-    """Delete numba's cache files of the kernel in ``cache_dirs`` (default: where the entry points cache, as numba
-    chose) unless the :data:`CACHE_STAMP` there says they were compiled from ``digest`` (default:
-    :func:`sources_digest`); then stamp ``digest`` there. Called on import, before anything is compiled or loaded.
-
-    Returns:
-        True when stale files were deleted (the next use compiles). A folder that cannot be read or written is
-        left as it is (numba cannot cache there either).
-    """
-    digest = digest or sources_digest()
-    if cache_dirs is None:
-        cache_dirs = sorted({Path(f.stats.cache_path) for f in _ENTRY_POINTS})
-    dropped = False
-    for folder in cache_dirs:
-        stamp = folder / CACHE_STAMP
-        try:
-            if stamp.read_text(encoding="utf-8") == digest:
-                continue
-        except OSError:
-            pass                                            # no stamp yet: whatever is cached is of unknown origin
-        try:
-            for path in folder.glob("*.nb[ic]"):
-                if path.name.split(".", 1)[0] in ("layout", "handlers", "view", "drivers"):
-                    path.unlink(missing_ok=True)
-                    dropped = True
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = folder / f"{CACHE_STAMP}.{os.getpid()}"
-            tmp.write_text(digest, encoding="utf-8")
-            tmp.replace(stamp)                              # atomic: a concurrent import reads one stamp or the other
-        except OSError:
-            continue
-    return dropped
-
-
-drop_stale_cache()
+drop_stale_cache()                                          # before anything is compiled or loaded from the cache
