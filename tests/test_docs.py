@@ -281,3 +281,22 @@ def test_old_module_paths_still_import() -> None:
             sys.modules.pop(old, None)
             module = importlib.import_module(old)
         assert module is importlib.import_module(move.new), old
+
+
+#: A Python block, the word "prints", and a text block: what the code prints, shown on the page.
+_PRINTS = re.compile(r"```python\n(?P<code>(?:(?!```).)*)```\s*\nprints\s*\n\s*"
+                     r"```text\n(?P<out>(?:(?!```).)*)```", re.S)
+
+
+@pytest.mark.parametrize("page", [p for p in [README, *PAGES] if _PRINTS.search(p.read_text(encoding="utf-8"))],
+                         ids=lambda p: p.name)
+def test_printed_outputs_are_what_the_code_prints(page: Path, tmp_path: Path) -> None:
+    """A page that shows what a block prints shows exactly that (a change of the engine or the decoder that changes
+    the output fails here until the page is updated)."""
+    for m in _PRINTS.finditer(page.read_text(encoding="utf-8")):
+        script = tmp_path / "block.py"
+        script.write_text(m["code"], encoding="utf-8")
+        r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=PROCESS_S,
+                           cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == m["out"], f"{page.name}: the page shows\n{m['out']}\nthe code prints\n{r.stdout}"
