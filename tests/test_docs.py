@@ -109,6 +109,26 @@ def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
     assert update_docs(root=tmp_path) == [env]
 
 
+def test_a_ladder_is_labelled_as_the_reference_only_when_it_is_the_reference() -> None:
+    """The ladder's tables name the reference ladder's version only when its ratings are the ladder's, and the
+    probes' names are shown without changing the results they come from."""
+    from experiments.tools.update_docs import ladder_summary, ladder_version, renamed_probes
+
+    results = json.loads((ROOT / "docs" / "ladder_results.json").read_text(encoding="utf-8"))
+    reference = json.loads((ROOT / REFERENCE_LADDER).read_text(encoding="utf-8"))
+    assert ladder_version(results, reference) == reference["version"]
+    assert f"reference ladder {reference['version']}" in ladder_summary(results, reference["version"])
+    moved = dict(reference, ratings=dict(reference["ratings"], ppo=reference["ratings"]["ppo"] + 3))
+    assert ladder_version(results, moved) is None and ladder_version(results, None) is None
+    assert "reference ladder" not in ladder_summary(results, None)
+    probes = json.loads((ROOT / "docs" / "exploit_results.json").read_text(encoding="utf-8"))
+    before = json.dumps(probes["results"])
+    shown = renamed_probes(probes["results"], probes["names"])
+    assert json.dumps(probes["results"]) == before
+    assert {r["agent"] for r in shown} == {"ppo"} and all("/tmp/" not in r["command"]
+                                                           for rep in shown for r in rep["results"])
+
+
 def test_a_bad_input_changes_nothing(tmp_path: Path) -> None:
     """Every input is read before anything is written: a new bench output with a missing exploit file leaves the
     pages and docs/bench.json as they were."""
@@ -247,6 +267,16 @@ QUOTED: list[tuple[str, str, Callable[[dict[str, Any]], tuple[str, ...]]]] = [
     ("docs/training.md", rf"`--magnet-every N` updates \(default {_NUM};", lambda s: (f"{s['args'].magnet_every}",)),
     ("docs/training.md", rf"every `--checkpoint-every` updates, {_NUM} by default",
      lambda s: (f"{s['args'].checkpoint_every}",)),
+    ("docs/training.md", rf"behaviour cloning of `EquityAgent` on {_NUM} of its decisions \(about a minute\), then "
+     rf"{_NUM} updates that train only the value head",
+     lambda s: (f"{s['args'].bc_decisions:,}", f"{s['args'].value_warmup}")),
+    ("docs/training.md", rf"a duplicate match against `rule` and `equity` \({_NUM} hands and {_NUM} games",
+     lambda s: (f"{s['args'].eval_hands:,}", f"{s['args'].eval_games:,}")),
+    ("docs/glossary.md", r"The default is `([^`]+)` \(\[Training\]", lambda s: (s["args"].league_mix,)),
+    ("docs/glossary.md", rf"`mus train`'s default is {_NUM} every {_NUM} updates",
+     lambda s: (f"{s['args'].magnet_coef:g}", f"{s['args'].magnet_every}")),
+    ("docs/glossary.md", rf"`--snapshot-every` updates \({_NUM}\) into a pool of the last `--pool-size` \({_NUM}\)",
+     lambda s: (f"{s['args'].snapshot_every}", f"{s['args'].pool_size}")),
 ]
 
 
