@@ -1,6 +1,7 @@
 """The README and the docs pages: the front door stays short and its links resolve; every generated block is
-in sync with the code and the measurement files; every Python example runs as written (with smaller budgets);
-the tutorial's bot and the integrations' commands run; the old module paths still import.
+in sync with the code and the measurement files; every figure quoted in the prose equals the results file it
+comes from (:data:`QUOTED`); every Python example runs as written (with smaller budgets); the tutorial's bot and
+the integrations' commands run; the old module paths still import.
 
 A fenced block preceded by ``<!-- file: NAME -->`` is written to ``NAME`` in the example's folder (later
 blocks of the same page import it); one preceded by ``<!-- skip: WHY -->`` is not run.
@@ -17,17 +18,23 @@ import signal
 import subprocess
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hang_guards import PROCESS_S
 
-from experiments.tools.update_docs import BLOCKS, code_blocks, section, update_docs
+from experiments.tools.update_docs import BLOCKS, REFERENCE_LADDER, code_blocks, section, update_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-PAGES = sorted((ROOT / "docs").glob("*.md"))
+#: The guide pages (what is true now) and the research notes (dated history, figures of their day).
+GUIDES = sorted((ROOT / "docs").glob("*.md"))
+RESEARCH = sorted((ROOT / "docs" / "research").glob("*.md"))
+PAGES = GUIDES + RESEARCH
+#: The measurement files that generated blocks are rebuilt from (copied with the pages in the sync tests).
+MEASURED = ("docs/ladder_results.json", "docs/bench.json", "docs/exploit_results.json", REFERENCE_LADDER)
 
 #: Replacements that shrink an example's budget, per page: each must match at least once in that page's code.
 SMALLER = {
@@ -49,7 +56,7 @@ def test_readme_is_a_short_front_door() -> None:
         assert heading in text, heading
 
 
-@pytest.mark.parametrize("page", [README, *PAGES], ids=lambda p: p.name)
+@pytest.mark.parametrize("page", [README, *PAGES], ids=lambda p: str(p.relative_to(ROOT)))
 def test_relative_links_resolve(page: Path) -> None:
     """Every relative link of the README and the pages names a file that exists (mkdocs checks the pages' links
     and anchors again in ``mkdocs build --strict``)."""
@@ -89,19 +96,37 @@ def test_quick_start_has_two_commands() -> None:
 
 
 def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
-    """Regenerating every block from the code, ``docs/ladder_results.json`` and ``docs/bench.json`` changes
-    nothing."""
-    for path in set(BLOCKS.values()):
+    """Regenerating every block from the code and the measurement files (:data:`MEASURED`: the ladder, the
+    bench, the probes of the exploitability page, the reference ladder that labels the ladder) changes nothing."""
+    for path in [*set(BLOCKS.values()), *MEASURED]:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, tmp_path / path)
-    for name in ("ladder_results.json", "bench.json"):
-        shutil.copy(ROOT / "docs" / name, tmp_path / "docs" / name)
     changed = update_docs(root=tmp_path)
     assert changed == [], f"out of date: {changed}; run: mus update-docs"
     # and the check can fail: a stale table is rewritten
     env = tmp_path / "docs" / "environments.md"
     env.write_text(env.read_text(encoding="utf-8").replace("| 24 | QUIERO |", "| 24 | QUIERO? |"), encoding="utf-8")
     assert update_docs(root=tmp_path) == [env]
+
+
+def test_a_ladder_is_labelled_as_the_reference_only_when_it_is_the_reference() -> None:
+    """The ladder's tables name the reference ladder's version only when its ratings are the ladder's, and the
+    probes' names are shown without changing the results they come from."""
+    from experiments.tools.update_docs import ladder_summary, ladder_version, renamed_probes
+
+    results = json.loads((ROOT / "docs" / "ladder_results.json").read_text(encoding="utf-8"))
+    reference = json.loads((ROOT / REFERENCE_LADDER).read_text(encoding="utf-8"))
+    assert ladder_version(results, reference) == reference["version"]
+    assert f"reference ladder {reference['version']}" in ladder_summary(results, reference["version"])
+    moved = dict(reference, ratings=dict(reference["ratings"], ppo=reference["ratings"]["ppo"] + 3))
+    assert ladder_version(results, moved) is None and ladder_version(results, None) is None
+    assert "reference ladder" not in ladder_summary(results, None)
+    probes = json.loads((ROOT / "docs" / "exploit_results.json").read_text(encoding="utf-8"))
+    before = json.dumps(probes["results"])
+    shown = renamed_probes(probes["results"], probes["names"])
+    assert json.dumps(probes["results"]) == before
+    assert {r["agent"] for r in shown} == {"ppo"} and all("/tmp/" not in r["command"]
+                                                           for rep in shown for r in rep["results"])
 
 
 def test_a_bad_input_changes_nothing(tmp_path: Path) -> None:
@@ -122,6 +147,175 @@ def test_a_bad_input_changes_nothing(tmp_path: Path) -> None:
 def test_every_block_has_its_markers() -> None:
     for name, path in BLOCKS.items():
         assert section((ROOT / path).read_text(encoding="utf-8"), name).strip(), (name, path)
+
+
+def _collapsed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _figure_sources() -> dict[str, Any]:
+    """Every file the pages' prose quotes, read once: ``docs/bench.json``, the reference ladder, the shipped
+    policy's ``meta`` (its evaluation, probes, lineage and the agent it replaced: what its card prints), the
+    trainer's defaults, and the default run's minutes, stated once in ``docs/training.md`` (its run folder is
+    not kept)."""
+    pytest.importorskip("torch")
+    from agents.policy import load_policy_file
+    from experiments.population.ship_agent import lineage_budget, shares_rounded
+    from experiments.train.ppo import Args
+
+    meta = load_policy_file(ROOT / "agents" / "data" / "ppo.pt")["meta"]
+    stages = meta["lineage"]
+    training = _collapsed((ROOT / "docs" / "training.md").read_text(encoding="utf-8"))
+    return {"bench": json.loads((ROOT / "docs" / "bench.json").read_text(encoding="utf-8")),
+            "reference": json.loads((ROOT / REFERENCE_LADDER).read_text(encoding="utf-8"))["ratings"],
+            "ppo": meta, "rows": {(r["play"], r["opponent"]): r for r in meta["evaluation"]},
+            "old_rows": {(r["play"], r["opponent"]): r for r in meta["previous"]["evaluation"]},
+            "probes": meta["exploitability"], "old_probes": meta["previous"]["exploitability"],
+            "stages": stages, "stage_minutes": shares_rounded([s["minutes"] for s in stages])[0],
+            "budget": lineage_budget(stages), "args": Args(),
+            "default_minutes": float(re.search(r"\(2026-12-02\): ([\d.]+) minutes wall", training).group(1))}
+
+
+def _stones(r: dict[str, Any]) -> tuple[str, str, str]:
+    return f"{r['stones']:+.2f}", f"{r['stones_lo']:+.2f}", f"{r['stones_hi']:+.2f}"
+
+
+def _default_minutes(s: dict[str, Any]) -> tuple[str]:
+    return (f"{s['default_minutes']:.0f}",)
+
+
+def _bridge(s: dict[str, Any]) -> tuple[str]:
+    return (f"{s['bench']['ratios']['vector B=4096 / openspiel bridge']:.0f}",)
+
+
+def _compile(s: dict[str, Any]) -> tuple[str, str]:
+    return f"{s['bench']['kernel_seconds']['cold']:.0f}", f"{s['bench']['kernel_seconds']['cached']:.1f}"
+
+
+def _stage(i: int) -> Callable[[dict[str, Any]], tuple[str, str]]:
+    return lambda s: (f"{s['stages'][i]['decisions'] / 1e6:.0f}", f"{s['stage_minutes'][i]:.1f}")
+
+
+_NUM = r"([+−-]?[\d.,]+)"
+#: Figures quoted in the prose of the README and the guide pages, each with its source: (page, pattern,
+#: expected). ``pattern`` is matched on the page with its whitespace collapsed to single spaces; its groups are
+#: the figures as printed, and ``expected(sources)`` (:func:`_figure_sources`) gives them as the page prints them.
+#: Every pattern matches at least once, and every match equals its source: a figure that moves or changes fails
+#: here until the page and this table agree. The generated blocks are checked by ``test_generated_blocks_are_in_sync``;
+#: the research notes keep the figures of their day and are not checked.
+QUOTED: list[tuple[str, str, Callable[[dict[str, Any]], tuple[str, ...]]]] = [
+    # the engine's speed: docs/bench.json
+    ("README.md", rf"a batched engine at {_NUM}× OpenSpiel's C\+\+ bridge on one core", _bridge),
+    ("docs/index.md", rf"About {_NUM}× OpenSpiel's C\+\+ bridge on one core", _bridge),
+    ("docs/getting-started.md", rf"compiles the engine's kernel \({_NUM} s on the project's 2-core machine, "
+     rf"\[Performance\]\(performance.md\); the `mus` commands say so when it happens\); numba caches it, so later "
+     rf"runs load it in {_NUM} s", _compile),
+    ("docs/environments.md", rf"compiles the kernel \({_NUM} s on the project's 2-core machine, "
+     rf"\[Performance\]\(performance.md\)\); numba caches it, so later processes load it in {_NUM} s", _compile),
+    # the shipped ppo: agents/data/ppo.pt's meta (its card)
+    ("README.md", rf"\*\*{_NUM} \[{_NUM}, {_NUM}\] against `rule`\*\*",
+     lambda s: _stones(s["rows"]["sampled", "rule"])),
+    ("README.md", rf"\*\*{_NUM} \[{_NUM}, {_NUM}\] against `equity`\*\*",
+     lambda s: _stones(s["rows"]["sampled", "equity"])),
+    ("README.md", rf"\*\*{_NUM} against `ordago`\*\*", lambda s: _stones(s["rows"]["sampled", "ordago"])[:1]),
+    ("README.md", rf"winning {_NUM} %, {_NUM} % and {_NUM} % of the games",
+     lambda s: tuple(f"{100 * s['rows']['sampled', o]['win']:.0f}" for o in ("rule", "equity", "ordago"))),
+    ("README.md", rf"wins \*\*{_NUM} stones/hand\*\* and {_NUM} % of the games",
+     lambda s: (f"{s['probes']['max']['stones']:+.2f}", f"{100 * s['probes']['max_win']['win']:.0f}")),
+    ("README.md", rf"the agent it replaced conceded {_NUM}\.", lambda s: (f"{s['old_probes']['max']['stones']:+.2f}",)),
+    ("README.md", rf"on 2 cores, {_NUM} minutes in all: {_NUM}M decisions from a random network",
+     lambda s: (f"{s['budget'][1]:.1f}", f"{s['stages'][0]['decisions'] / 1e6:.0f}")),
+    ("docs/exploitability.md",
+     rf"The largest gain is \*\*{_NUM} stones/hand\*\*, with a game win rate of \*\*{_NUM}\*\*",
+     lambda s: (f"{s['probes']['max']['stones']:+.2f}", f"{s['probes']['max_win']['win']:.3f}")),
+    ("docs/exploitability.md", rf"conceded up to \*\*{_NUM}\*\* stones/hand and \*\*{_NUM}\*\* of the games",
+     lambda s: (f"{s['old_probes']['max']['stones']:+.2f}", f"{s['old_probes']['max_win']['win']:.3f}")),
+    ("docs/training.md", rf"each warm-started from the last, {_NUM} billion decisions and {_NUM} minutes",
+     lambda s: (f"{s['budget'][0] / 1e9:.2f}", f"{s['budget'][1]:.1f}")),
+    ("docs/training.md", rf"`mus train --preset scratch` \({_NUM}M decisions, {_NUM} minutes; it beat `rule` with p "
+     rf"< 0.01 in stones and games after {_NUM} minutes\)",
+     lambda s: _stage(0)(s) + (f"{s['stages'][0]['beats_rule']['minutes']:.1f}",)),
+    ("docs/training.md", rf"--learning-rate 1e-4`, {_NUM}M decisions, {_NUM} minutes", _stage(1)),
+    ("docs/training.md", rf"best responses to stage 2 in the league, {_NUM}M decisions, {_NUM} minutes", _stage(2)),
+    ("docs/training.md", rf"`ppo` still concedes {_NUM} stones/hand and {_NUM} % of the games",
+     lambda s: (f"{s['probes']['max']['stones']:+.2f}", f"{100 * s['probes']['max_win']['win']:.0f}")),
+    ("docs/training.md", rf"ahead of `equity` by less than the agent it replaced \({_NUM} against {_NUM} stones/hand\)",
+     lambda s: (_stones(s["rows"]["sampled", "equity"])[0], _stones(s["old_rows"]["sampled", "equity"])[0])),
+    # the reference ladder v2: experiments/evaluate/reference_ladder.json
+    ("docs/evaluation.md", rf"reference ladder\*\* \(`v2`: .*?; `ppo` {_NUM}, `equity` {_NUM}, `rule` {_NUM}, "
+     rf"`random` {_NUM}, `ordago` {_NUM}\)",
+     lambda s: tuple(f"{s['reference'][a]:.0f}" for a in ("ppo", "equity", "rule", "random", "ordago"))),
+    ("docs/glossary.md", rf"\*\*reference ladder v2\*\*: .*?\(`ppo` {_NUM}, `equity` {_NUM}, `rule` {_NUM}\)",
+     lambda s: tuple(f"{s['reference'][a]:.0f}" for a in ("ppo", "equity", "rule"))),
+    # the default mus train: the trainer's defaults (experiments/train/ppo.py's Args) and its measured minutes
+    ("README.md", rf"beats the baseline bots in about {_NUM} minutes on 2 cores", _default_minutes),
+    ("README.md", rf"mus train # train an agent \(about {_NUM} min on 2 cores\)", _default_minutes),
+    ("docs/getting-started.md", rf"mus train # train an agent \(about {_NUM} min on 2 cores\)", _default_minutes),
+    ("docs/index.md", rf"mus train # about {_NUM} minutes on 2 cores", _default_minutes),
+    ("README.md", rf"\*\*The default `mus train`\*\* \(about {_NUM} minutes on 2 cores: the `equity` clone, then "
+     rf"{_NUM}M decisions of PPO with a magnet refreshed every {_NUM} updates",
+     lambda s: _default_minutes(s) + (f"{s['args'].total_decisions / 1e6:.0f}", f"{s['args'].magnet_every}")),
+    ("docs/training.md", rf"mus train # the default preset: {_NUM}M decisions, about {_NUM} minutes on 2 cores",
+     lambda s: (f"{s['args'].total_decisions / 1e6:.0f}",) + _default_minutes(s)),
+    ("docs/training.md", rf"`mus train` with no flag: the `equity` clone, then {_NUM}M decisions of PPO with a magnet "
+     rf"\(`--magnet-coef {_NUM} --magnet-every {_NUM}`\) and a league weighted to the baselines "
+     r"\(`([^`]+)`\)",
+     lambda s: (f"{s['args'].total_decisions / 1e6:.0f}", f"{s['args'].magnet_coef:g}", f"{s['args'].magnet_every}",
+                s["args"].league_mix)),
+    ("docs/training.md", r"by the shares of `--league-mix` \(default `([^`]+)`;", lambda s: (s["args"].league_mix,)),
+    ("docs/training.md", rf"\(`--magnet-coef C`, default {_NUM};", lambda s: (f"{s['args'].magnet_coef:g}",)),
+    ("docs/training.md", rf"`--magnet-every N` updates \(default {_NUM};", lambda s: (f"{s['args'].magnet_every}",)),
+    ("docs/training.md", rf"every `--checkpoint-every` updates, {_NUM} by default",
+     lambda s: (f"{s['args'].checkpoint_every}",)),
+    ("docs/training.md", rf"behaviour cloning of `EquityAgent` on {_NUM} of its decisions \(about a minute\), then "
+     rf"{_NUM} updates that train only the value head",
+     lambda s: (f"{s['args'].bc_decisions:,}", f"{s['args'].value_warmup}")),
+    ("docs/training.md", rf"a duplicate match against `rule` and `equity` \({_NUM} hands and {_NUM} games",
+     lambda s: (f"{s['args'].eval_hands:,}", f"{s['args'].eval_games:,}")),
+    ("docs/glossary.md", r"The default is `([^`]+)` \(\[Training\]", lambda s: (s["args"].league_mix,)),
+    ("docs/glossary.md", rf"`mus train`'s default is {_NUM} every {_NUM} updates",
+     lambda s: (f"{s['args'].magnet_coef:g}", f"{s['args'].magnet_every}")),
+    ("docs/glossary.md", rf"`--snapshot-every` updates \({_NUM}\) into a pool of the last `--pool-size` \({_NUM}\)",
+     lambda s: (f"{s['args'].snapshot_every}", f"{s['args'].pool_size}")),
+]
+
+
+def figure_mismatches(texts: dict[str, str], sources: dict[str, Any]) -> list[str]:
+    """Every way the pages' ``texts`` (page -> markdown) disagree with :data:`QUOTED`: a pattern that matches
+    nothing, or a match whose figures are not its source's."""
+    problems = []
+    for page, pattern, expected in QUOTED:
+        want = tuple(expected(sources))
+        found = [m.groups() for m in re.finditer(pattern, _collapsed(texts[page]))]
+        if not found:
+            problems.append(f"{page}: nothing matches {pattern!r} (a figure moved: update the page or QUOTED)")
+        problems += [f"{page}: prints {got}, its source says {want} ({pattern!r})" for got in found if got != want]
+    return problems
+
+
+def test_quoted_figures_equal_their_sources() -> None:
+    """One number per fact: every figure of :data:`QUOTED` is the one its results file gives, as printed."""
+    sources = _figure_sources()
+    texts = {page: (ROOT / page).read_text(encoding="utf-8") for page in {p for p, _, _ in QUOTED}}
+    assert figure_mismatches(texts, sources) == []
+    # and the check can fail: one figure changed in one page is found, and only that one
+    readme = texts["README.md"].replace("wins **+0.93 stones/hand**", "wins **+0.94 stones/hand**")
+    assert readme != texts["README.md"]
+    [problem] = figure_mismatches(dict(texts, **{"README.md": readme}), sources)
+    assert "README.md" in problem and "+0.94" in problem
+
+
+def test_the_guides_name_no_scratch_folder_and_every_figure_file_is_used() -> None:
+    """The README and the guide pages cite no file of the machine that ran the experiments (``/tmp/exp/...``; the
+    research notes say theirs are not kept, and the model card, whose commands are as run, says it of its own),
+    and every image in docs/ is shown by some page."""
+    for page in [README, *GUIDES]:
+        assert "/tmp/exp" not in page.read_text(encoding="utf-8"), f"{page.name} cites a file of one machine"
+    shown = "\n".join(p.read_text(encoding="utf-8") for p in [README, *(ROOT / "docs").rglob("*.md")])
+    for image in (ROOT / "docs").rglob("*.png"):
+        assert image.name in shown, f"{image.relative_to(ROOT)} is shown by no page: delete it or show it"
+    card = (ROOT / "agents" / "data" / "ppo.md").read_text(encoding="utf-8")
+    assert "/tmp/" not in card or "## What is kept" in card
 
 
 def _examples(page: Path) -> list[tuple[str, str]]:

@@ -36,6 +36,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -339,6 +341,36 @@ def _warm_start_text(args: dict[str, Any], lineage: bool) -> str:
     return f"the policy `{start}`" + (" (see the lineage below)" if lineage else "")
 
 
+def _preset_text(meta: dict[str, Any]) -> str:
+    """The card's preset: the one the command named, or none (the command's flags over the trainer's defaults)."""
+    if "--preset" in str(meta.get("command", "")).split():
+        return f"preset: `{meta.get('run', {}).get('preset', '?')}`"
+    return "no preset (the command's flags over the trainer's defaults of its day)"
+
+
+#: An absolute path of two or more parts in the card's text (a folder of the machine that made the policy).
+_ABSOLUTE = re.compile(r"(?<![\w./])/[A-Za-z_][\w.-]*(?:/[\w.-]+)+")
+
+
+def _kept_lines(text: str, lineage: bool) -> list[str]:
+    """The card's section on the files it names that the repository does not keep (none: no section)."""
+    paths = sorted(set(_ABSOLUTE.findall(text)))
+    if not paths:
+        return []
+    common = os.path.commonpath(paths)
+    which = f"every path under `{common}/`" if common != "/" else f"such as `{paths[0]}`"
+    rebuild = ("run the stages' commands in order, each with the policy of the stage before as `--warm-start` and, "
+               "in its `--league-mix`, the `--out` folders of `mus exploit` runs against that policy in place of the "
+               "best responses it names; then `mus ship-agent RUN --exploit PROBES/exploit_seeds.json --ancestor "
+               "EARLIER_RUN ...`" if lineage else
+               "run the command above, then `mus ship-agent RUN --exploit PROBES/exploit_seeds.json`")
+    return ["## What is kept", "",
+            f"The folders named above outside this repository ({which}) were the training machine's and are not "
+            "kept. The repository keeps the shipped weights with every command, setting and figure of this card "
+            "(`agents/data/ppo.pt`, its `meta`), from which `mus ship-agent --card-only` rewrites the card. To make "
+            f"a policy by the same recipe, {rebuild}; `mus league` runs rounds of this kind in one command."]
+
+
 def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
     """The model card (markdown) from the shipped file's ``meta`` and the evaluation rows."""
     run = meta.get("run", {})
@@ -350,7 +382,7 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         "(`greedy=True` for argmax play); use it as `ppo` in `mus tournament` and `mus play`.", "",
         "## How it was made", "",
         f"- Command: `{meta.get('command', '?')}`",
-        f"- Seed: {args.get('seed', '?')}; preset: `{run.get('preset', '?')}`",
+        f"- Seed: {args.get('seed', '?')}; {_preset_text(meta)}",
         *([f"- Stopped and resumed (exactly, from its checkpoint) {len(run['sessions']) - 1} time(s): "
            + "; ".join(f"`{x.get('command', '?')}` at update {x.get('from_update', '?')}" for x in run["sessions"][1:])]
           if len(run.get("sessions", [])) > 1 else []),
@@ -399,7 +431,8 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         lines += [""] + _probe_lines(meta["exploitability"])
     if meta.get("previous"):
         lines += [""] + _compare_lines(meta, rows)
-    lines += ["", "## Limits", "",
+    kept = _kept_lines("\n".join(lines), bool(meta.get("lineage")))
+    lines += ([""] + kept if kept else []) + ["", "## Limits", "",
               "- Trained and evaluated with 8 kings and a 40-stone game; other variants are untested.",
               "- Beating the baselines is not low exploitability: a best response trained against this policy may "
               "win more than they do.",

@@ -8,10 +8,15 @@ Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in one
   :func:`reward_table`, :func:`mus_env.signals.sign_table`); always rewritten, and ``tests/test_docs.py``
   fails when a page is out of date;
 * ``ladder`` (``docs/evaluation.md``) and ``ladder-summary`` (``README.md``): from a tournament's
-  ``results.json`` (``ladder=``; the README's summary is rebuilt from ``docs/ladder_results.json`` every time);
-* ``bench`` (``docs/performance.md``) and ``bench-summary`` (``README.md``): from ``mus bench --json`` output
-  (``bench=``, copied to ``docs/bench.json``; both are rebuilt from the copy every time);
-* ``exploit`` (``docs/exploitability.md``): from ``mus exploit`` results, with the bar chart ``docs/exploit.png``;
+  ``results.json`` (``ladder=``, copied to ``docs/ladder_results.json``; both are rebuilt from the copy every
+  time), labelled with the version of the reference ladder (``experiments/evaluate/reference_ladder.json``) when
+  its ratings are this ladder's;
+* ``bench`` and ``bench-targets`` (``docs/performance.md``) and ``bench-summary`` (``README.md``): from
+  ``mus bench --json`` output (``bench=``, copied to ``docs/bench.json``; all three are rebuilt from the copy every
+  time; the targets are :data:`BENCH_TARGETS`);
+* ``exploit`` (``docs/exploitability.md``): from ``mus exploit`` results (``exploit=``, copied with the names to
+  show, ``exploit_names=``, to ``docs/exploit_results.json``; rebuilt from the copy every time), with the bar chart
+  ``docs/exploit.png`` (redrawn when new results are given);
 * ``signals-value`` (``docs/senas.md``): from a ``mus signals`` run.
 
 Images in a generated block are linked relative to the page (the pages and figures both live in ``docs/``).
@@ -33,16 +38,21 @@ from mus_env.interfaces import REWARD_MODES
 from mus_env.observation import OBS_DIM, STATE_DIM, obs_dim, observation_table, state_dim
 from mus_env.signals import sign_table
 
-__all__ = ["ROOT", "DOCS", "BLOCKS", "LADDER_RESULTS", "REWARD_MEANINGS", "replace_section", "section", "code_blocks",
-           "state_table", "reward_table",
-           "ladder_markdown", "ladder_summary", "bench_markdown", "bench_summary", "exploit_markdown", "flatten_probes",
-           "signals_markdown", "update_docs"]
+__all__ = ["ROOT", "DOCS", "BLOCKS", "LADDER_RESULTS", "EXPLOIT_RESULTS", "REFERENCE_LADDER", "REWARD_MEANINGS",
+           "replace_section", "section", "code_blocks", "state_table", "reward_table",
+           "ladder_markdown", "ladder_summary", "ladder_version", "bench_markdown", "bench_summary", "BENCH_TARGETS",
+           "bench_targets", "exploit_markdown", "flatten_probes", "renamed_probes", "signals_markdown", "update_docs"]
 
 #: The repository root (the docs are not installed with the package: run this from a checkout).
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 #: The ladder that the README's summary and the evaluation page show.
 LADDER_RESULTS = DOCS / "ladder_results.json"
+#: The probes that the exploitability page shows: ``{"names": {...}, "results": [exploit.json or
+#: exploit_seeds.json, ...]}``.
+EXPLOIT_RESULTS = DOCS / "exploit_results.json"
+#: The reference ladder that ``mus evaluate`` places agents on (its ``version`` labels the ladder's tables).
+REFERENCE_LADDER = "experiments/evaluate/reference_ladder.json"
 
 #: Generated block -> the file that holds it, relative to the repository root.
 BLOCKS = {
@@ -56,6 +66,7 @@ BLOCKS = {
     "ladder": "docs/evaluation.md",
     "ladder-summary": "README.md",
     "bench": "docs/performance.md",
+    "bench-targets": "docs/performance.md",
     "bench-summary": "README.md",
     "exploit": "docs/exploitability.md",
 }
@@ -157,6 +168,22 @@ def _ladder_rows(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def ladder_version(results: dict[str, Any], reference: dict[str, Any] | None) -> str | None:
+    """The version of the reference ladder (``experiments/evaluate/reference_ladder.json``) when its ratings are
+    those of ``results`` (each rounded to 0.1), else None: a ladder measured again is not labelled as the
+    reference until the reference is updated from it."""
+    if not reference:
+        return None
+    ours = {name: round(float(r.get("rating", r.get("elo"))), 1) for name, r in results["ladder"].items()}
+    theirs = {name: round(float(v), 1) for name, v in reference.get("ratings", {}).items()}
+    return reference.get("version") if ours == theirs else None
+
+
+def _reference_words(version: str | None) -> str:
+    return (f"; this is the reference ladder {version} (`{REFERENCE_LADDER}`), on which `mus evaluate` places an "
+            "agent" if version else "")
+
+
 def ladder_command(results: dict[str, Any]) -> str:
     """The ``mus tournament`` command that reproduces a ladder (from its ``meta``)."""
     meta = results["meta"]
@@ -164,12 +191,14 @@ def ladder_command(results: dict[str, Any]) -> str:
             f"--seed {meta['seed']} --out runs/ladder")
 
 
-def ladder_markdown(results: dict[str, Any], command: str | None = None) -> str:
-    """The evaluation page's ladder: the rating table, every pair's duplicate results, the two figures."""
+def ladder_markdown(results: dict[str, Any], command: str | None = None, version: str | None = None) -> str:
+    """The evaluation page's ladder: the rating table, every pair's duplicate results, the two figures
+    (``version``: the reference ladder's, :func:`ladder_version`)."""
     meta, rating = results["meta"], _rating(results)
     command = command or ladder_command(results)
-    lines = [f"Measured with `{command}` ({meta['hands_played']:,} hands in {meta['seconds']:.0f} s, "
-             f"{meta['hands_per_second']:,.0f} hands/s on this 2-core machine; {rating['method']}):", ""]
+    lines = [f"Measured with `{command}` ({meta['hands_played']:,} hands in {meta['seconds']:.0f} s on this 2-core "
+             f"machine; {rating['method']}"
+             f"{_reference_words(version)}):", ""]
     lines += _ladder_rows(results)
     if rating["contradictions"]:
         lines += ["", "The ladder reverses: " + "; ".join(rating["contradictions"]) + "."]
@@ -189,18 +218,40 @@ def ladder_markdown(results: dict[str, Any], command: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def ladder_summary(results: dict[str, Any]) -> str:
-    """The README's ladder: the rating table and the command that made it."""
+def ladder_summary(results: dict[str, Any], version: str | None = None) -> str:
+    """The README's ladder: the rating table and the command that made it (``version``: the reference
+    ladder's, :func:`ladder_version`)."""
     meta, rating = results["meta"], _rating(results)
     source = (f"Elo from {meta['games']:,} duplicate games per pair, random = 1000" if rating["unit"] == "Elo"
               else rating["method"])
-    return "\n".join(_ladder_rows(results) + ["", f"`{ladder_command(results)}`: {source}."])
+    return "\n".join(_ladder_rows(results) + ["", f"`{ladder_command(results)}`: {source}"
+                                                  f"{_reference_words(version)}."])
 
 
 def flatten_probes(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every probe's result: ``exploit.json`` results as they are, ``exploit_seeds.json`` reports opened into
     theirs."""
     return [p for r in results for p in (r["results"] if "probes" in r else [r])]
+
+
+def renamed_probes(results: Sequence[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:
+    """``mus exploit`` results with each key of ``names`` written as its value in the probed agent's spec and in
+    the command (a policy probed as a file of the training machine, shown by the name it has now, such as
+    ``ppo``); the results themselves are not changed."""
+    def rename(text: str) -> str:
+        for old, new in names.items():
+            text = text.replace(old, new)
+        return text
+
+    out = []
+    for r in results:
+        r = json.loads(json.dumps(r))
+        for item in ([r] + list(r.get("results", [])) if "probes" in r else [r]):
+            item["agent"] = rename(str(item["agent"]))
+            if "command" in item:
+                item["command"] = rename(str(item["command"]))
+        out.append(r)
+    return out
 
 
 def exploit_markdown(results: Sequence[dict[str, Any]]) -> str:
@@ -227,7 +278,7 @@ def exploit_markdown(results: Sequence[dict[str, Any]]) -> str:
     held = {(r["held_out"]["hands"], r["held_out"]["games"], r["held_out"]["eval_seed"]) for r in results}
     lines += ["", "Held out: " + ", ".join(f"{h:,} hands and {g:,} games, deal seed {s}" for h, g, s in sorted(held))
               + ". Commands, in the table's order:", ""]
-    lines += [f"* `{r['command']}`" for r in results]
+    lines += [f"* `{c}`" for c in dict.fromkeys(r["command"] for r in results)]     # a --seeds run: one command
     lines += ["", "![exploitability](exploit.png)"]
     return "\n".join(lines)
 
@@ -261,6 +312,64 @@ def bench_markdown(report: dict[str, Any], command: str | None = None) -> str:
         cpu = (f" ({k['cold_cpu']:.1f} s and {k['cached_cpu']:.1f} s of CPU)" if "cold_cpu" in k else "")
         lines += ["", f"Kernel (numba): cold compile {k['cold']:.1f} s, load from the cache {k['cached']:.1f} s{cpu} "
                       "(a fresh process importing mus_env and running every entry point once, serial and threaded)."]
+    return "\n".join(lines)
+
+
+#: The engine's speed targets: (what, how the bench measures it, the bound, "min" or "max", the unit). A measure
+#: is a key of the bench's ``results`` (decisions/s), ``ratios``, ``tournaments`` (hands/s), ``kernel_seconds``, or
+#: ``us:KEY`` (µs per decision of ``results[KEY]``).
+BENCH_TARGETS = (
+    ("`VectorMusEnv`, 4,096 tables, one thread", "vector B=4096", 2_000_000, "min", "decisions/s"),
+    ("the same, against OpenSpiel's C++ bridge", "vector B=4096 / openspiel bridge", 5, "min", "×"),
+    ("`VectorMusEnv`, 4,096 tables, 2 threads", "vector B=4096 2 threads", 3_500_000, "min", "decisions/s"),
+    ("the same, against OpenSpiel's C++ bridge", "vector B=4096 2 threads / openspiel bridge", 9, "min", "×"),
+    ("`VectorMusEnv`, one table: a decision", "us:vector B=1", 20, "max", "µs"),
+    ("`MusGame`: a decision, `legal_actions()` included", "us:scalar", 15, "max", "µs"),
+    ("`mus_v0.raw_env()`", "raw_env", 30_000, "min", "decisions/s"),
+    ("`mus_v0.env()` against PettingZoo's `texas_holdem_v4.env()`", "env / texas_holdem_v4", 5, "min", "×"),
+    ("`mus tournament`, `rule` vs `equity`", "rule vs equity", 20_000, "min", "hands/s"),
+    ("`mus tournament`, the five-agent ladder", "ladder", 20_000, "min", "hands/s"),
+    ("the kernel's compile, once per machine", "cold", 20, "max", "s"),
+    ("loading the compiled kernel from numba's cache", "cached", 1.5, "max", "s"),
+)
+
+
+def _bench_value(report: dict[str, Any], key: str) -> float | None:
+    if key.startswith("us:"):
+        v = report["results"].get(key[3:])
+        return 1e6 / v if v else None
+    for part in ("results", "ratios", "kernel_seconds"):
+        if (report.get(part) or {}).get(key) is not None:
+            return float(report[part][key])
+    t = (report.get("tournaments") or {}).get(key)
+    return float(t["hands_per_second"]) if t else None
+
+
+def _fmt_measure(v: float, unit: str, bound: bool = False) -> str:
+    """A measure of :data:`BENCH_TARGETS` as the targets table prints it (a bound with fewer digits)."""
+    if unit == "×":
+        return f"{v:g}×" if bound else f"{v:.2f}×"
+    if unit == "decisions/s" and v >= 1e6:
+        text = f"{v / 1e6:.{1 if bound else 2}f}M"
+    elif unit in ("decisions/s", "hands/s"):
+        text = f"{v:,.0f}"
+    else:
+        text = f"{v:g}" if bound else f"{v:.{1 if unit == 's' else 2}f}"
+    return f"{text} {unit}"
+
+
+def bench_targets(report: dict[str, Any]) -> str:
+    """The performance page's targets (:data:`BENCH_TARGETS`) against ``mus bench --json`` output: the bound, the
+    measure and whether it is met."""
+    lines = ["| target | bound | measured (the tables above) | met |", "|---|---|---|---|"]
+    for what, key, bound, side, unit in BENCH_TARGETS:
+        v = _bench_value(report, key)
+        bound_text = f"{'≥' if side == 'min' else '≤'} {_fmt_measure(bound, unit, bound=True)}"
+        if v is None:
+            lines.append(f"| {what} | {bound_text} | not measured | |")
+            continue
+        met = v >= bound if side == "min" else v <= bound
+        lines.append(f"| {what} | {bound_text} | {_fmt_measure(v, unit)} | {'yes' if met else '**no**'} |")
     return "\n".join(lines)
 
 
@@ -306,19 +415,24 @@ def _write_block(blocks: dict[str, str], name: str, body: str) -> None:
 
 def update_docs(ladder: str | Path | None = None, bench: str | Path | None = None, bench_command: str | None = None,
                 exploit: Sequence[str | Path] = (), signals: str | Path | None = None,
-                root: str | Path | None = None) -> list[Path]:
+                root: str | Path | None = None, exploit_names: dict[str, str] | None = None) -> list[Path]:
     """Rewrite the generated blocks (see the module docstring) and return the files that changed.
 
     Args:
-        ladder: a tournament's ``results.json``: copied to ``docs/ladder_results.json``, then the evaluation
-            page's ladder and the README's summary are rebuilt from it (None: only the summary, from the copy).
+        ladder: a tournament's ``results.json``: copied to ``docs/ladder_results.json`` (None: the copy there);
+            the evaluation page's ladder and the README's summary are rebuilt from the copy every time.
         bench: ``mus bench --json`` output, copied to ``docs/bench.json`` (None: the copy there); the performance
             page's tables and the README's speed paragraph are rebuilt from the copy every time.
         bench_command: the command recorded with the copy and shown above the bench table (default: the one the
             output records).
-        exploit: ``exploit.json`` files of ``mus exploit`` runs, in table order; also redraws ``docs/exploit.png``.
+        exploit: ``exploit.json`` files of ``mus exploit`` runs (or ``exploit_seeds.json`` reports), in table
+            order: copied, with ``exploit_names``, to ``docs/exploit_results.json`` (none: the copy there, when
+            there is one), from which the exploitability table is rebuilt every time; given files also redraw
+            ``docs/exploit.png``.
         signals: a ``mus signals`` run's ``signals_value.json``.
         root: the repository root (default: this checkout's).
+        exploit_names: the name to show for a probed agent's spec in the table, the figure and the commands
+            (:func:`renamed_probes`), e.g. ``{"/tmp/exp/E.pt": "ppo"}`` for a policy probed before it was shipped.
 
     Raises:
         ValueError: a page lost one of its block markers (the message names the block).
@@ -338,29 +452,36 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
         return json.loads(Path(f).read_text(encoding="utf-8"))
 
     results_path, bench_path = base / "docs" / "ladder_results.json", base / "docs" / "bench.json"
+    exploit_path, reference_path = base / "docs" / "exploit_results.json", base / REFERENCE_LADDER
     results = read(ladder if ladder is not None else results_path)
     report = read(bench if bench is not None else bench_path)
     if bench_command:
         report["command"] = bench_command
-    results_list = [read(f) for f in exploit]
+    if exploit:
+        probes: dict[str, Any] | None = {"names": dict(exploit_names or {}), "results": [read(f) for f in exploit]}
+    else:
+        probes = read(exploit_path) if exploit_path.is_file() else None
     signal_data = read(signals) if signals is not None else None
-    if ladder is not None:
-        _write_block(blocks, "ladder", ladder_markdown(results))
-    _write_block(blocks, "ladder-summary", ladder_summary(results))
+    version = ladder_version(results, read(reference_path) if reference_path.is_file() else None)
+    _write_block(blocks, "ladder", ladder_markdown(results, version=version))
+    _write_block(blocks, "ladder-summary", ladder_summary(results, version=version))
     _write_block(blocks, "bench", bench_markdown(report))
+    _write_block(blocks, "bench-targets", bench_targets(report))
     _write_block(blocks, "bench-summary", bench_summary(report))
-    if results_list:
-        _write_block(blocks, "exploit", exploit_markdown(results_list))
+    shown = renamed_probes(probes["results"], probes["names"]) if probes else []
+    if shown:
+        _write_block(blocks, "exploit", exploit_markdown(shown))
     if signal_data is not None:
         _write_block(blocks, "signals-value", signals_markdown(signal_data))
     if ladder is not None:
         results_path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     if bench is not None or bench_command:
         bench_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if results_list:
+    if exploit:
         from experiments.population.exploit import exploit_bars
 
-        exploit_bars(flatten_probes(results_list), base / "docs" / "exploit.png")
+        exploit_path.write_text(json.dumps(probes, indent=1) + "\n", encoding="utf-8")
+        exploit_bars(flatten_probes(shown), base / "docs" / "exploit.png")
     changed = []
     for path, text in blocks.items():
         if text != texts[path]:
