@@ -608,7 +608,7 @@ class VectorMusEnv:
 # The first compile (numba compiles the kernel on first use and caches it on disk, per machine)
 #: Roughly how long the first use of the kernel on a machine takes to compile it (every entry point, serial and
 #: threaded, on the project's 2-core machine; a busy machine takes longer). Later processes load it in about 1 s.
-COMPILE_SECONDS = 15
+COMPILE_SECONDS = 17
 #: The kernel's entry points a VectorMusEnv calls from Python: on one thread, and the threaded step.
 _SERIAL_ENTRIES = ("new_episodes", "reset_tables", "step_serial", "step_subset", "first_bad_table", "sample_legal",
                    "observe_tables", "state_rows")

@@ -429,7 +429,7 @@ def test_central_critic_run_and_policy_ignores_the_hands(tmp_path) -> None:
 
 
 def test_the_scratch_preset_is_the_default_run_from_a_random_network_for_600m_decisions() -> None:
-    """docs/exploitability.md's candidate C is ``mus train --preset scratch``: the default settings but these."""
+    """Candidate C (docs/research/2026-12-candidates.md) is ``mus train --preset scratch``: the defaults but these."""
     default, scratch = ps.make_args("default").to_dict(), ps.make_args("scratch").to_dict()
     changed = {k: scratch[k] for k in scratch if scratch[k] != default[k]}
     assert changed == {"warm_start": "none", "total_decisions": 600_000_000, "eval_every": 100,

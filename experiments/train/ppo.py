@@ -253,14 +253,14 @@ PRESETS: dict[str, dict[str, Any]] = {
                  eval_hands=16, eval_games=4, checkpoint_every=2, snapshot_every=1, pool_size=2, hidden=(32, 32),
                  torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1,
                  league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2", magnet_coef=0.0, magnet_every=0),
-    # ``mus train``: the defaults of Args, about 10 minutes on 2 cores (the equity clone, then PPO with a magnet
+    # ``mus train``: the defaults of Args, about 9 minutes on 2 cores (the equity clone, then PPO with a magnet
     # refreshed every 50 updates and a baseline-heavy league: measured to rise and hold, docs/training.md)
     "default": dict(),
     # the agent shipped until 2026-12: the default run of 2026-11 made longer (about 1.5 hours on 2 cores)
     "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25, **_BEFORE_2026_12),
     # PPO from a random network (no warm start), 600M decisions with the learning rate annealed over all of them
-    # (about 100 minutes on 2 cores): candidate C of docs/exploitability.md, the first stage of the shipped ppo
-    # (two PSRO-like rounds warm-started from it followed; its model card lists the three commands)
+    # (about 100 minutes on 2 cores): candidate C of docs/research/2026-12-candidates.md, the first stage of the
+    # shipped ppo (two PSRO-like rounds warm-started from it followed; its model card lists the three commands)
     "scratch": dict(warm_start="none", total_decisions=600_000_000, eval_every=100, checkpoint_every=25,
                     **_BEFORE_2026_12),
 }
