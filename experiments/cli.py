@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         missing = (e.name or "").split(".")[0]
         if missing in EXTRAS:
             print(f"mus {name}: error: it needs {missing}, which is not installed; "
-                  f"pip install -e '.[{EXTRAS[missing]}]' (CPU torch first: pip install torch==2.13.0)",
+                  f"pip install -e '.[{EXTRAS[missing]}]' (no GPU: a CPU-only torch first: docs/getting-started.md)",
                   file=sys.stderr)
             raise SystemExit(2) from None
         raise

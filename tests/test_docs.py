@@ -494,3 +494,47 @@ def test_printed_outputs_are_what_the_code_prints(page: Path, tmp_path: Path) ->
                            cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         assert r.stdout == m["out"], f"{page.name}: the page shows\n{m['out']}\nthe code prints\n{r.stdout}"
+
+
+#: What each shell line of the README and Getting started needs, by its command (first words): every line a
+#: newcomer may copy is listed here, and none of them needs root.
+SHELL_NEEDS = {
+    "pip install -e": "write access to the Python environment (a venv or --user), no root",
+    "python -m pytest": "the dev extra (pytest, pytest-xdist); browser tests skip without Chromium",
+    "mus train": "the train extra (torch)",
+    "mus tournament": "the tools extra (and train for a .pt policy)",
+    "mus play": "a terminal (it asks for moves), the train extra for a .pt policy",
+    "mkdocs serve": "the docs extra; it serves until Ctrl-C",
+}
+
+
+def _shell_lines(page: Path) -> list[str]:
+    """Every command of the page's bash blocks, comments dropped, split at ``&&``."""
+    out = []
+    for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+        for line in block.splitlines():
+            line = line.split("#", 1)[0].strip()
+            out += [part.strip() for part in line.split("&&") if part.strip()]
+    return out
+
+
+@pytest.mark.parametrize("page", [README, ROOT / "docs" / "getting-started.md"], ids=lambda p: p.name)
+def test_every_first_step_says_what_it_needs_and_none_needs_root(page: Path) -> None:
+    """Each shell line of the first steps is a command of :data:`SHELL_NEEDS` (so the test says what it needs),
+    needs no root, installs only extras that exist, and names only ``mus`` subcommands that exist."""
+    import tomllib
+
+    from experiments.cli import COMMANDS
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+                 ["optional-dependencies"])
+    lines = _shell_lines(page)
+    assert lines, f"{page.name} has no shell block"
+    for line in lines:
+        assert not re.search(r"\b(sudo|apt-get|apt|su)\b", line) and ".ci/run" not in line, \
+            f"{page.name}: {line!r} needs root or CI's script"
+        need = next((need for cmd, need in SHELL_NEEDS.items() if line.startswith(cmd)), None)
+        assert need, f"{page.name}: {line!r} is not in SHELL_NEEDS: say what it needs"
+        assert _pip_extras(line) <= extras, f"{page.name}: {line!r} installs an extra pyproject.toml lacks"
+        if line.startswith("mus "):
+            assert line.split()[1] in COMMANDS, f"{page.name}: {line!r}: no such mus subcommand"
