@@ -288,16 +288,18 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
                 listeners.wake(game_id)
             try:
                 last = ""
-                while True:
+                while True:                             # a view now, then one after each change (if it changed)
                     now = await _run(store.access, game_id, request.path_params["token"])   # a seat may be given away
                     text = json.dumps(await _run(table_state, store, game_id, now), separators=(",", ":"))
                     if text != last:
                         yield f"event: view\ndata: {text}\n\n"
                         last = text
-                    try:
-                        await asyncio.wait_for(entry[1].get(), KEEPALIVE_S)
-                    except TimeoutError:
-                        yield ": still here\n\n"
+                    while True:                         # only a change wakes the stream; meanwhile a comment
+                        try:
+                            await asyncio.wait_for(entry[1].get(), KEEPALIVE_S)
+                            break
+                        except TimeoutError:
+                            yield ": still here\n\n"
             finally:
                 listeners.stop(game_id, entry)
                 if seat is not None:
