@@ -645,7 +645,9 @@ def test_forged_and_foreign_tokens_open_nothing_and_change_nothing(client: TestC
               *_tokens(other)]
     for token in forged:
         base = f"/api/tables/{game_id}/{token}"
-        for r in (client.get(base), client.get(base + "/events"), client.post(base + "/moves", json=move),
+        with client.stream("GET", base + "/events") as stream:      # an open stream would be closed here
+            assert stream.status_code == 403, (token, stream.status_code)
+        for r in (client.get(base), client.post(base + "/moves", json=move),
                   client.post(base + "/bots", json={"seat": 2, "agent": "rule"})):
             assert r.status_code == 403 and "opens nothing" in r.json()["error"], (token, r.status_code, r.text)
             assert "view" not in r.text and "card" not in r.text
