@@ -18,7 +18,8 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 def main(argv: list[str] | None = None) -> None:
     """Run ``mus serve`` with ``argv`` (default: the process's arguments)."""
     p = ArgumentParser(prog="mus serve",
-                       description="Start a local web server: play against three bots at a drawn table, replay "
+                       description="Start a local web server: play against three bots at a drawn table, or open a "
+                                   "table for people and bots (one private link per person's seat), replay "
                                    "game records step by step with what the agents thought, and open tournament "
                                    "and training run folders. Games played in the browser are saved as records "
                                    "(RECORDS/games) after every move and continue after a restart.")
@@ -45,7 +46,8 @@ def main(argv: list[str] | None = None) -> None:
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"mus serve: open http://{shown}:{args.port}/ (records: {args.records}, runs: {args.runs}; Ctrl-C stops)",
           flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # the tables' event streams stay open: a stop waits for them this long, then closes them
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=3)
 
 
 if __name__ == "__main__":
