@@ -797,3 +797,53 @@ def test_a_stream_shows_a_move_when_it_is_made(client: TestClient, quick_keepali
     finally:
         for t in tabs:
             t.close()
+
+
+@pytest.mark.parametrize("spec", ["ppo", "equity"])
+def test_the_coach_is_the_agents_own_view_of_the_seats_decision(client: TestClient, spec: str) -> None:
+    """The coach at a person's decision (señas on) gives exactly the agent's own probabilities (and action values)
+    for that seat's observation; it answers only a seat's own link at its own turn: the other person's link, the
+    spectators', the host's and a forged one are refused."""
+    import secrets
+
+    if spec == "ppo":
+        pytest.importorskip("torch")
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=19, signals="truthful", intercept=0.2)
+    store = client.app.state.store
+    table = store.get(links["id"])
+    agent = store.agent(spec)
+    rng = np.random.default_rng(4)
+    compared = 0
+    for _ in range(40):
+        if table.game.is_over:
+            break
+        seat = table.game.current_player
+        mine, theirs = _api_of(links["seats"][str(seat)]), _api_of(links["seats"][str(2 - seat)])
+        r = client.get(mine + f"/coach?agent={spec}")
+        assert r.status_code == 200, r.text
+        coach = r.json()
+        assert coach["seat"] == seat and coach["turn"] == table.turn
+        obs, mask = table.game.observe(seat)[None], table.game.legal_action_mask()[None]
+        assert {row["action"] for row in coach["actions"]} == set(table.game.legal_actions())
+        if callable(getattr(agent, "probabilities", None)):
+            own = np.asarray(agent.probabilities(obs, mask))[0]
+            assert all(abs(row["probability"] - own[row["action"]]) < 1e-6 for row in coach["actions"])
+            compared += 1
+        if callable(getattr(agent, "action_values", None)):
+            own = np.asarray(agent.action_values(obs, mask))[0]
+            assert all(row["value"] is None or abs(row["value"] - own[row["action"]]) < 1e-6
+                       for row in coach["actions"])
+            compared += 1
+        assert client.get(theirs + f"/coach?agent={spec}").status_code == 409          # not the other's turn
+        for link, status in ((links["watch"], 403), (links["host"], 403)):
+            r = client.get(_api_of(link) + f"/coach?agent={spec}")
+            assert r.status_code == status and "seat's link" in r.json()["error"]
+        forged = f"/api/tables/{links['id']}/{secrets.token_urlsafe(24)}/coach?agent={spec}"
+        assert client.get(forged).status_code == 403
+        for other, words in (("rule", "neither"), ("evil.py:X", "not offered")):
+            r = client.get(mine + f"/coach?agent={other}")
+            assert r.status_code == 400 and words in r.json()["error"], r.text
+        view = client.get(mine).json()["view"]
+        r = client.post(mine + "/moves", json={"action": _choose(view, rng), "turn": view["turn"]})
+        assert r.status_code == 200, r.text
+    assert compared >= 10

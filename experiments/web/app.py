@@ -21,6 +21,10 @@ API (JSON in and out; a refusal is ``{"error": message}`` with a 4xx status and 
   opened or closed); ``POST .../moves`` ``{"action", "turn", "seat"?}``: a seat's move; ``POST .../bots``
   ``{"seat", "agent"}``: the host gives a person's seat to a bot. A forged token or another table's is refused
   (403) and a table that does not exist is 404: nothing changes;
+* ``GET /api/tables/<id>/<token>/coach?agent=spec`` and ``GET /api/games/<id>/coach?agent=spec``: the coach,
+  what an explaining agent (``ppo``, ``equity``...) would play at the person's decision
+  (:func:`~experiments.web.analysis.analyse` of the seat's own observation); only a seat's own link, and only
+  at its own turn (409 otherwise);
 * ``GET /api/records``, ``GET /api/records/<name>`` (a finished record's timeline),
   ``GET /api/records/<name>/analysis?step=k&agent=spec``, ``POST /api/records`` (upload a record: capped at
   :data:`MAX_UPLOAD_BYTES`, verified by replaying it);
@@ -277,6 +281,29 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
             listeners.wake(game_id)
         return _ok(await _run(table_state, store, game_id, access))
 
+    def coach_of(game_id: str, seat: int, spec: str) -> dict[str, Any]:
+        agent = store.agent(spec)
+        table = store.get(game_id)
+        with store.lock(game_id):                       # the decision it answers, not one in the middle of a move
+            g = table.game
+            if g.is_over or g.current_player != seat:
+                raise StaleTurn("the coach speaks at your decisions only, and it is not your turn")
+            try:
+                return {**analyse(agent, g, spec), "turn": table.turn}
+            except ValueError as e:
+                raise ApiError(400, str(e)) from None
+
+    async def table_coach(request: Request) -> Response:
+        game_id, access = await _open(request)
+        if access.role != "seat" or access.seat is None:
+            raise ApiError(403, "the coach helps a seat's own person: open it with your seat's link")
+        return _ok(await _run(coach_of, game_id, access.seat, request.query_params.get("agent", "ppo")))
+
+    async def game_coach(request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        table = await _run(store.solo, game_id)
+        return _ok(await _run(coach_of, game_id, next(iter(table.people)), request.query_params.get("agent", "ppo")))
+
     async def table_events(request: Request) -> Response:
         game_id, access = await _open(request)          # refused before the stream starts: 403/404, no stream
 
@@ -365,11 +392,13 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         Route("/api/games", new_game, methods=["POST"]),
         Route("/api/games/{game_id}", get_game),
         Route("/api/games/{game_id}/moves", move, methods=["POST"]),
+        Route("/api/games/{game_id}/coach", game_coach),
         Route("/api/tables", new_table, methods=["POST"]),
         Route("/api/tables/{game_id}/{token}", get_table),
         Route("/api/tables/{game_id}/{token}/events", table_events),
         Route("/api/tables/{game_id}/{token}/moves", table_move, methods=["POST"]),
         Route("/api/tables/{game_id}/{token}/bots", table_bot, methods=["POST"]),
+        Route("/api/tables/{game_id}/{token}/coach", table_coach),
         Route("/api/records", records_list),
         Route("/api/records", upload_record, methods=["POST"]),
         Route("/api/records/{name:path}/analysis", record_analysis),
