@@ -296,6 +296,14 @@ def test_two_people_at_one_table(site: dict, browser: object, tmp_path: Path) ->
                 _shot(host, "serve-table-host.png", tmp_path)
             acting = pages[seat]
             acting.wait_for_selector("body[data-state=yours]")
+            if moves == 3:                           # the coach: ppo's probabilities at this person's decision
+                acting.check("#coach")
+                acting.wait_for_selector("#coach-box table.analysis tr")
+                rows = acting.query_selector_all("#coach-box table.analysis tr")
+                assert len(rows) == len(table.game.legal_actions()) and "%" in acting.inner_text("#coach-box")
+                assert pages[2 - seat].is_hidden("#coach-box")
+                _shot(acting, "serve-coach.png", tmp_path)
+                acting.uncheck("#coach")
             if acting.query_selector("#discard"):
                 acting.click("#seat-0 .card.selectable >> nth=3")
                 acting.click("#discard")

@@ -16,6 +16,7 @@ let shownMoves = 0;         // moves of the current hand already drawn (for the 
 let busy = false;
 let pending = null;         // a view that came while another was being drawn
 const hostPicks = {};       // the host's choice of a bot for each person's seat (kept across redraws)
+let coachAsked = "";        // the decision and agent the coach was last asked about
 
 function position(seat) { return (seat - (view.seat ?? 0) + 4) % 4; }   // 0 you, 1 right, 2 partner, 3 left
 
@@ -148,6 +149,45 @@ function summaryBox() {
       el("p", {}, "No showdown: the hands stay hidden."), shown);
 }
 
+// The coach (off by default): at the person's own decision, what an agent would play there, computed by the
+// server from this seat's own observation only.
+async function coach() {
+  const box = document.getElementById("coach-box");
+  const on = document.getElementById("coach").checked;
+  const mine = view.seat !== null && !view.over && view.current_player === view.seat;
+  const spec = document.getElementById("coach-agent").value;
+  box.hidden = !on || !mine;
+  if (!on || !mine) { coachAsked = ""; return; }
+  const key = `${view.turn}:${spec}`;
+  if (key === coachAsked) return;
+  coachAsked = key;
+  clear(box).append(el("h3", {}, `The coach (${spec})`), el("p", { class: "muted" }, "thinking…"));
+  try {
+    const a = await api(`${base}/coach?agent=${encodeURIComponent(spec)}`);
+    if (coachAsked !== key) return;
+    const best = Math.max(...a.actions.map((r) => (r.probability !== undefined ? r.probability : -Infinity)));
+    clear(box).append(el("h3", {}, `The coach (${spec})`),
+      el("p", {}, "What it would play here" + (a.value !== undefined && a.value !== null ? ` · its value ${a.value.toFixed(3)}` : "") + ":"),
+      el("table", { class: "data analysis" }, el("tbody", {}, a.actions.map((r) => el("tr", { class: r.probability === best ? "chosen" : "" },
+        el("td", {}, r.text),
+        el("td", {}, r.probability !== undefined ? el("span", { class: "bar", style: `width:${Math.round(r.probability * 100)}px` }) : ""),
+        el("td", {}, r.probability !== undefined ? `${(r.probability * 100).toFixed(1)}%` : ""),
+        el("td", {}, r.value !== undefined && r.value !== null ? r.value.toFixed(3) : ""))))));
+  } catch (e) {
+    if (coachAsked === key) clear(box).append(el("h3", {}, "The coach"), el("p", { class: "muted" }, e.message));
+  }
+}
+
+async function setUpCoach() {
+  const options = await api("/api/options");
+  const select = document.getElementById("coach-agent");
+  for (const spec of options.explaining) select.append(el("option", { value: spec }, spec));
+  if (!options.explaining.length || view.seat === null) return;
+  select.value = options.explaining.includes("ppo") ? "ppo" : options.explaining[0];
+  document.getElementById("coach-switch").hidden = false;
+  for (const id of ["coach", "coach-agent"]) document.getElementById(id).addEventListener("change", () => coach());
+}
+
 // The host's panel: the links to hand out, who is here, a person's seat given to a bot.
 function hostBox() {
   if (!state || state.role !== "host") return null;
@@ -189,6 +229,7 @@ function render() {
   document.body.dataset.turn = String(view.turn);
   document.body.dataset.role = state ? state.role : "seat";
   document.body.dataset.state = busy ? "busy" : (view.over ? "over" : (view.current_player === view.seat ? "yours" : "waiting"));
+  if (!busy) coach();
 }
 
 // Draw the newest view: one that comes while another is being drawn waits for it; an older one is dropped.
@@ -256,5 +297,6 @@ function listen() {
   try {
     await load();
     if (shared) listen();
+    await setUpCoach();
   } catch (e) { showError(e.message); }
 })();
