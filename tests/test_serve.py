@@ -847,3 +847,20 @@ def test_the_coach_is_the_agents_own_view_of_the_seats_decision(client: TestClie
         r = client.post(mine + "/moves", json={"action": _choose(view, rng), "turn": view["turn"]})
         assert r.status_code == 200, r.text
     assert compared >= 10
+
+
+def test_the_coach_of_a_game_against_bots(client: TestClient) -> None:
+    """A one-person game's coach (``/api/games/<id>/coach``) explains that person's decision; its probabilities
+    are ppo's own for the person's observation."""
+    pytest.importorskip("torch")
+    game_id = _new_game(client, seed=9, seat=1)
+    table = client.app.state.store.get(game_id)
+    r = client.get(f"/api/games/{game_id}/coach?agent=ppo")
+    assert r.status_code == 200, r.text
+    coach = r.json()
+    assert coach["seat"] == 1 == table.game.current_player
+    agent = client.app.state.store.agent("ppo")
+    own = np.asarray(agent.probabilities(table.game.observe(1)[None], table.game.legal_action_mask()[None]))[0]
+    assert all(abs(row["probability"] - own[row["action"]]) < 1e-6 for row in coach["actions"])
+    shared = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=2)
+    assert client.get(f"/api/games/{shared['id']}/coach?agent=ppo").status_code == 404

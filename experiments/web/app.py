@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -135,20 +136,28 @@ class Listeners:
 
     def __init__(self) -> None:
         self._queues: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Queue]]] = {}
+        self._guard = threading.Lock()
 
     def listen(self, game_id: str) -> tuple[asyncio.AbstractEventLoop, asyncio.Queue]:
         """A new stream's queue (call from its event loop)."""
         entry = (asyncio.get_running_loop(), asyncio.Queue(maxsize=1))
-        self._queues.setdefault(game_id, set()).add(entry)
+        with self._guard:
+            self._queues.setdefault(game_id, set()).add(entry)
         return entry
 
     def stop(self, game_id: str, entry: tuple[asyncio.AbstractEventLoop, asyncio.Queue]) -> None:
         """The stream is closed."""
-        self._queues.get(game_id, set()).discard(entry)
+        with self._guard:
+            queues = self._queues.get(game_id, set())
+            queues.discard(entry)
+            if not queues:
+                self._queues.pop(game_id, None)
 
     def wake(self, game_id: str) -> None:
         """Table ``game_id`` changed: every stream of it sends its newest view."""
-        for loop, queue in list(self._queues.get(game_id, ())):
+        with self._guard:
+            entries = list(self._queues.get(game_id, ()))
+        for loop, queue in entries:
             if not loop.is_closed():
                 loop.call_soon_threadsafe(_put, queue)
 
