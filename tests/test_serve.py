@@ -394,7 +394,7 @@ def test_serve_command_binds_locally_and_warns_otherwise(monkeypatch, capsys, tm
     import experiments.commands.serve as serve
 
     calls = []
-    monkeypatch.setattr(serve.uvicorn, "run", lambda app, **kw: calls.append(kw))
+    monkeypatch.setattr(serve, "run_server", lambda app, **kw: calls.append(kw))
     serve.main(["--records", str(tmp_path / "r"), "--runs", str(tmp_path), "--port", "8123"])
     assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8123
     out = capsys.readouterr()

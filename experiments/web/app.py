@@ -137,6 +137,16 @@ class Listeners:
     def __init__(self) -> None:
         self._queues: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Queue]]] = {}
         self._guard = threading.Lock()
+        #: Set when the server stops: every stream ends (it would hold the stop up otherwise).
+        self.closing = False
+
+    def close(self) -> None:
+        """The server stops: every stream ends now (a page's browser would reconnect to a server that is back)."""
+        self.closing = True
+        with self._guard:
+            tables = list(self._queues)
+        for game_id in tables:
+            self.wake(game_id)
 
     def listen(self, game_id: str) -> tuple[asyncio.AbstractEventLoop, asyncio.Queue]:
         """A new stream's queue (call from its event loop)."""
@@ -330,12 +340,14 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
                     if text != last:
                         yield f"event: view\ndata: {text}\n\n"
                         last = text
-                    while True:                         # only a change wakes the stream; meanwhile a comment
+                    while not listeners.closing:        # only a change wakes the stream; meanwhile a comment
                         try:
                             await asyncio.wait_for(entry[1].get(), KEEPALIVE_S)
                             break
                         except TimeoutError:
                             yield ": still here\n\n"
+                    if listeners.closing:
+                        return
             finally:
                 listeners.stop(game_id, entry)
                 if seat is not None:
