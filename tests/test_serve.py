@@ -1,11 +1,14 @@
 """``mus serve``'s API: whole games over HTTP, no hidden card in any response, refusals that change nothing,
-concurrent moves, restart and resume, no path outside the served folders, uploads, run pages, analyses."""
+concurrent moves, restart and resume, no path outside the served folders, uploads, run pages, analyses; shared
+tables of people and bots: each link sees only its seat's view (answers and event streams), forged and foreign
+tokens open nothing, a seat moves only for itself, the host's handover, a restart in the middle of a hand."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import queue
 import threading
 from pathlib import Path
 from typing import Any
@@ -16,11 +19,12 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
+from hang_guards import APPEAR_S, SERVER_S  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from agents import Agent  # noqa: E402
 from experiments.web.app import MAX_BODY_BYTES, MAX_UPLOAD_BYTES, create_app  # noqa: E402
-from experiments.web.store import PathRefused, safe_path  # noqa: E402
+from experiments.web.store import PERSON, PathRefused, safe_path  # noqa: E402
 from experiments.web.table import StaleTurn, Table  # noqa: E402
 from mus_env import Action, MusConfig, MusGame  # noqa: E402
 from mus_env.actions import is_sign_action  # noqa: E402
@@ -121,7 +125,7 @@ def test_no_response_holds_a_card_or_sign_the_seat_may_not_see(client: TestClien
     for seed in range(3):
         game_id = _new_game(client, seed=100 + seed, seat=seed % 4, **settings)
         table = store.get(game_id)
-        seat = table.human
+        seat = next(iter(table.people))
 
         def check(view: dict[str, Any], table: Any = table, seat: int = seat) -> None:
             allowed = _allowed_cards(table, seat)
@@ -390,7 +394,7 @@ def test_serve_command_binds_locally_and_warns_otherwise(monkeypatch, capsys, tm
     import experiments.commands.serve as serve
 
     calls = []
-    monkeypatch.setattr(serve.uvicorn, "run", lambda app, **kw: calls.append(kw))
+    monkeypatch.setattr(serve, "run_server", lambda app, **kw: calls.append(kw))
     serve.main(["--records", str(tmp_path / "r"), "--runs", str(tmp_path), "--port", "8123"])
     assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8123
     out = capsys.readouterr()
@@ -429,7 +433,7 @@ def _table(mano: int, scores: tuple[int, int], bots: dict[int, Agent]) -> Table:
     the cards)."""
     deck = list(range(40))
     game = MusGame.from_deck(deck, mano=mano, scores=scores, config=MusConfig(), seed=0)
-    table = Table(game=game, human=0, specs={s: "scripted" for s in bots}, bots=dict(bots),
+    table = Table(game=game, people=frozenset({0}), specs={s: "scripted" for s in bots}, bots=dict(bots),
                   first=(deck, mano, scores))
     table.advance()
     return table
@@ -467,3 +471,396 @@ def test_a_move_for_a_bots_seat_is_refused_after_the_bot_failed() -> None:
         with pytest.raises(StaleTurn, match="not yours"):
             table.play(action, table.turn)
     assert json.dumps(table.record(), sort_keys=True) == before and table.game.current_player == 1
+
+
+# ----------------------------------------------------------------------------------------------------------
+# shared tables: people and bots, one link per person's seat, the views streamed as Server-Sent Events
+def _api_of(link: str) -> str:
+    """``/table/<id>/<token>`` -> ``/api/tables/<id>/<token>``."""
+    assert link.startswith("/table/"), link
+    return "/api" + link.replace("/table/", "/tables/", 1)
+
+
+def _new_table(client: TestClient, seats: list[str], **settings: Any) -> dict[str, Any]:
+    r = client.post("/api/tables", json={"seats": seats, **settings})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _tokens(links: dict[str, Any]) -> list[str]:
+    return [links["host"].rsplit("/", 1)[1], links["watch"].rsplit("/", 1)[1],
+            *(u.rsplit("/", 1)[1] for u in links["seats"].values())]
+
+
+def _shown_cards(table: Any) -> set[int]:
+    """The cards a spectator may have seen: the hands the rules showed."""
+    return {c for h in table.game.hand_log if h.shown for s in range(4) for c in h.final_hands[s]}
+
+
+def _check_shared(payload: dict[str, Any], table: Any, seat: int | None, links: dict[str, Any]) -> int:
+    """Every card of ``payload`` (an answer or a stream message of seat ``seat``'s link; None: a spectator's)
+    is one that seat may see, no sign it did not see is there (a spectator sees none), no token is there but
+    the host's own links; returns the number of cards checked."""
+    view = payload["view"]
+    allowed = _allowed_cards(table, seat) if seat is not None else _shown_cards(table)
+    cards = _cards_in(view)
+    hidden = [c for c in cards if c not in allowed]
+    assert not hidden, f"cards hidden from {'seat ' + str(seat) if seat is not None else 'a spectator'}: {hidden}"
+    moves = view["history"] + [m for h in view["hands"] for m in h["moves"]]
+    unseen = {m.index: m.hand_number for m in table.log if is_sign_action(m.action)
+              and (seat is None or not (m.seen_by >> seat) & 1)}
+    leaked = [m for m in moves if unseen.get(m["index"]) == m["hand"]]
+    assert not leaked, f"signs that {seat} did not see: {leaked}"
+    if seat is None:
+        assert view["signs"] == {"mus": {}, "grande": {}} and not any(m["kind"] == "sign" for m in moves)
+        assert view["legal"] == [] and view["seat"] is None
+    elif view["turn"] == table.turn:
+        seen = table.game.signs_seen(seat)
+        assert {w: {int(s): v["token"] for s, v in d.items()} for w, d in view["signs"].items()} == seen
+    text = json.dumps(payload)
+    assert '"deck"' not in text and '"stock"' not in text and '"initial_hands"' not in text
+    if payload["role"] != "host":
+        assert not any(t in text for t in _tokens(links)), "a token reached a link that is not the host's"
+    return len(cards)
+
+
+class _Stream:
+    """A table's event stream read in a thread: every ``view`` message lands in ``messages`` (a queue)."""
+
+    def __init__(self, client: TestClient, link: str) -> None:
+        self.messages: queue.Queue = queue.Queue()
+        self.stop = threading.Event()
+        self.status: int | None = None
+        self.thread = threading.Thread(target=self._read, args=(client, _api_of(link) + "/events"), daemon=True)
+        self.thread.start()
+
+    def _read(self, client: TestClient, url: str) -> None:
+        with client.stream("GET", url) as r:
+            self.status = r.status_code
+            assert r.headers["content-type"].startswith("text/event-stream")
+            event = None
+            for line in r.iter_lines():
+                if self.stop.is_set():
+                    return
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: "):
+                    self.messages.put((event, json.loads(line[6:])))
+
+    def until(self, turn: int) -> list[dict[str, Any]]:
+        """The messages up to the first of turn ``turn`` (waits for it: a hang guard only ends a stuck test)."""
+        got = []
+        while True:
+            event, payload = self.messages.get(timeout=APPEAR_S)
+            assert event == "view"
+            got.append(payload)
+            if payload["view"]["turn"] == turn:
+                return got
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=SERVER_S)
+
+
+@pytest.fixture()
+def quick_keepalive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streams send a comment every 0.2 s, so a reader thread notices its stop at once."""
+    import experiments.web.app as app_module
+
+    monkeypatch.setattr(app_module, "KEEPALIVE_S", 0.2)
+
+
+@pytest.mark.parametrize("people, settings", [((0, 2), {"signals": "truthful", "intercept": 0.3}),
+                                              ((0, 1), {"signals": "free", "intercept": 0.5}),
+                                              ((1, 3), {})],
+                         ids=["partners-truthful", "rivals-free", "partners-plain"])
+def test_two_people_see_only_their_own_cards_in_answers_and_streams(client: TestClient, quick_keepalive: None,
+                                                                    people: tuple[int, int], settings: dict) -> None:
+    """Two people and two bots play a whole game, each by the link of their seat; every answer and every stream
+    message of each seat holds only the cards that seat may see and the signs it saw; the spectator's stream and
+    answers hold no hidden card and no sign; no token but the host's own links reach a page."""
+    seats = [PERSON if s in people else "rule" for s in range(4)]
+    links = _new_table(client, seats, seed=40 + people[1], **settings)
+    assert set(links["seats"]) == {str(s) for s in people}
+    assert len(set(_tokens(links))) == 4 and all(len(t) >= 32 for t in _tokens(links))
+    table = client.app.state.store.get(links["id"])
+    watchers = {s: _Stream(client, links["seats"][str(s)]) for s in people}
+    watchers[None] = _Stream(client, links["watch"])
+    rng = np.random.default_rng(people[1])
+    checked = {"cards": 0, "messages": 0, "signs": 0}
+    try:
+        for _ in range(3000):
+            for seat, stream in watchers.items():
+                for payload in stream.until(table.turn):
+                    checked["cards"] += _check_shared(payload, table, seat, links)
+                    checked["messages"] += 1
+            host = client.get(_api_of(links["host"])).json()
+            assert host["role"] == "host" and host["links"] == {k: links[k] for k in ("host", "watch", "seats")}
+            _check_shared(host, table, None, links)
+            if table.game.is_over:
+                break
+            seat = table.game.current_player
+            assert seat in people, "the bots must play up to a person's turn"
+            other = next(s for s in people if s != seat)
+            state = client.get(_api_of(links["seats"][str(seat)])).json()
+            waiting = client.get(_api_of(links["seats"][str(other)])).json()
+            assert state["role"] == "seat" and state["seat"] == seat and state["view"]["legal"]
+            assert waiting["view"]["legal"] == [] and waiting["view"]["current_player"] == seat
+            for payload, s in ((state, seat), (waiting, other)):
+                checked["cards"] += _check_shared(payload, table, s, links)
+            view = state["view"]
+            r = client.post(_api_of(links["seats"][str(seat)]) + "/moves",
+                            json={"action": _choose(view, rng), "turn": view["turn"]})
+            assert r.status_code == 200, r.text
+            checked["cards"] += _check_shared(r.json(), table, seat, links)
+            checked["signs"] += sum(1 for m in table.log if is_sign_action(m.action))
+        assert table.game.is_over
+    finally:
+        for stream in watchers.values():
+            stream.close()
+    assert all(stream.status == 200 for stream in watchers.values())
+    assert checked["cards"] > 200 and checked["messages"] > 30
+    if settings.get("signals"):
+        assert checked["signs"] > 0
+    final = client.get(_api_of(links["watch"])).json()
+    assert final["replay"] == f"/replay/games/game-{links['id']}.json"
+    assert client.get("/api/records/" + final["replay"].removeprefix("/replay/")).status_code == 200
+
+
+def _table_files(folders, game_id: str) -> tuple[bytes, bytes]:
+    games = folders[0] / "games"
+    return (games / f"game-{game_id}.json").read_bytes(), (games / ".tables" / f"{game_id}.json").read_bytes()
+
+
+def test_forged_and_foreign_tokens_open_nothing_and_change_nothing(client: TestClient, folders) -> None:
+    import secrets
+
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=3)
+    other = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=4)
+    game_id = links["id"]
+    before, other_before = _table_files(folders, game_id), _table_files(folders, other["id"])
+    view = client.get(_api_of(links["seats"]["0"])).json()["view"]
+    move = {"action": view["legal"][0]["action"], "turn": view["turn"]}
+    forged = [secrets.token_urlsafe(24), "x" * 32, "abc", links["seats"]["0"].rsplit("/", 1)[1][:-1] + "A",
+              *_tokens(other)]
+    for token in forged:
+        base = f"/api/tables/{game_id}/{token}"
+        with client.stream("GET", base + "/events") as stream:      # an open stream would be closed here
+            assert stream.status_code == 403, (token, stream.status_code)
+        for r in (client.get(base), client.post(base + "/moves", json=move),
+                  client.post(base + "/bots", json={"seat": 2, "agent": "rule"})):
+            assert r.status_code == 403 and "opens nothing" in r.json()["error"], (token, r.status_code, r.text)
+            assert "view" not in r.text and "card" not in r.text
+    token = links["seats"]["0"].rsplit("/", 1)[1]
+    for url in (f"/api/tables/0123456789abcdef/{token}", f"/api/tables/not-a-table/{token}"):
+        assert client.get(url).status_code == 404
+    # a shared table's id opens nothing by itself
+    assert client.get(f"/api/games/{game_id}").status_code == 404
+    assert client.post(f"/api/games/{game_id}/moves", json=move).status_code == 404
+    # nor do the keys' file or a path to it
+    for name in (f"games/.tables/{game_id}.json", f"games/%2Etables/{game_id}.json"):
+        assert client.get(f"/api/records/{name}").status_code == 404
+    assert all(".tables" not in r["name"] for r in client.get("/api/records").json()["records"])
+    assert _table_files(folders, game_id) == before and _table_files(folders, other["id"]) == other_before
+    assert client.get(_api_of(links["seats"]["0"])).json()["view"] == view
+
+
+def test_a_seat_moves_only_for_itself(client: TestClient, folders) -> None:
+    """A seat's link moves only its own seat at its own turn; the spectators' and the host's links move no seat;
+    only the host gives a seat to a bot. Each refusal changes nothing."""
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=8)
+    game_id = links["id"]
+    table = client.app.state.store.get(game_id)
+    seat = table.game.current_player
+    other = 2 - seat
+    before = _table_files(folders, game_id)
+    view = client.get(_api_of(links["seats"][str(seat)])).json()["view"]
+    move = {"action": view["legal"][0]["action"], "turn": view["turn"]}
+    mine, theirs = _api_of(links["seats"][str(seat)]), _api_of(links["seats"][str(other)])
+    refusals = [(theirs + "/moves", move, 409, "not yours"),
+                (mine + "/moves", {**move, "seat": other}, 403, f"plays seat {seat}"),
+                (theirs + "/moves", {**move, "seat": seat}, 403, f"plays seat {other}"),
+                (_api_of(links["watch"]) + "/moves", move, 403, "plays no seat"),
+                (_api_of(links["host"]) + "/moves", move, 403, "plays no seat"),
+                (mine + "/bots", {"seat": other, "agent": "rule"}, 403, "only the host"),
+                (_api_of(links["watch"]) + "/bots", {"seat": other, "agent": "rule"}, 403, "only the host"),
+                (_api_of(links["host"]) + "/bots", {"seat": 1, "agent": "rule"}, 400, "not played by a person"),
+                (_api_of(links["host"]) + "/bots", {"seat": other, "agent": "evil.py:X"}, 400, "not offered"),
+                (mine + "/moves", {**move, "turn": move["turn"] - 1}, 409, "turn")]
+    for url, body, status, words in refusals:
+        r = client.post(url, json=body)
+        assert r.status_code == status and words in r.json()["error"], (url, body, r.status_code, r.text)
+    assert _table_files(folders, game_id) == before
+    r = client.post(mine + "/moves", json={**move, "seat": seat})
+    assert r.status_code == 200 and r.json()["view"]["turn"] > move["turn"]
+
+
+def test_the_host_gives_an_absent_persons_seat_to_a_bot(folders) -> None:
+    """The host gives seat 2 (a person who never came) to a bot: the game goes on without waiting for it, the
+    seat's old link shows only the public table, the record names the handover and holds no token, and a
+    restarted server rebuilds the same table."""
+    records, runs = folders
+    client = TestClient(create_app(records=records, runs=runs))
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=12)
+    game_id = links["id"]
+    store = client.app.state.store
+    rng = np.random.default_rng(5)
+    while store.get(game_id).game.current_player != 2:                 # seat 0 plays until seat 2 must act
+        view = client.get(_api_of(links["seats"]["0"])).json()["view"]
+        assert client.post(_api_of(links["seats"]["0"]) + "/moves",
+                           json={"action": _choose(view, rng), "turn": view["turn"]}).status_code == 200
+    waiting = store.get(game_id).turn
+    r = client.post(_api_of(links["host"]) + "/bots", json={"seat": 2, "agent": "random"})
+    assert r.status_code == 200, r.text
+    assert r.json()["view"]["turn"] > waiting and r.json()["view"]["players"][2]["person"] is False
+    assert set(r.json()["links"]["seats"]) == {"0"}
+    old = client.get(_api_of(links["seats"]["2"])).json()
+    assert old["role"] == "watch" and old["given"] == 2 and old["view"]["cards"] == [] and old["seat"] is None
+    assert client.post(_api_of(links["seats"]["2"]) + "/moves", json={"action": 1, "turn": 0}).status_code == 403
+    path = records / "games" / f"game-{game_id}.json"
+    text = path.read_text()
+    record = json.loads(text)
+    assert record["players"]["2"] == "human, then random" and record["players"]["0"] == "human"
+    assert record["meta"]["handovers"] == [{"seat": 2, "turn": waiting, "agent": "random"}]
+    assert record["meta"]["table"] == "shared"
+    assert not any(t in text for t in _tokens(links)), "a token is in the public record"
+    assert (records / "games" / ".tables" / f"{game_id}.json").stat().st_mode & 0o777 == 0o600
+    seen = client.get(_api_of(links["seats"]["0"])).json()
+    again = TestClient(create_app(records=records, runs=runs))
+    assert again.get(_api_of(links["seats"]["0"])).json() == seen
+    _play_seats(again, links, rng)
+    assert replay(load_record(path), check=True).is_over
+
+
+def _play_seats(client: TestClient, links: dict[str, Any], rng: np.random.Generator, moves: int = 3000) -> None:
+    """Play ``moves`` decisions (or to the end) at a shared table, each person by their own link."""
+    for _ in range(moves):
+        state = client.get(_api_of(links["watch"])).json()["view"]
+        if state["over"]:
+            return
+        link = _api_of(links["seats"][str(state["current_player"])])
+        view = client.get(link).json()["view"]
+        r = client.post(link + "/moves", json={"action": _choose(view, rng), "turn": view["turn"]})
+        assert r.status_code == 200, r.text
+
+
+def test_a_restarted_server_resumes_a_shared_table_mid_hand(folders) -> None:
+    """Restart in the middle of a hand with two people: both links (and the host's and the spectators') open the
+    same views in the new server, and the game plays on to the end; nothing is lost."""
+    records, runs = folders
+    first = TestClient(create_app(records=records, runs=runs))
+    links = _new_table(first, [PERSON, PERSON, "rule", "random"], seed=31, signals="truthful", intercept=0.5)
+    rng = np.random.default_rng(3)
+    _play_seats(first, links, rng, moves=7)
+    table = first.app.state.store.get(links["id"])
+    assert not table.game.is_over and table.game.hand_actions, "the restart should come in the middle of a hand"
+    views = {k: first.get(_api_of(u)).json() for k, u in [("host", links["host"]), ("watch", links["watch"]),
+                                                          *[(s, u) for s, u in links["seats"].items()]]}
+    assert views["0"]["view"]["cards"] and views["1"]["view"]["cards"]
+    second = TestClient(create_app(records=records, runs=runs))          # a new process: nothing in memory
+    for key, link in [("host", links["host"]), ("watch", links["watch"]), *links["seats"].items()]:
+        assert second.get(_api_of(link)).json() == views[key], key
+    _play_seats(second, links, rng)
+    assert replay(load_record(records / "games" / f"game-{links['id']}.json"), check=True).is_over
+
+
+@pytest.mark.parametrize("body, words", [
+    ({"seats": [PERSON, "rule", "rule"]}, "four"), ({"seats": ["rule"] * 4}, "a person"),
+    ({"seats": [PERSON, "rule", "evil.py:Bot", "rule"]}, "not offered"), ({"seats": "person"}, "four"),
+    ({"seats": [PERSON, "rule", PERSON, 3]}, "four"), ({"seats": [PERSON] * 4, "kings": 5}, "kings"),
+])
+def test_new_table_refusals_name_the_problem(client: TestClient, folders, body: dict, words: str) -> None:
+    r = client.post("/api/tables", json=body)
+    assert r.status_code == 400 and words in r.json()["error"], r.text
+    assert not (folders[0] / "games").exists() or not list((folders[0] / "games").iterdir())
+
+
+def test_a_stream_shows_a_move_when_it_is_made(client: TestClient, quick_keepalive: None) -> None:
+    """The page of the waiting person gets the other person's move by its stream, without asking; a second tab
+    of a seat gets the same messages; the stream tells who has a page open."""
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=8)
+    table = client.app.state.store.get(links["id"])
+    seat = table.game.current_player
+    other = 2 - seat
+    tabs = [_Stream(client, links["seats"][str(other)]) for _ in range(2)]
+    try:
+        first = [t.until(table.turn)[-1] for t in tabs]
+        assert first[0]["view"] == first[1]["view"]
+        view = client.get(_api_of(links["seats"][str(seat)])).json()["view"]
+        action = view["legal"][0]["action"]
+        assert client.post(_api_of(links["seats"][str(seat)]) + "/moves",
+                           json={"action": action, "turn": view["turn"]}).status_code == 200
+        after = [t.until(table.turn)[-1] for t in tabs]
+        assert after[0]["view"] == after[1]["view"] == client.get(_api_of(links["seats"][str(other)])).json()["view"]
+        assert any(m["seat"] == seat and m.get("action") == action for m in after[0]["view"]["history"])
+        assert after[0]["present"][other] and not after[0]["present"][seat]
+    finally:
+        for t in tabs:
+            t.close()
+
+
+@pytest.mark.parametrize("spec", ["ppo", "equity"])
+def test_the_coach_is_the_agents_own_view_of_the_seats_decision(client: TestClient, spec: str) -> None:
+    """The coach at a person's decision (señas on) gives exactly the agent's own probabilities (and action values)
+    for that seat's observation; it answers only a seat's own link at its own turn: the other person's link, the
+    spectators', the host's and a forged one are refused."""
+    import secrets
+
+    if spec == "ppo":
+        pytest.importorskip("torch")
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=19, signals="truthful", intercept=0.2)
+    store = client.app.state.store
+    table = store.get(links["id"])
+    agent = store.agent(spec)
+    rng = np.random.default_rng(4)
+    compared = 0
+    for _ in range(40):
+        if table.game.is_over:
+            break
+        seat = table.game.current_player
+        mine, theirs = _api_of(links["seats"][str(seat)]), _api_of(links["seats"][str(2 - seat)])
+        r = client.get(mine + f"/coach?agent={spec}")
+        assert r.status_code == 200, r.text
+        coach = r.json()
+        assert coach["seat"] == seat and coach["turn"] == table.turn
+        obs, mask = table.game.observe(seat)[None], table.game.legal_action_mask()[None]
+        assert {row["action"] for row in coach["actions"]} == set(table.game.legal_actions())
+        if callable(getattr(agent, "probabilities", None)):
+            own = np.asarray(agent.probabilities(obs, mask))[0]
+            assert all(abs(row["probability"] - own[row["action"]]) < 1e-6 for row in coach["actions"])
+            compared += 1
+        if callable(getattr(agent, "action_values", None)):
+            own = np.asarray(agent.action_values(obs, mask))[0]
+            assert all(row["value"] is None or abs(row["value"] - own[row["action"]]) < 1e-6
+                       for row in coach["actions"])
+            compared += 1
+        assert client.get(theirs + f"/coach?agent={spec}").status_code == 409          # not the other's turn
+        for link, status in ((links["watch"], 403), (links["host"], 403)):
+            r = client.get(_api_of(link) + f"/coach?agent={spec}")
+            assert r.status_code == status and "seat's link" in r.json()["error"]
+        forged = f"/api/tables/{links['id']}/{secrets.token_urlsafe(24)}/coach?agent={spec}"
+        assert client.get(forged).status_code == 403
+        for other, words in (("rule", "neither"), ("evil.py:X", "not offered")):
+            r = client.get(mine + f"/coach?agent={other}")
+            assert r.status_code == 400 and words in r.json()["error"], r.text
+        view = client.get(mine).json()["view"]
+        r = client.post(mine + "/moves", json={"action": _choose(view, rng), "turn": view["turn"]})
+        assert r.status_code == 200, r.text
+    assert compared >= 10
+
+
+def test_the_coach_of_a_game_against_bots(client: TestClient) -> None:
+    """A one-person game's coach (``/api/games/<id>/coach``) explains that person's decision; its probabilities
+    are ppo's own for the person's observation."""
+    pytest.importorskip("torch")
+    game_id = _new_game(client, seed=9, seat=1)
+    table = client.app.state.store.get(game_id)
+    r = client.get(f"/api/games/{game_id}/coach?agent=ppo")
+    assert r.status_code == 200, r.text
+    coach = r.json()
+    assert coach["seat"] == 1 == table.game.current_player
+    agent = client.app.state.store.agent("ppo")
+    own = np.asarray(agent.probabilities(table.game.observe(1)[None], table.game.legal_action_mask()[None]))[0]
+    assert all(abs(row["probability"] - own[row["action"]]) < 1e-6 for row in coach["actions"])
+    shared = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=2)
+    assert client.get(f"/api/games/{shared['id']}/coach?agent=ppo").status_code == 404

@@ -1,5 +1,7 @@
 """``mus serve`` in a real browser (Playwright driving Debian's Chromium): a whole game played by clicking (a
-discard and a bet included), a replay stepped forward and back with an agent's probabilities, a run page.
+discard and a bet included), a replay stepped forward and back with an agent's probabilities, a run page, and a
+shared table where two people (two browsers) play as partners against two bots: each page shows only its own
+cards, and a move of one appears on the other's page without a reload (Server-Sent Events).
 
 Playwright's own browser download cannot work here: the tests launch the system Chromium
 (``apt-get install -y chromium``). Without it they are skipped locally and fail in CI (``CI`` set), where
@@ -82,7 +84,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         time.sleep(0.05)
     assert server.started, "the test server did not start"
     try:
-        yield {"url": f"http://127.0.0.1:{port}", "bot": bot, "records": records}
+        yield {"url": f"http://127.0.0.1:{port}", "bot": bot, "records": records, "app": app}
     finally:
         server.should_exit = True
         thread.join(timeout=SERVER_S)
@@ -200,3 +202,123 @@ def test_run_page(site: dict, page: object, tmp_path: Path) -> None:
         assert time.monotonic() < deadline, "the run page's images never loaded"
         time.sleep(0.05)
     _shot(page, "serve-run.png", tmp_path)
+
+
+def _side_by_side(left: Path, right: Path, name: str) -> None:
+    """The two tables of a screenshot pair side by side, as one picture beside them (for the docs)."""
+    try:
+        from PIL import Image
+    except ImportError:                                       # the picture is for the docs only
+        return
+    with Image.open(left) as a, Image.open(right) as b:
+        box = (0, 0, min(a.width, 930), min(a.height, b.height, 650))
+        both = Image.new("RGB", (2 * box[2] + 20, box[3]), "#f3f1ea")
+        both.paste(a.crop(box), (0, 0))
+        both.paste(b.crop(box), (box[2] + 20, 0))
+        both.save(left.parent / name)
+
+
+def _own_page(browser: object, errors: list[str]) -> object:
+    """A page in a browser context of its own (its own cookies and storage: another person's browser)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(BROWSER_MS)
+    pg.set_default_navigation_timeout(BROWSER_MS)
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    return pg
+
+
+def _face_up(pg: object, where: str = "body") -> list[str]:
+    return sorted(c.get_attribute("data-card") for c in pg.query_selector_all(f"{where} .card:not(.back)"))
+
+
+def _may_see(table: object, seat: int | None) -> set[str]:
+    """The cards (as text) seat ``seat`` may have seen (None: a spectator): its own, past and present, and the
+    hands the rules showed."""
+    from mus_env.cards import card_to_string
+
+    g = table.game
+    cards = set(g.hands[seat]) if seat is not None and not g.is_over else set()
+    for h in g.hand_log:
+        if seat is not None:
+            cards.update(h.initial_hands[seat], h.final_hands[seat])
+            cards.update(c for m in table.log if m.seat == seat for c in m.thrown)
+        if h.shown:
+            cards.update(c for s in range(4) for c in h.final_hands[s])
+    return {card_to_string(c) for c in cards}
+
+
+def test_two_people_at_one_table(site: dict, browser: object, tmp_path: Path) -> None:
+    """The host opens a table from the start page (seats 0 and 2 people, 1 and 3 bots) and hands out the links;
+    two browsers play seats 0 and 2, a third watches. Each person's page shows face up only that seat's cards
+    (and, in the side panel, the hands the rules showed), the spectator's none; each move of one person shows on
+    the other's page and on the spectator's without a reload."""
+    from mus_env.cards import card_to_string
+
+    errors: list[str] = []
+    host = _own_page(browser, errors)
+    host.goto(site["url"] + "/")
+    host.wait_for_selector("select[name=seat0] option", state="attached")
+    for name, value in (("seat0", "person"), ("seat1", site["bot"]), ("seat2", "person"), ("seat3", site["bot"])):
+        host.select_option(f"select[name={name}]", value)
+    host.click("#start-table")
+    host.wait_for_url("**/table/**")
+    host.wait_for_selector("#link-0")
+    links = {s: host.input_value(f"#link-{s}") for s in ("0", "2", "watch")}
+    assert "#link-1" not in host.content() and len({u.rsplit("/", 1)[1] for u in links.values()}) == 3
+    game_id = links["0"].split("/")[-2]
+    table = site["app"].state.store.get(game_id)
+    pages = {0: _own_page(browser, errors), 2: _own_page(browser, errors)}
+    watcher = _own_page(browser, errors)
+    try:
+        for seat, pg in pages.items():
+            pg.goto(links[str(seat)])
+            pg.select_option("#delay", "0")
+        watcher.goto(links["watch"])
+        host.wait_for_selector("#host:has-text('Seat 0 (team 0), here'):has-text('Seat 2 (team 0), here')")
+        moves = 0
+        discarded = False
+        while moves < 12 and not table.game.is_over:
+            turn = table.turn
+            seat = table.game.current_player
+            assert seat in pages, "the bots play up to a person's turn"
+            for pg in [*pages.values(), watcher]:
+                pg.wait_for_selector(f"body[data-turn='{turn}']:not([data-state=busy])")
+            for s, pg in pages.items():                                  # only its own cards, face up
+                own = sorted(card_to_string(c) for c in table.game.hands[s])
+                assert _face_up(pg, "#felt") == own, (s, _face_up(pg, "#felt"), own)
+                assert set(_face_up(pg)) <= _may_see(table, s)
+            assert _face_up(watcher, "#felt") == [] and set(_face_up(watcher)) <= _may_see(table, None)
+            if moves == 4:
+                _side_by_side(_shot(pages[0], "serve-two-people-0.png", tmp_path),
+                              _shot(pages[2], "serve-two-people-2.png", tmp_path), "serve-two-people.png")
+                _shot(host, "serve-table-host.png", tmp_path)
+            acting = pages[seat]
+            acting.wait_for_selector("body[data-state=yours]")
+            if moves == 3:                           # the coach: ppo's probabilities at this person's decision
+                acting.check("#coach")
+                acting.wait_for_selector("#coach-box table.analysis tr")
+                rows = acting.query_selector_all("#coach-box table.analysis tr")
+                assert len(rows) == len(table.game.legal_actions()) and "%" in acting.inner_text("#coach-box")
+                assert pages[2 - seat].is_hidden("#coach-box")
+                _shot(acting, "serve-coach.png", tmp_path)
+                acting.uncheck("#coach")
+            if acting.query_selector("#discard"):
+                acting.click("#seat-0 .card.selectable >> nth=3")
+                acting.click("#discard")
+                discarded = True
+            else:
+                buttons = {b.inner_text().split("\n")[0]: b for b in acting.query_selector_all("#actions button.act")}
+                choice = buttons.get("mus") if not discarded else None
+                (choice or next(iter(buttons.values()))).click()
+            other = pages[2 - seat]                  # the partner's page learns of the move by itself
+            other.wait_for_selector(f"body:not([data-turn='{turn}'])")
+            watcher.wait_for_selector(f"body:not([data-turn='{turn}'])")
+            moves += 1
+        assert moves >= 6 and discarded
+        assert "You" in pages[0].inner_text("#seat-0") and "partner" in pages[0].inner_text("#seat-2")
+    finally:
+        for pg in [host, *pages.values(), watcher]:
+            pg.context.close()
+    assert not errors, f"the pages logged errors: {errors}"

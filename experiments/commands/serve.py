@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
+from types import FrameType
 
 import uvicorn
+from starlette.applications import Starlette
 
 from experiments.commands.options import ArgumentParser, check_agent_specs, int_in
 from experiments.web.app import create_app
 
-__all__ = ["main", "LOCAL_HOSTS"]
+__all__ = ["main", "run_server", "LOCAL_HOSTS"]
 
 #: Hosts that only this machine reaches.
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -18,7 +20,8 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 def main(argv: list[str] | None = None) -> None:
     """Run ``mus serve`` with ``argv`` (default: the process's arguments)."""
     p = ArgumentParser(prog="mus serve",
-                       description="Start a local web server: play against three bots at a drawn table, replay "
+                       description="Start a local web server: play against three bots at a drawn table, or open a "
+                                   "table for people and bots (one private link per person's seat), replay "
                                    "game records step by step with what the agents thought, and open tournament "
                                    "and training run folders. Games played in the browser are saved as records "
                                    "(RECORDS/games) after every move and continue after a restart.")
@@ -45,7 +48,19 @@ def main(argv: list[str] | None = None) -> None:
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"mus serve: open http://{shown}:{args.port}/ (records: {args.records}, runs: {args.runs}; Ctrl-C stops)",
           flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    run_server(app, host=args.host, port=args.port)
+
+
+def run_server(app: Starlette, host: str, port: int) -> None:
+    """Serve ``app`` with uvicorn until Ctrl-C. The shared tables' event streams never end by themselves: the stop
+    ends them first (``app.state.listeners.close``), so it does not wait for the pages to go."""
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            app.state.listeners.close()
+            super().handle_exit(sig, frame)
+
+    Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)).run()
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Pages (static HTML and JavaScript from ``static/``; the data comes from the API):
 
 * ``/``: start a game, the records, the runs;
-* ``/play/<id>``: a game at the table;
+* ``/play/<id>``: a one-person game at the table;
+* ``/table/<id>/<token>``: a shared table, as the token's role sees it: a person's seat, the host, a spectator;
 * ``/replay/<record>``: a record step by step (``#step=k`` links one decision);
 * ``/runs/<run>``: a tournament, training or probe folder.
 
@@ -13,10 +14,25 @@ API (JSON in and out; a refusal is ``{"error": message}`` with a 4xx status and 
 * ``POST /api/games`` ``{"seat", "bots": [3 specs], "kings", "target", "signals", "intercept", "seed"?}``;
 * ``GET /api/games/<id>``: the person's view (:meth:`~experiments.web.table.Table.view`);
 * ``POST /api/games/<id>/moves`` ``{"action", "turn"}``: a move, answered by the bots;
+* ``POST /api/tables`` ``{"seats": [4 × "person" or a spec], "kings", "target", "signals", "intercept",
+  "seed"?}``: a shared table; the answer holds its links (the host's, the spectators', one per person's seat);
+* ``GET /api/tables/<id>/<token>``: what the token opens (:func:`table_state`); ``.../events``: the same as
+  Server-Sent Events, one ``view`` event now and one after every change (a move, a handover, a page of a seat
+  opened or closed); ``POST .../moves`` ``{"action", "turn", "seat"?}``: a seat's move; ``POST .../bots``
+  ``{"seat", "agent"}``: the host gives a person's seat to a bot. A forged token or another table's is refused
+  (403) and a table that does not exist is 404: nothing changes;
+* ``GET /api/tables/<id>/<token>/coach?agent=spec`` and ``GET /api/games/<id>/coach?agent=spec``: the coach,
+  what an explaining agent (``ppo``, ``equity``...) would play at the person's decision
+  (:func:`~experiments.web.analysis.analyse` of the seat's own observation); only a seat's own link, and only
+  at its own turn (409 otherwise);
 * ``GET /api/records``, ``GET /api/records/<name>`` (a finished record's timeline),
   ``GET /api/records/<name>/analysis?step=k&agent=spec``, ``POST /api/records`` (upload a record: capped at
   :data:`MAX_UPLOAD_BYTES`, verified by replaying it);
 * ``GET /api/runs``, ``GET /api/runs/<name>``, ``GET /files/runs/<name>.png``.
+
+A seat's link (and its stream) gets only that seat's view (:meth:`~experiments.web.table.Table.view`), the
+spectators' and the host's only the public view: no hidden card, no sign. Two tabs of one seat get the same
+view and either may move; the second move of one turn is refused as stale (409).
 
 POST bodies must be ``application/json`` (a form on another site cannot post one without the browser asking
 first), every name is resolved inside the served folders (:func:`~experiments.web.store.safe_path`), and pages
@@ -25,32 +41,47 @@ insert text only as text (no HTML built from data); a Content-Security-Policy al
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from experiments.web.analysis import analyse
-from experiments.web.store import GameStore, PathRefused, list_records, list_runs, read_run, safe_path
+from experiments.web.store import (
+    PERSON,
+    Access,
+    GameStore,
+    LinkRefused,
+    PathRefused,
+    list_records,
+    list_runs,
+    read_run,
+    safe_path,
+)
 from experiments.web.table import StaleTurn, TableError, game_at, timeline
 from mus_env import MusConfig
 from mus_env.records import RecordError, load_record, replay, save_record
 
-__all__ = ["create_app", "STATIC", "MAX_BODY_BYTES", "MAX_UPLOAD_BYTES"]
+__all__ = ["create_app", "table_state", "Listeners", "STATIC", "MAX_BODY_BYTES", "MAX_UPLOAD_BYTES", "KEEPALIVE_S"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 #: Largest JSON body of a move or a new game.
 MAX_BODY_BYTES = 64 * 1024
 #: Largest record upload.
 MAX_UPLOAD_BYTES = 2 * 2**20
+#: A stream with nothing new sends a comment this often (so a closed page is noticed and proxies keep it open).
+KEEPALIVE_S = 15.0
 
 _HEADERS = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
                                        "base-uri 'none'; frame-ancestors 'none'",
@@ -99,6 +130,70 @@ def _int_field(data: dict[str, Any], key: str, lo: int, hi: int, default: int | 
     return value
 
 
+class Listeners:
+    """The open event streams of each table: one queue per stream, woken (from any thread or event loop) after
+    every change of its table; a stream that is already woken is not woken twice (it reads the newest state)."""
+
+    def __init__(self) -> None:
+        self._queues: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Queue]]] = {}
+        self._guard = threading.Lock()
+        #: Set when the server stops: every stream ends (it would hold the stop up otherwise).
+        self.closing = False
+
+    def close(self) -> None:
+        """The server stops: every stream ends now (a page's browser would reconnect to a server that is back)."""
+        self.closing = True
+        with self._guard:
+            tables = list(self._queues)
+        for game_id in tables:
+            self.wake(game_id)
+
+    def listen(self, game_id: str) -> tuple[asyncio.AbstractEventLoop, asyncio.Queue]:
+        """A new stream's queue (call from its event loop)."""
+        entry = (asyncio.get_running_loop(), asyncio.Queue(maxsize=1))
+        with self._guard:
+            self._queues.setdefault(game_id, set()).add(entry)
+        return entry
+
+    def stop(self, game_id: str, entry: tuple[asyncio.AbstractEventLoop, asyncio.Queue]) -> None:
+        """The stream is closed."""
+        with self._guard:
+            queues = self._queues.get(game_id, set())
+            queues.discard(entry)
+            if not queues:
+                self._queues.pop(game_id, None)
+
+    def wake(self, game_id: str) -> None:
+        """Table ``game_id`` changed: every stream of it sends its newest view."""
+        with self._guard:
+            entries = list(self._queues.get(game_id, ()))
+        for loop, queue in entries:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(_put, queue)
+
+
+def _put(queue: asyncio.Queue) -> None:
+    if queue.empty():
+        queue.put_nowait(None)
+
+
+def table_state(store: GameStore, game_id: str, access: Access) -> dict[str, Any]:
+    """What a shared table's link shows: ``{"id", "role", "seat", "given", "present", "replay", "links"?,
+    "agents"?, "view"}``. ``view`` is the seat's view for a seat's link, the public view for the others; the
+    host also gets the links and the agents it may seat; ``replay`` is the record's page once the game is over
+    (the whole record is public then)."""
+    table = store.get(game_id)
+    with store.lock(game_id):                           # not in the middle of a move
+        view = table.view(access.viewer)
+    out: dict[str, Any] = {"id": game_id, "role": access.role, "seat": access.seat, "given": access.given,
+                           "present": store.present(game_id),
+                           "replay": f"/replay/games/game-{game_id}.json" if view["over"] else None, "view": view}
+    if access.role == "host":
+        out["links"] = store.links(game_id)
+        out["agents"] = store.allowed_specs()
+    return out
+
+
 def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", agents: tuple[str, ...] = (),
                default_bots: tuple[str, str, str] = ("ppo", "ppo", "ppo")) -> Starlette:
     """The application: browser games saved under ``records/games`` (and replayable from ``records``), run
@@ -112,6 +207,7 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
     """
     records_dir, runs_dir = Path(records), Path(runs)
     store = GameStore(records_dir / "games", runs=runs_dir, extra_specs=agents)
+    listeners = Listeners()
 
     def page(name: str):  # noqa: ANN202 - a Starlette endpoint
         async def endpoint(request: Request) -> Response:
@@ -135,21 +231,18 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
             raise ApiError(400, "bots must be a list of three agent specs (partner first, then the two rivals)")
         partner, rivals = (seat + 2) % 4, [(seat + 1) % 4, (seat + 3) % 4]
         specs = {partner: bots[0], rivals[0]: bots[1], rivals[1]: bots[2]}
-        try:
-            cfg = MusConfig(kings=_int_field(data, "kings", 4, 8, 8), target=_int_field(data, "target", 1, 1000, 40),
-                            signals=str(data.get("signals", "off")),
-                            signal_intercept_p=float(data.get("intercept", 0.0) or 0.0))
-        except (TypeError, ValueError) as e:
-            raise ApiError(400, str(e)) from None
-        seed = _int_field(data, "seed", 0, 2**64 - 1, None)
+        cfg, seed = _config(data)
         game_id = await _run(store.create, cfg, seat, specs, seed)
         return _ok({"id": game_id, "url": f"/play/{game_id}"})
 
     async def get_game(request: Request) -> Response:
-        table = await _run(store.get, request.path_params["game_id"])
-        if table.human is None:
-            raise ApiError(404, "nobody plays at this table")
-        return _ok({"id": request.path_params["game_id"], **table.view(table.human)})
+        game_id = request.path_params["game_id"]
+        return _ok({"id": game_id, **await _run(solo_view, game_id)})
+
+    def solo_view(game_id: str) -> dict[str, Any]:
+        table = store.solo(game_id)
+        with store.lock(game_id):                       # not in the middle of a move
+            return table.view(next(iter(table.people)))
 
     async def move(request: Request) -> Response:
         game_id = request.path_params["game_id"]
@@ -157,7 +250,112 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         if not isinstance(data, dict) or "action" not in data or "turn" not in data:
             raise ApiError(400, 'send {"action": id, "turn": n} (the turn of the view you answer)')
         table = await _run(store.move, game_id, data["action"], data["turn"])
-        return _ok({"id": game_id, **table.view(table.human)})
+        return _ok({"id": game_id, **table.view(next(iter(table.people)))})
+
+    # shared tables
+    async def new_table(request: Request) -> Response:
+        data = await _json_body(request)
+        if not isinstance(data, dict):
+            raise ApiError(400, "send a JSON object")
+        seats = data.get("seats")
+        if not isinstance(seats, list) or len(seats) != 4 or not all(isinstance(s, str) for s in seats):
+            raise ApiError(400, f'seats must be a list of four: {PERSON!r} or an agent spec for each seat 0..3')
+        cfg, seed = _config(data)
+        game_id = await _run(store.create_table, cfg, dict(enumerate(seats)), seed)
+        return _ok({"id": game_id, **await _run(store.links, game_id)})
+
+    async def _open(request: Request) -> tuple[str, Access]:
+        game_id = request.path_params["game_id"]
+        return game_id, await _run(store.access, game_id, request.path_params["token"])
+
+    async def get_table(request: Request) -> Response:
+        game_id, access = await _open(request)
+        return _ok(await _run(table_state, store, game_id, access))
+
+    async def table_move(request: Request) -> Response:
+        game_id, access = await _open(request)
+        data = await _json_body(request)
+        if not isinstance(data, dict) or "action" not in data or "turn" not in data:
+            raise ApiError(400, 'send {"action": id, "turn": n} (the turn of the view you answer)')
+        if access.role != "seat":
+            raise ApiError(403, "this link plays no seat: only a seat's own link moves for it")
+        if "seat" in data and data["seat"] != access.seat:
+            raise ApiError(403, f"this link plays seat {access.seat}, not seat {str(data['seat'])[:20]}")
+        try:
+            await _run(store.move, game_id, data["action"], data["turn"], access.seat)
+        finally:
+            listeners.wake(game_id)
+        return _ok(await _run(table_state, store, game_id, access))
+
+    async def table_bot(request: Request) -> Response:
+        game_id, access = await _open(request)
+        data = await _json_body(request)
+        if access.role != "host":
+            raise ApiError(403, "only the host's link gives a seat to a bot")
+        if not isinstance(data, dict) or "seat" not in data or not isinstance(data.get("agent"), str):
+            raise ApiError(400, 'send {"seat": 0..3, "agent": spec} (a person\'s seat, an offered agent)')
+        try:
+            await _run(store.hand_over, game_id, data["seat"], data["agent"])
+        finally:
+            listeners.wake(game_id)
+        return _ok(await _run(table_state, store, game_id, access))
+
+    def coach_of(game_id: str, seat: int, spec: str) -> dict[str, Any]:
+        agent = store.agent(spec)
+        table = store.get(game_id)
+        with store.lock(game_id):                       # the decision it answers, not one in the middle of a move
+            g = table.game
+            if g.is_over or g.current_player != seat:
+                raise StaleTurn("the coach speaks at your decisions only, and it is not your turn")
+            try:
+                return {**analyse(agent, g, spec), "turn": table.turn}
+            except ValueError as e:
+                raise ApiError(400, str(e)) from None
+
+    async def table_coach(request: Request) -> Response:
+        game_id, access = await _open(request)
+        if access.role != "seat" or access.seat is None:
+            raise ApiError(403, "the coach helps a seat's own person: open it with your seat's link")
+        return _ok(await _run(coach_of, game_id, access.seat, request.query_params.get("agent", "ppo")))
+
+    async def game_coach(request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        table = await _run(store.solo, game_id)
+        return _ok(await _run(coach_of, game_id, next(iter(table.people)), request.query_params.get("agent", "ppo")))
+
+    async def table_events(request: Request) -> Response:
+        game_id, access = await _open(request)          # refused before the stream starts: 403/404, no stream
+
+        async def stream() -> AsyncIterator[str]:
+            entry = listeners.listen(game_id)
+            seat = access.seat if access.role == "seat" else None
+            if seat is not None:
+                store.arrive(game_id, seat)
+                listeners.wake(game_id)
+            try:
+                last = ""
+                while True:                             # a view now, then one after each change (if it changed)
+                    now = await _run(store.access, game_id, request.path_params["token"])   # a seat may be given away
+                    text = json.dumps(await _run(table_state, store, game_id, now), separators=(",", ":"))
+                    if text != last:
+                        yield f"event: view\ndata: {text}\n\n"
+                        last = text
+                    while not listeners.closing:        # only a change wakes the stream; meanwhile a comment
+                        try:
+                            await asyncio.wait_for(entry[1].get(), KEEPALIVE_S)
+                            break
+                        except TimeoutError:
+                            yield ": still here\n\n"
+                    if listeners.closing:
+                        return
+            finally:
+                listeners.stop(game_id, entry)
+                if seat is not None:
+                    store.leave(game_id, seat)
+                    listeners.wake(game_id)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={**_HEADERS, "Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     async def records_list(request: Request) -> Response:
         return _ok({"records": await _run(list_records, records_dir)})
@@ -208,12 +406,20 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
     routes = [
         Route("/", page("index.html")),
         Route("/play/{game_id}", page("play.html")),
+        Route("/table/{game_id}/{token}", page("play.html")),
         Route("/replay/{name:path}", page("replay.html")),
         Route("/runs/{name:path}", page("run.html")),
         Route("/api/options", options),
         Route("/api/games", new_game, methods=["POST"]),
         Route("/api/games/{game_id}", get_game),
         Route("/api/games/{game_id}/moves", move, methods=["POST"]),
+        Route("/api/games/{game_id}/coach", game_coach),
+        Route("/api/tables", new_table, methods=["POST"]),
+        Route("/api/tables/{game_id}/{token}", get_table),
+        Route("/api/tables/{game_id}/{token}/events", table_events),
+        Route("/api/tables/{game_id}/{token}/moves", table_move, methods=["POST"]),
+        Route("/api/tables/{game_id}/{token}/bots", table_bot, methods=["POST"]),
+        Route("/api/tables/{game_id}/{token}/coach", table_coach),
         Route("/api/records", records_list),
         Route("/api/records", upload_record, methods=["POST"]),
         Route("/api/records/{name:path}/analysis", record_analysis),
@@ -231,17 +437,31 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
             return _error(409, str(exc))
         if isinstance(exc, PathRefused):
             return _error(404, str(exc))
+        if isinstance(exc, LinkRefused):
+            return _error(403, str(exc))
         if isinstance(exc, RecordError):
             return _error(422, f"the record does not replay: {exc}")
         if isinstance(exc, TableError):
             return _error(400, str(exc))
         raise exc
 
-    handlers = {e: on_error for e in (ApiError, StaleTurn, PathRefused, RecordError, TableError)}
+    handlers = {e: on_error for e in (ApiError, StaleTurn, PathRefused, LinkRefused, RecordError, TableError)}
     app = Starlette(routes=routes, exception_handlers=handlers)
     app.state.store = store
+    app.state.listeners = listeners
     app.state.started = time.time()
     return app
+
+
+def _config(data: dict[str, Any]) -> tuple[MusConfig, int | None]:
+    """The variant and the seed of a new game or table."""
+    try:
+        cfg = MusConfig(kings=_int_field(data, "kings", 4, 8, 8), target=_int_field(data, "target", 1, 1000, 40),
+                        signals=str(data.get("signals", "off")),
+                        signal_intercept_p=float(data.get("intercept", 0.0) or 0.0))
+    except (TypeError, ValueError) as e:
+        raise ApiError(400, str(e)) from None
+    return cfg, _int_field(data, "seed", 0, 2**64 - 1, None)
 
 
 async def _run(func: Any, *args: Any) -> Any:

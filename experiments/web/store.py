@@ -4,6 +4,12 @@
   (``mus_env.records`` format, atomically) after every move, as ``GAMES/game-<id>.json``; after a restart the
   same id loads the record, replays it and continues. One lock per game: two tabs acting at once cannot both
   move (the second is refused as a stale turn).
+* A **shared table** (people and bots, :meth:`GameStore.create_table`) is opened only by its links: one
+  unguessable token (:func:`secrets.token_urlsafe`, 192 bits) for the host, one for the spectators and one per
+  person's seat (:class:`TableKeys`). The tokens are kept beside the record in ``GAMES/.tables/<id>.json``
+  (owner-only; a hidden folder, which no served name reaches and no listing shows), never in the record, which
+  becomes public once the game is over. A token opens only its own table and role (:meth:`GameStore.access`);
+  a shared table's id alone opens nothing.
 * :func:`safe_path` resolves a name a page sent inside one of the folders the server was given, and refuses
   everything else: ``..``, absolute paths, backslashes, hidden names, encoded slashes (they arrive decoded as
   ``/`` inside a segment name, which no segment may hold), and symlinks that lead out of the folder.
@@ -17,25 +23,37 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import secrets
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents import Agent, make_agent
-from experiments.web.table import HUMAN, Table, TableError
+from experiments.web.table import HUMAN, WATCHER, Table, TableError, handovers
 from mus_env import MusConfig
-from mus_env.records import MAX_RECORD_BYTES, load_record, save_record
+from mus_env.records import MAX_RECORD_BYTES, RecordError, load_record, save_record, write_atomic
 
-__all__ = ["GameStore", "PathRefused", "safe_path", "list_records", "list_runs", "read_run", "policy_files",
-           "BUILTIN_AGENTS", "GAME_ID", "MAX_LISTED", "MAX_CSV_ROWS"]
+__all__ = ["GameStore", "PathRefused", "LinkRefused", "Access", "TableKeys", "safe_path", "list_records", "list_runs",
+           "read_run", "policy_files", "BUILTIN_AGENTS", "GAME_ID", "TOKEN", "PERSON", "KEYS_FOLDER", "MAX_LISTED",
+           "MAX_CSV_ROWS", "SHARED"]
 
 #: Agents any page may seat: the built-in specs (no file, no code of anybody's).
 BUILTIN_AGENTS = ("ppo", "equity", "rule", "random", "ordago")
 #: A game id: 16 hex digits.
 GAME_ID = re.compile(r"^[0-9a-f]{16}$")
+#: A link's token: ``secrets.token_urlsafe(24)``, 32 URL-safe characters (192 random bits).
+TOKEN = re.compile(r"^[A-Za-z0-9_-]{32}$")
+#: What a new shared table's seat holds when a person plays it (any other value is an agent spec).
+PERSON = "person"
+#: The folder (inside the games folder) of the shared tables' keys: hidden, so never served nor listed.
+KEYS_FOLDER = ".tables"
+#: ``meta["table"]`` of a shared table's record (public: the record says the game was played at a shared
+#: table, not how to open it).
+SHARED = "shared"
 #: One path segment of a record or run name: a letter or digit first, then letters, digits, ``._-``.
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 #: At most this many records, runs or policy files are listed.
@@ -46,6 +64,98 @@ MAX_CSV_ROWS = 5000
 
 class PathRefused(ValueError):
     """A name that does not lead to a file inside the served folder (the message says why)."""
+
+
+class LinkRefused(PermissionError):
+    """A token that opens nothing at this table (forged, mistyped, or another table's); nothing changes."""
+
+
+def _token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+@dataclass(frozen=True)
+class Access:
+    """What a link opens at a shared table: ``role`` ``"host"``, ``"seat"`` (the person's seat ``seat``) or
+    ``"watch"`` (the public table); ``given`` is the seat of a retired seat link (the host gave that seat to a
+    bot, so its link now shows the public table)."""
+
+    role: str
+    seat: int | None = None
+    given: int | None = None
+
+    @property
+    def viewer(self) -> int:
+        """The seat whose view this link gets (:data:`~experiments.web.table.WATCHER` for all but a seat)."""
+        return self.seat if self.role == "seat" and self.seat is not None else WATCHER
+
+
+@dataclass
+class TableKeys:
+    """The tokens of a shared table's links: the host's, the spectators', one per person's seat (``seats``);
+    a seat given to a bot moves its token to ``retired``."""
+
+    host: str
+    watch: str
+    seats: dict[int, str]
+    retired: dict[int, str] = field(default_factory=dict)
+
+    @classmethod
+    def new(cls, people: Iterable[int]) -> TableKeys:
+        """Fresh tokens for a table with people at ``people``."""
+        return cls(host=_token(), watch=_token(), seats={int(s): _token() for s in people})
+
+    def access(self, token: Any) -> Access:
+        """What ``token`` opens (each token is compared in constant time, all of them every time).
+
+        Raises:
+            LinkRefused: ``token`` is none of this table's.
+        """
+        if not isinstance(token, str) or not TOKEN.match(token):
+            raise LinkRefused("this link opens nothing at this table")
+        found: Access | None = None
+        candidates = [(self.host, Access("host")), (self.watch, Access("watch"))]
+        candidates += [(t, Access("seat", s)) for s, t in self.seats.items()]
+        candidates += [(t, Access("watch", given=s)) for s, t in self.retired.items()]
+        for known, access in candidates:
+            if secrets.compare_digest(known, token):
+                found = access
+        if found is None:
+            raise LinkRefused("this link opens nothing at this table")
+        return found
+
+    def retire(self, seat: int) -> None:
+        """The seat was given to a bot: its link shows the public table from now on."""
+        self.retired[seat] = self.seats.pop(seat)
+
+    def json(self, game_id: str) -> dict[str, Any]:
+        """The saved form (with the table's id, checked on reading)."""
+        return {"format": "mus-serve-table", "version": 1, "id": game_id, "host": self.host, "watch": self.watch,
+                "seats": {str(s): t for s, t in sorted(self.seats.items())},
+                "retired": {str(s): t for s, t in sorted(self.retired.items())}}
+
+    @classmethod
+    def from_json(cls, data: Any, game_id: str) -> TableKeys:
+        """Read the saved form.
+
+        Raises:
+            ValueError: not the keys of table ``game_id`` (the message names the field).
+        """
+        if not isinstance(data, dict) or data.get("format") != "mus-serve-table" or data.get("id") != game_id:
+            raise ValueError(f"not the keys of table {game_id}")
+        tokens = [data.get("host"), data.get("watch")]
+
+        def seats(key: str) -> dict[int, str]:
+            value = data.get(key)
+            if not isinstance(value, dict) or not all(k in ("0", "1", "2", "3") for k in value):
+                raise ValueError(f"the keys of table {game_id}: {key} must map seats '0'..'3' to tokens")
+            tokens.extend(value.values())
+            return {int(k): v for k, v in value.items()}
+
+        keys = cls(host=data.get("host"), watch=data.get("watch"), seats=seats("seats"), retired=seats("retired"))
+        if not all(isinstance(t, str) and TOKEN.match(t) for t in tokens):
+            raise ValueError(f"the keys of table {game_id}: a token is malformed")
+        return keys
 
 
 def safe_path(root: Path, name: str, suffixes: Iterable[str] = (), must_exist: bool = True) -> Path:
@@ -106,7 +216,9 @@ def list_records(root: Path) -> list[dict[str, Any]]:
         if not isinstance(rec, dict) or rec.get("format") != "mus-env-record":
             continue
         players = rec.get("players") if isinstance(rec.get("players"), dict) else {}
+        meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
         out.append({"name": name, "over": rec.get("over") is True, "winner": rec.get("winner"),
+                    "shared": meta.get("table") == SHARED,
                     "scores": rec.get("scores_now"), "hands": len(rec.get("hands") or []),
                     "players": [str(players.get(str(s), "?"))[:80] for s in range(4)]})
         if len(out) >= MAX_LISTED:
@@ -217,6 +329,8 @@ class GameStore:
         self.runs = Path(runs) if runs is not None else None
         self.extra_specs = tuple(extra_specs)
         self._tables: dict[str, Table] = {}
+        self._keys: dict[str, TableKeys] = {}
+        self._present: dict[str, list[int]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._agents: dict[str, Agent] = {}
         self._guard = threading.Lock()
@@ -272,6 +386,101 @@ class GameStore:
         self.save(game_id)
         return game_id
 
+    def create_table(self, config: MusConfig, seats: Mapping[int, str], seed: int | None = None) -> str:
+        """A new shared table: ``seats`` gives each of the four seats :data:`PERSON` or an allowed agent spec
+        (at least one person). Its keys are saved before its record, so no record of a shared table is ever
+        without them.
+
+        Raises:
+            TableError: not four seats, no person, or a spec that is not allowed (nothing is saved).
+        """
+        if sorted(seats) != [0, 1, 2, 3]:
+            raise TableError(f"give each of the seats 0..3 a person or a bot, got seats {sorted(seats)}")
+        people = [s for s in range(4) if seats[s] == PERSON]
+        if not people:
+            raise TableError(f"a shared table needs a person at one seat at least (a seat is {PERSON!r} or a bot)")
+        specs = {s: str(seats[s]) for s in range(4) if s not in people}
+        agents = {s: self.agent(v) for s, v in specs.items()}
+        table = Table.new(config, people, specs, seed=seed, agents=agents,
+                          meta={"source": "mus serve", "table": SHARED})
+        game_id = secrets.token_hex(8)
+        keys = TableKeys.new(people)
+        with self._guard:
+            self._keys[game_id] = keys
+            self._tables[game_id] = table
+        self._save_keys(game_id)
+        self.save(game_id)
+        return game_id
+
+    def keys_path(self, game_id: str) -> Path:
+        """Where the keys of shared table ``game_id`` are saved."""
+        self.path(game_id)                              # checks the id
+        return self.folder / KEYS_FOLDER / f"{game_id}.json"
+
+    def _save_keys(self, game_id: str) -> None:
+        path = self.keys_path(game_id)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        text = json.dumps(self._keys[game_id].json(game_id), indent=1)
+
+        def write(tmp: str) -> None:
+            os.chmod(tmp, 0o600)                        # the owner's only: the tokens open the table
+            fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+
+        write_atomic(path, write)
+
+    def keys(self, game_id: str) -> TableKeys:
+        """The keys of shared table ``game_id`` (loaded after a restart).
+
+        Raises:
+            PathRefused: a malformed id, no such game, or a game that is not a shared table.
+        """
+        table = self.get(game_id)
+        with self._guard:
+            keys = self._keys.get(game_id)
+        if keys is not None:
+            return keys
+        path = self.keys_path(game_id)
+        if table.meta.get("table") != SHARED or not path.is_file():
+            raise PathRefused(f"no table {game_id}")
+        try:
+            keys = TableKeys.from_json(json.loads(path.read_text(encoding="utf-8")), game_id)
+        except (OSError, ValueError) as e:
+            raise PathRefused(f"table {game_id} cannot be opened: its keys are unreadable ({e})") from None
+        with self._guard:
+            return self._keys.setdefault(game_id, keys)
+
+    def access(self, game_id: str, token: Any) -> Access:
+        """What ``token`` opens at shared table ``game_id``.
+
+        Raises:
+            PathRefused: no such shared table (404).
+            LinkRefused: the token is none of this table's (403).
+        """
+        return self.keys(game_id).access(token)
+
+    def links(self, game_id: str) -> dict[str, Any]:
+        """The links of a shared table (for its host): the host's, the spectators', one per person's seat."""
+        keys = self.keys(game_id)
+        base = f"/table/{game_id}/"
+        return {"host": base + keys.host, "watch": base + keys.watch,
+                "seats": {str(s): base + t for s, t in sorted(keys.seats.items())}}
+
+    def solo(self, game_id: str) -> Table:
+        """The table of a one-person game of ``POST /api/games``, which its id opens; a shared table's id opens
+        nothing (the same answer as no game at all).
+
+        Raises:
+            PathRefused: no such game, or a shared table.
+        """
+        table = self.get(game_id)
+        if table.meta.get("table") == SHARED or len(table.people) != 1:
+            raise PathRefused(f"no game {game_id}")
+        return table
+
     def get(self, game_id: str) -> Table:
         """The table of a game, loaded from its record after a restart.
 
@@ -287,8 +496,12 @@ class GameStore:
         if not path.is_file():
             raise PathRefused(f"no game {game_id}")
         record = load_record(path)
-        players = {int(k): str(v) for k, v in record["players"].items()}
-        agents = {s: self.agent(v) for s, v in players.items() if v != HUMAN}
+        specs = {int(k): str(v) for k, v in record["players"].items() if v != HUMAN}
+        try:
+            specs.update({h["seat"]: h["agent"] for h in handovers(record["meta"])})
+        except TableError as e:
+            raise RecordError(f"meta: {e}") from None
+        agents = {s: self.agent(v) for s, v in specs.items()}
         table = Table.from_record(record, agents=agents)
         with self._guard:
             return self._tables.setdefault(game_id, table)
@@ -297,20 +510,63 @@ class GameStore:
         """Write the game's record (atomically)."""
         return save_record(self._tables[game_id].record(), self.path(game_id))
 
-    def move(self, game_id: str, action: Any, turn: Any) -> Table:
-        """The person's move in a game, the bots' answers, and the record saved; all under the game's lock.
+    def move(self, game_id: str, action: Any, turn: Any, seat: int | None = None) -> Table:
+        """The move of the person at ``seat`` (None: a one-person game's person), the bots' answers, and the
+        record saved; all under the game's lock.
 
         Raises:
             TableError: a stale turn, a move out of turn or an illegal move (nothing changes).
             PathRefused, mus_env.records.RecordError: as :meth:`get`.
         """
         with self.lock(game_id):
-            table = self.get(game_id)
+            table = self.solo(game_id) if seat is None else self.get(game_id)
             before = table.turn
             try:
-                table.play(action, turn)
+                table.play(action, turn, seat)
             finally:
                 if table.turn != before:        # the move was made (a bot may have failed after it): keep it
                     self.save(game_id)
             return table
+
+    def hand_over(self, game_id: str, seat: Any, spec: Any) -> Table:
+        """Give the person's seat ``seat`` of a shared table to the bot ``spec`` (an allowed spec): its link is
+        retired (it shows the public table from then on), the bots play, and the keys and the record are saved.
+
+        Raises:
+            TableError: no person plays ``seat``, the game is over, or ``spec`` is not allowed (nothing changes).
+            PathRefused: as :meth:`keys`.
+        """
+        with self.lock(game_id):
+            keys = self.keys(game_id)
+            table = self.get(game_id)
+            if isinstance(seat, bool) or not isinstance(seat, int) or seat not in table.people:
+                raise TableError(f"seat {str(seat)[:20]!r} is not played by a person at this table "
+                                 f"(people: {sorted(table.people)})")
+            if table.game.is_over:
+                raise TableError("the game is over")
+            agent = self.agent(str(spec))
+            keys.retire(seat)
+            self._save_keys(game_id)
+            try:
+                table.hand_over(seat, str(spec), agent)
+            finally:
+                self.save(game_id)
+            return table
+
+    # who is at the table
+    def arrive(self, game_id: str, seat: int) -> None:
+        """A page of ``seat`` opened its stream (counted, so the table shows who is here)."""
+        with self._guard:
+            self._present.setdefault(game_id, [0, 0, 0, 0])[seat] += 1
+
+    def leave(self, game_id: str, seat: int) -> None:
+        """A page of ``seat`` closed its stream."""
+        with self._guard:
+            counts = self._present.setdefault(game_id, [0, 0, 0, 0])
+            counts[seat] = max(0, counts[seat] - 1)
+
+    def present(self, game_id: str) -> list[bool]:
+        """Which seats have a page open now (public: who sits at the table)."""
+        with self._guard:
+            return [n > 0 for n in self._present.get(game_id, [0, 0, 0, 0])]
 

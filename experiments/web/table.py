@@ -1,9 +1,10 @@
-"""One game at a browser table: a :class:`~mus_env.game.MusGame`, the bots at three seats, the log of every move,
-and what each seat may see of it.
+"""One game at a browser table: a :class:`~mus_env.game.MusGame`, people at some seats and bots at the others,
+the log of every move, and what each seat may see of it.
 
-The server is the only referee. :class:`Table` applies moves (checking them with the engine), plays the bots
-until it is the person's turn, keeps a log of the moves annotated with their lance and with who saw them, and
-builds the **view of one seat** (:meth:`Table.view`): only what that seat may see under the rules (RULES.md):
+The server is the only referee. :class:`Table` applies moves (checking them with the engine and the seat's
+turn), plays the bots until it is a person's turn (a person's seat waits for its move, however long), keeps a
+log of the moves annotated with their lance and with who saw them, and builds the **view of one seat**
+(:meth:`Table.view`): only what that seat may see under the rules (RULES.md):
 
 * its own cards, and other seats' cards only once the rules show them (the hands of a finished hand that went
   to a showdown or an accepted órdago, ``HandRecord.shown``);
@@ -12,6 +13,13 @@ builds the **view of one seat** (:meth:`Table.view`): only what that seat may se
 * with señas on, its own signs, its partner's, and the rivals' it intercepted (``signals.sees_sign``), never
   the others;
 * the legal actions, only when it is that seat's turn.
+
+The **public view** (``view(WATCHER)``, for a spectator) holds no hidden card at all (only the hands the rules
+showed), no sign (a spectator sits at no seat, so catches none), and of a discard only its count.
+
+A person's seat may be given to a bot (:meth:`Table.hand_over`, the host's choice when the person is away); the
+record names it ``"human, then <spec>"`` and lists the handover in its ``meta``, so a restarted server rebuilds
+the same table.
 
 Cards leave this module only as card objects ``{"card": id, "text": "Ro", "number": 12, "suit": "o"}``, so a
 test can check every card a response holds against what the seat may see.
@@ -24,7 +32,7 @@ public).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,10 +56,13 @@ from mus_env.records import game_record, replay
 from mus_env.signals import SIGN_GESTURES, SIGN_WORDS, sees_sign
 from mus_env.tables import LANCE_NAMES
 
-__all__ = ["Move", "Table", "TableError", "StaleTurn", "card_json", "public_state", "timeline", "game_at", "HUMAN"]
+__all__ = ["Move", "Table", "TableError", "StaleTurn", "card_json", "public_state", "timeline", "game_at", "HUMAN",
+           "WATCHER", "handovers"]
 
-#: The player name of the person's seat in a record.
+#: The player name of a person's seat in a record.
 HUMAN = "human"
+#: The "seat" of a spectator in :meth:`Table.view`: it sits nowhere, so sees only what is public.
+WATCHER = -1
 
 
 class TableError(ValueError):
@@ -130,14 +141,15 @@ class Move:
 
 @dataclass
 class Table:
-    """A game in progress with a person at ``human`` (None: bots only, as in a replay) and bots elsewhere.
+    """A game in progress with people at the seats ``people`` (none: bots only, as in a replay) and bots
+    elsewhere (``specs``: the agent spec of each bot's seat).
 
-    Build one with :meth:`new` or :meth:`from_record`; :meth:`play` takes the person's move and lets the bots
-    answer; :meth:`view` is what a seat may see.
+    Build one with :meth:`new` or :meth:`from_record`; :meth:`play` takes a person's move and lets the bots
+    answer; :meth:`view` is what a seat (or a spectator) may see.
     """
 
     game: MusGame
-    human: int | None
+    people: frozenset[int]
     specs: dict[int, str]
     bots: dict[int, Agent] = field(default_factory=dict)
     log: list[Move] = field(default_factory=list)
@@ -147,17 +159,21 @@ class Table:
     # ----------------------------------------------------------------------------------------------------
     # building
     @classmethod
-    def new(cls, config: MusConfig, human: int, specs: Mapping[int, str], seed: int | None = None,
+    def new(cls, config: MusConfig, people: int | Iterable[int], specs: Mapping[int, str], seed: int | None = None,
             agents: Mapping[int, Agent] | None = None, meta: Mapping[str, Any] | None = None) -> Table:
-        """A new game: ``specs`` names the bot at each of the three other seats (``make_agent`` specs);
-        ``agents`` may give them already built (by seat). The bots play until it is the person's turn."""
-        if human not in (0, 1, 2, 3):
-            raise TableError(f"seat must be 0, 1, 2 or 3, got {human!r}")
-        others = sorted(set(range(4)) - {human})
+        """A new game: people at ``people`` (one seat or several), and ``specs`` names the bot at each other seat
+        (``make_agent`` specs); ``agents`` may give them already built (by seat). The bots play until it is a
+        person's turn."""
+        seats = [people] if not isinstance(people, Iterable) else list(people)
+        bad = any(isinstance(s, bool) or s not in (0, 1, 2, 3) for s in seats)
+        if not seats or bad or len(set(seats)) < len(seats):
+            raise TableError(f"people sit at one or more different seats 0, 1, 2 or 3, got {people!r}")
+        others = sorted(set(range(4)) - set(seats))
         if sorted(specs) != others:
             raise TableError(f"give a bot for each of the seats {others}, got seats {sorted(specs)}")
         game = MusGame(config, seed=seed)
-        table = cls(game=game, human=human, specs={int(s): str(v) for s, v in specs.items()},
+        table = cls(game=game, people=frozenset(int(s) for s in seats),
+                    specs={int(s): str(v) for s, v in specs.items()},
                     first=(list(game.deck), game.mano, tuple(game.scores)), meta=dict(meta or {}))
         table.bots = dict(agents) if agents else {s: make_agent(v) for s, v in table.specs.items()}
         table.advance()
@@ -177,11 +193,13 @@ class Table:
         replay(record, check=True)
         cfg = MusConfig.from_dict(record["config"])
         players = {int(k): str(v) for k, v in record["players"].items()}
-        human = next((s for s, v in players.items() if v == HUMAN), None)
+        meta = dict(record.get("meta") or {})
+        specs = {s: v for s, v in players.items() if v != HUMAN}
+        for h in handovers(meta):
+            specs[h["seat"]] = h["agent"]                          # the bot that plays the seat now
         game = MusGame.from_deck(record["deck"], record["mano"], tuple(record["scores"]), cfg, record["seed"])
-        table = cls(game=game, human=human, specs={s: v for s, v in players.items() if s != human},
-                    first=(list(record["deck"]), int(record["mano"]), tuple(record["scores"])),
-                    meta=dict(record.get("meta") or {}))
+        table = cls(game=game, people=frozenset(s for s, v in players.items() if v == HUMAN), specs=specs,
+                    first=(list(record["deck"]), int(record["mano"]), tuple(record["scores"])), meta=meta)
         moves = [e for h in record["hands"] for e in h["actions"]] + list(record["pending_actions"])
         for seat, action, amount, auto in moves:
             if not auto:
@@ -240,45 +258,71 @@ class Table:
         return np.random.default_rng([self.game.seed % 2**63, self.turn])
 
     def advance(self, limit: int = 100_000) -> None:
-        """Let the bots play until it is the person's turn or the game is over."""
+        """Let the bots play until it is a person's turn or the game is over."""
         g = self.game
         for _ in range(limit):
-            if g.is_over or g.current_player == self.human:
+            if g.is_over or g.current_player in self.people:
                 return
             seat = g.current_player
             action = int(self.bots[seat].act(g.observe(seat), g.legal_action_mask(), self._bot_rng()))
             self.apply(seat, action)
         raise TableError(f"the bots made {limit} moves without reaching the person's turn (an endless raise war?)")
 
-    def play(self, action: Any, turn: Any) -> None:
-        """The person's move ``action`` in turn ``turn``, then the bots' answers.
+    def play(self, action: Any, turn: Any, seat: int | None = None) -> None:
+        """The move ``action`` of the person at ``seat`` (None: the only person of the table) in turn ``turn``,
+        then the bots' answers.
 
         Raises:
-            TableError: the game is over, it is not the person's turn, ``turn`` is not the current one (a stale
-                page: another tab moved first), or the action is malformed or illegal; the message names the
-                legal actions, and nothing changes.
+            TableError: nobody (or a bot) plays ``seat``, the game is over, it is not ``seat``'s turn, ``turn`` is
+                not the current one (a stale page: another tab moved first), or the action is malformed or
+                illegal; the message names the legal actions, and nothing changes.
         """
         g = self.game
-        if self.human is None:
-            raise TableError("nobody plays at this table")
+        if seat is None:
+            if len(self.people) != 1:
+                raise TableError("nobody plays at this table" if not self.people else
+                                 f"people play seats {sorted(self.people)}: name the seat that moves")
+            seat = next(iter(self.people))
+        if seat not in self.people:
+            raise TableError(f"seat {seat!r} is not played by a person at this table")
         if isinstance(turn, bool) or not isinstance(turn, int) or turn != self.turn:
             raise StaleTurn(f"this move was made for turn {turn!r}, but the table is at turn {self.turn} "
                              "(another tab or a reload moved first): reload the page")
         if g.is_over:
             raise TableError("the game is over")
-        if g.current_player != self.human:
-            raise StaleTurn(f"it is seat {g.current_player}'s turn, not yours (seat {self.human})")
+        if g.current_player != seat:
+            raise StaleTurn(f"it is seat {g.current_player}'s turn, not yours (seat {seat})")
         if isinstance(action, bool) or not isinstance(action, int):
             raise TableError(f"an action is an integer id, got {action!r}; legal: {g.legal_actions()}")
         legal = g.legal_actions()
         if action not in legal:
             raise TableError(f"action {action} is not legal now ({g.phase_name}); legal: {legal}")
-        self.apply(self.human, action)
+        self.apply(seat, action)
+        self.advance()
+
+    def hand_over(self, seat: int, spec: str, agent: Agent) -> None:
+        """Give the person's seat ``seat`` to the bot ``agent`` (of spec ``spec``) from now on, and let the bots
+        play. The handover is public: the record lists it in ``meta["handovers"]``.
+
+        Raises:
+            TableError: no person plays ``seat`` (a bot already does, or it is no seat), or the game is over.
+        """
+        if isinstance(seat, bool) or seat not in self.people:
+            raise TableError(f"seat {seat!r} is not played by a person at this table (people: {sorted(self.people)})")
+        if self.game.is_over:
+            raise TableError("the game is over")
+        self.people = self.people - {seat}
+        self.specs[seat] = str(spec)
+        self.bots[seat] = agent
+        self.meta["handovers"] = [*handovers(self.meta), {"seat": seat, "turn": self.turn, "agent": str(spec)}]
         self.advance()
 
     def record(self) -> dict[str, Any]:
-        """The game's record (``mus_env.records`` format), with the person's seat named :data:`HUMAN`."""
-        players = {**{s: v for s, v in self.specs.items()}, **({self.human: HUMAN} if self.human is not None else {})}
+        """The game's record (``mus_env.records`` format): a person's seat is named :data:`HUMAN`, a seat given
+        to a bot ``"human, then <spec>"``."""
+        given = {h["seat"] for h in handovers(self.meta)}
+        players = {s: f"{HUMAN}, then {v}" if s in given else v for s, v in self.specs.items()}
+        players.update({s: HUMAN for s in self.people})
         return game_record(self.game, players=players, meta=self.meta, first=self.first)
 
     # ----------------------------------------------------------------------------------------------------
@@ -301,29 +345,45 @@ class Table:
             out.append(item)
         return out
 
+    def sees(self, move: Move, seat: int) -> bool:
+        """Whether ``seat`` (or :data:`WATCHER`) saw ``move``: a spectator sees every move but the signs."""
+        if seat == WATCHER:
+            return not is_sign_action(move.action)
+        return bool((move.seen_by >> seat) & 1)
+
     def view(self, seat: int) -> dict[str, Any]:
-        """Everything ``seat`` may see now, as JSON values (see the module docstring)."""
+        """Everything ``seat`` may see now, as JSON values (see the module docstring); :data:`WATCHER`: the
+        public view of a spectator.
+
+        Raises:
+            TableError: ``seat`` is neither a seat 0..3 nor :data:`WATCHER`.
+        """
+        if isinstance(seat, bool) or seat not in (0, 1, 2, 3, WATCHER):
+            raise TableError(f"a view is of a seat 0..3 or of a spectator, got {seat!r}")
         g, cfg = self.game, self.game.config
+        watcher = seat == WATCHER
         kings = cfg.kings
-        names = self.player_names(seat)
+        names = self.player_names(None if watcher else seat)
         hand = g.hand_number
-        history = [m.json(cfg, seat, kings) for m in self.log
-                   if m.hand_number == hand and (m.seen_by >> seat) & 1]
-        signs = g.signs_seen(seat)
+        history = [m.json(cfg, seat, kings) for m in self.log if m.hand_number == hand and self.sees(m, seat)]
+        signs = {"mus": {}, "grande": {}} if watcher else g.signs_seen(seat)
+
+        def role(s: int) -> str:
+            return "player" if watcher else "you" if s == seat else "partner" if s % 2 == seat % 2 else "rival"
+
         view: dict[str, Any] = {
-            "seat": seat, "turn": self.turn, "over": g.is_over, "winner": g.winner,
+            "seat": None if watcher else seat, "turn": self.turn, "over": g.is_over, "winner": g.winner,
             "config": {"kings": kings, "target": cfg.target, "signals": cfg.signals,
                        "signal_intercept_p": cfg.signal_intercept_p},
-            "players": [{"seat": s, "name": names[s], "team": s % 2,
-                         "role": "you" if s == seat else "partner" if s % 2 == seat % 2 else "rival"}
-                        for s in range(4)],
+            "players": [{"seat": s, "name": names[s], "team": s % 2, "role": role(s),
+                         "person": s in self.people} for s in range(4)],
             "mano": g.mano if not g.is_over else None, "current_player": g.current_player,
             "phase": g.phase_name if not g.is_over else "game over",
             "lance": LANCE_NAMES[g.lance] if g.lance >= 0 else None,
             "hand_number": hand, "game_number": g.game_number, "scores": list(g.scores),
             "amarracos": [[s // 5, s % 5] for s in g.scores], "games_won": list(g.games_won),
             "hand_stones": list(g.hand_stones) if not g.is_over else [0, 0],
-            "cards": _cards(g.hands[seat], kings) if not g.is_over else [],
+            "cards": _cards(g.hands[seat], kings) if not g.is_over and not watcher else [],
             "lances": self._lances() if not g.is_over else [],
             "betting": self._betting(),
             "declarations": self._declarations() if not g.is_over else {"pares": [None] * 4, "juego": [None] * 4},
@@ -337,12 +397,12 @@ class Table:
         return view
 
     def player_names(self, seat: int | None) -> list[str]:
-        """Names of the four seats as ``seat`` sees them ("you" for its own)."""
+        """Names of the four seats as ``seat`` sees them ("you" for its own; None: as the record names them)."""
         out = []
         for s in range(4):
             if seat is not None and s == seat:
                 out.append("you")
-            elif s == self.human:
+            elif s in self.people:
                 out.append(HUMAN)
             else:
                 out.append(self.specs.get(s, "?"))
@@ -370,6 +430,8 @@ class Table:
         return {"pares": [conv[v] for v in pares], "juego": [conv[v] for v in juego]}
 
     def hand_summary(self, h: HandRecord, seat: int | None) -> dict[str, Any]:
+        """A finished hand as ``seat`` knows it (:data:`WATCHER`: as a spectator; None: everything, as in a
+        public replay): its moves that ``seat`` saw, and the final hands the rules showed (its own too)."""
         kings = self.game.config.kings
         out: dict[str, Any] = {
             "hand_number": h.hand_number, "game_number": h.game_number, "mano": h.mano,
@@ -378,7 +440,7 @@ class Table:
             "outcomes": list(h.outcomes), "fourth_lance": h.fourth_lance, "game_winner": h.game_winner,
             "shown": h.shown, "by_ordago": h.by_ordago,
             "moves": [m.json(self.game.config, seat, kings) for m in self.log
-                      if m.hand_number == h.hand_number and (seat is None or (m.seen_by >> seat) & 1)],
+                      if m.hand_number == h.hand_number and (seat is None or self.sees(m, seat))],
         }
         if h.shown or seat is None:
             out["final_hands"] = [_cards(h.final_hands[s], kings) for s in range(4)]
@@ -387,13 +449,23 @@ class Table:
         return out
 
 
+def handovers(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The handovers a record's ``meta`` lists (``[{"seat", "turn", "agent"}]``: a person's seat given to a bot)."""
+    out = []
+    for h in meta.get("handovers") or []:
+        if not isinstance(h, dict) or h.get("seat") not in (0, 1, 2, 3) or not isinstance(h.get("agent"), str):
+            raise TableError(f"a handover is {{'seat': 0..3, 'turn': n, 'agent': spec}}, got {str(h)[:80]!r}")
+        out.append(h)
+    return out
+
+
 def _rebuild(record: dict[str, Any]) -> tuple[Table, list[tuple[int, int, int]]]:
     """A bots-free table at the record's first deal, and the record's decisions (automatic ones left out)."""
     replay(record, check=True)
     cfg = MusConfig.from_dict(record["config"])
     players = {int(k): str(v) for k, v in record["players"].items()}
     game = MusGame.from_deck(record["deck"], record["mano"], tuple(record["scores"]), cfg, record["seed"])
-    table = Table(game=game, human=None, specs=players, meta=dict(record.get("meta") or {}))
+    table = Table(game=game, people=frozenset(), specs=players, meta=dict(record.get("meta") or {}))
     moves = [e for h in record["hands"] for e in h["actions"]] + list(record["pending_actions"])
     return table, [(int(s), int(a), int(n)) for s, a, n, auto in moves if not auto]
 

@@ -1,4 +1,5 @@
-// The start page: a new game, the records to replay (or games to continue), the run folders.
+// The start page: a new game, a new table for people and bots, the records to replay (or games to continue),
+// the run folders.
 "use strict";
 
 (async () => {
@@ -22,13 +23,31 @@
         location.href = game.url;
       } catch (e) { showError(e.message); }
     });
+    document.querySelectorAll("select.seat-kind").forEach((select, i) => {
+      select.append(el("option", { value: "person" }, "a person"));
+      for (const spec of options.agents) select.append(el("option", { value: spec }, spec));
+      select.value = i % 2 === 0 ? "person" : options.default_bots[i === 1 ? 1 : 2];
+    });
+    document.getElementById("new-table").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const f = event.target.elements;
+      showError("");
+      try {
+        const links = await api("/api/tables", {
+          seats: [f.seat0.value, f.seat1.value, f.seat2.value, f.seat3.value],
+          kings: Number(f.kings.value), target: Number(f.target.value), signals: f.signals.value,
+          intercept: f.signals.value === "off" ? 0 : Number(f.intercept.value),
+        });
+        location.href = links.host;
+      } catch (e) { showError(e.message); }
+    });
     const records = (await api("/api/records")).records;
     const recordBox = document.getElementById("records");
     if (!records.length) recordBox.append(el("p", {}, "No records yet."));
     else recordBox.append(table(["record", "players", "score", "hands", ""], records.map((r) => {
       const id = /^games\/game-([0-9a-f]{16})\.json$/.exec(r.name);
       const link = r.over ? el("a", { href: `/replay/${r.name}` }, "replay") :
-        (id ? el("a", { href: `/play/${id[1]}` }, "continue") : "in progress");
+        (id && !r.shared ? el("a", { href: `/play/${id[1]}` }, "continue") : "in progress");
       return [r.name, r.players.join(", "), r.scores ? r.scores.join("-") : "", String(r.hands), link];
     })));
     const runs = (await api("/api/runs")).runs;

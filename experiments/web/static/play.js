@@ -1,19 +1,32 @@
-// The play page: one person at a table with three bots. The server is the referee: this page draws the view
-// it is sent (only what the person's seat may see) and sends back action ids.
+// The play page: a person at a table with three bots (/play/<id>), or a shared table opened by one of its links
+// (/table/<id>/<token>): a person's seat, the host (the links, who is here, a seat given to a bot) or a
+// spectator (the public table). The server is the referee: this page draws the view it is sent (only what its
+// link may see) and sends back action ids. At a shared table the views come by Server-Sent Events as they
+// happen; two tabs of one seat get the same views and either may move (the second move of a turn is refused).
 "use strict";
 
-const gameId = location.pathname.split("/").pop();
+const path = location.pathname.split("/");
+const shared = path[1] === "table";
+const gameId = shared ? path[2] : path.pop();
+const base = shared ? `/api/tables/${path[2]}/${path[3]}` : `/api/games/${gameId}`;
 let view = null;            // the latest view from the server
+let state = null;           // a shared table: the latest answer (role, who is here, links for the host)
 let selected = new Set();   // hand slots picked for a discard
 let shownMoves = 0;         // moves of the current hand already drawn (for the bots' pace)
 let busy = false;
+let pending = null;         // a view that came while another was being drawn
+const hostPicks = {};       // the host's choice of a bot for each person's seat (kept across redraws)
+let coachAsked = "";        // the decision and agent the coach was last asked about
 
-function position(seat) { return (seat - view.seat + 4) % 4; }   // 0 you, 1 right, 2 partner, 3 left
+function position(seat) { return (seat - (view.seat ?? 0) + 4) % 4; }   // 0 you, 1 right, 2 partner, 3 left
 
 function seatBox(p) {
   const s = p.seat, me = s === view.seat;
   const decl = view.declarations;
   const tags = [];
+  if (state && p.person && !me) {
+    tags.push(el("span", { class: "tag " + (state.present[s] ? "here" : "away") }, state.present[s] ? "here" : "not here"));
+  }
   if (view.mano === s) tags.push(el("span", { class: "tag mano", title: "mano: first to speak, wins ties" }, "mano"));
   if (view.current_player === s && !view.over) tags.push(el("span", { class: "tag acting" }, me ? "your turn" : "to act"));
   if (decl.pares[s] !== null) tags.push(el("span", { class: "tag" }, decl.pares[s] ? "pares sí" : "pares no"));
@@ -35,8 +48,9 @@ function seatBox(p) {
   } else {
     cards = view.over ? [] : [0, 1, 2, 3].map(() => cardEl(null, { small: true }));
   }
-  const box = el("div", { class: "seatbox" + (view.current_player === s ? " acting" : "") + (s % 2 === view.seat % 2 ? " own-team" : " other-team") },
-    el("div", { class: "who" }, el("strong", {}, me ? "You" : `${p.role} (${shortName(p.name)})`), ` · seat ${s} · team ${p.team}`),
+  const who = me ? "You" : (p.role === "player" ? shortName(p.name) : `${p.role} (${shortName(p.name)})`);
+  const box = el("div", { class: "seatbox" + (view.current_player === s ? " acting" : "") + (s % 2 === (view.seat ?? 0) % 2 ? " own-team" : " other-team") },
+    el("div", { class: "who" }, el("strong", {}, who), ` · seat ${s} · team ${p.team}`),
     el("div", { class: "tags" }, tags), el("div", { class: "cards" + (me ? "" : " small") }, cards));
   return box;
 }
@@ -66,18 +80,27 @@ function centerBox() {
 
 function actionsBox() {
   const box = el("div", {});
+  if (state && state.given !== null) {
+    box.append(el("p", { class: "banner" }, `The host gave seat ${state.given} to a bot: this link shows the public table now.`));
+  }
   if (view.over) {
-    const won = view.winner === view.seat % 2;
+    const watching = view.seat === null;
+    const won = !watching && view.winner === view.seat % 2;
     const last = view.hands[view.hands.length - 1];
     const how = last && last.by_ordago ? `by an accepted órdago (the score stood at ${view.scores[0]}-${view.scores[1]})`
       : `${view.scores[0]}-${view.scores[1]}`;
-    box.append(el("div", { class: "banner " + (won ? "win" : "lose") },
-      `Game over: team ${view.winner} wins ${how}. ` + (won ? "You win!" : "The rivals win.")),
+    box.append(el("div", { class: "banner " + (won || watching ? "win" : "lose") },
+      `Game over: team ${view.winner} wins ${how}. ` + (watching ? "" : won ? "You win!" : "The rivals win.")),
       el("p", {}, "The game is saved as a record: ",
-        el("a", { href: `/replay/games/game-${gameId}.json`, id: "replay-link" }, "replay it"), "."));
+        el("a", { href: `/replay/games/game-${gameId}.json`, id: "replay-link" }, "replay it"), " (every hand face up)."));
     return box;
   }
-  if (view.current_player !== view.seat) { box.append(el("p", { class: "waiting" }, "The bots are playing…")); return box; }
+  if (view.current_player !== view.seat) {
+    const acting = view.players[view.current_player];
+    const text = acting.person ? `Waiting for seat ${acting.seat} (a person)…` : "The bots are playing…";
+    box.append(el("p", { class: "waiting" }, view.seat === null ? `${text} You are watching the public table.` : text));
+    return box;
+  }
   const discards = view.legal.filter((a) => a.kind === "discard");
   if (discards.length) {
     let mask = 0; for (const s of selected) mask |= 1 << s;
@@ -96,8 +119,12 @@ function actionsBox() {
   return box;
 }
 
+function seatName(p) {
+  return p.seat === view.seat ? "you" : p.role === "player" ? `seat ${p.seat}` : `${p.role}-${p.seat}`;
+}
+
 function historyBox(moves) {
-  const names = view.players.map((p) => (p.seat === view.seat ? "you" : `${p.role}-${p.seat}`));
+  const names = view.players.map(seatName);
   const groups = [];
   for (const m of moves) {
     const lance = m.lance || "mus";
@@ -112,7 +139,7 @@ function historyBox(moves) {
 function summaryBox() {
   if (!view.hands.length) return el("p", { class: "muted" }, "The hand summaries appear here after each hand.");
   const h = view.hands[view.hands.length - 1];
-  const names = view.players.map((p) => (p.seat === view.seat ? "you" : `${p.role}-${p.seat}`));
+  const names = view.players.map(seatName);
   const shown = h.final_hands.map((cards, s) => (cards ? el("div", { class: "shown" }, el("span", {}, names[s]),
     el("div", { class: "cards small" }, cards.map((c) => cardEl(c, { small: true })))) : null));
   return el("div", {}, el("h3", {}, `Hand ${h.hand_number + 1}: ${h.scores_before.join("-")} → ${h.scores_after.join("-")}`),
@@ -122,26 +149,102 @@ function summaryBox() {
       el("p", {}, "No showdown: the hands stay hidden."), shown);
 }
 
+// The coach (off by default): at the person's own decision, what an agent would play there, computed by the
+// server from this seat's own observation only.
+async function coach() {
+  const box = document.getElementById("coach-box");
+  const on = document.getElementById("coach").checked;
+  const mine = view.seat !== null && !view.over && view.current_player === view.seat;
+  const spec = document.getElementById("coach-agent").value;
+  box.hidden = !on || !mine;
+  if (!on || !mine) { coachAsked = ""; return; }
+  const key = `${view.turn}:${spec}`;
+  if (key === coachAsked) return;
+  coachAsked = key;
+  clear(box).append(el("h3", {}, `The coach (${spec})`), el("p", { class: "muted" }, "thinking…"));
+  try {
+    const a = await api(`${base}/coach?agent=${encodeURIComponent(spec)}`);
+    if (coachAsked !== key) return;
+    const best = Math.max(...a.actions.map((r) => (r.probability !== undefined ? r.probability : -Infinity)));
+    clear(box).append(el("h3", {}, `The coach (${spec})`),
+      el("p", {}, "What it would play here" + (a.value !== undefined && a.value !== null ? ` · its value ${a.value.toFixed(3)}` : "") + ":"),
+      el("table", { class: "data analysis" }, el("tbody", {}, a.actions.map((r) => el("tr", { class: r.probability === best ? "chosen" : "" },
+        el("td", {}, r.text),
+        el("td", {}, r.probability !== undefined ? el("span", { class: "bar", style: `width:${Math.round(r.probability * 100)}px` }) : ""),
+        el("td", {}, r.probability !== undefined ? `${(r.probability * 100).toFixed(1)}%` : ""),
+        el("td", {}, r.value !== undefined && r.value !== null ? r.value.toFixed(3) : ""))))));
+  } catch (e) {
+    if (coachAsked === key) clear(box).append(el("h3", {}, "The coach"), el("p", { class: "muted" }, e.message));
+  }
+}
+
+async function setUpCoach() {
+  const options = await api("/api/options");
+  const select = document.getElementById("coach-agent");
+  for (const spec of options.explaining) select.append(el("option", { value: spec }, spec));
+  if (!options.explaining.length || view.seat === null) return;
+  select.value = options.explaining.includes("ppo") ? "ppo" : options.explaining[0];
+  document.getElementById("coach-switch").hidden = false;
+  for (const id of ["coach", "coach-agent"]) document.getElementById(id).addEventListener("change", () => coach());
+}
+
+// The host's panel: the links to hand out, who is here, a person's seat given to a bot.
+function hostBox() {
+  if (!state || state.role !== "host") return null;
+  const origin = location.origin;
+  const link = (label, url, id) => el("label", { class: "link" }, label,
+    el("input", { type: "text", readonly: true, value: origin + url, id, onfocus: (e) => e.target.select() }));
+  const rows = Object.entries(state.links.seats).map(([s, url]) => {
+    const pick = el("select", { "aria-label": `bot for seat ${s}`, onchange: (e) => { hostPicks[s] = e.target.value; } },
+      state.agents.map((a) => el("option", { value: a }, a)));
+    if (hostPicks[s]) pick.value = hostPicks[s];
+    const give = el("button", { class: "give", onclick: async () => {
+      showError("");
+      try { await update((await api(`${base}/bots`, { seat: Number(s), agent: pick.value })).view); } catch (e) { showError(e.message); }
+    } }, "give to the bot");
+    return el("div", { class: "host-seat" }, link(`Seat ${s} (team ${Number(s) % 2}), ${state.present[Number(s)] ? "here" : "not here"}: `, url, `link-${s}`),
+      view.over ? null : el("span", {}, pick, give));
+  });
+  return el("div", {}, el("h3", {}, "Your table"),
+    el("p", {}, "Send each person the link of their seat: whoever opens it plays that seat, and only that seat. Keep this page's link: it is the host's."),
+    rows, link("Spectators (the public table): ", state.links.watch, "link-watch"));
+}
+
 function render() {
+  const who = view.seat === null ? (state && state.role === "host" ? "host" : "spectator") : `seat ${view.seat}`;
   document.getElementById("title").textContent =
-    `seat ${view.seat} · ${view.config.kings} kings · to ${view.config.target}` + (view.config.signals !== "off" ? ` · señas ${view.config.signals}` : "");
+    `${who} · ${view.config.kings} kings · to ${view.config.target}` + (view.config.signals !== "off" ? ` · señas ${view.config.signals}` : "");
   for (const p of view.players) clear(document.getElementById(`seat-${position(p.seat)}`)).append(seatBox(p));
   clear(document.getElementById("center")).append(centerBox());
   clear(document.getElementById("actions")).append(actionsBox());
   clear(document.getElementById("score")).append(el("h3", {}, "Score"),
-    el("div", { class: "score" }, el("div", {}, `team 0${view.seat % 2 === 0 ? " (you)" : ""}: ${scoreText(view.scores[0])}`),
-      el("div", {}, `team 1${view.seat % 2 === 1 ? " (you)" : ""}: ${scoreText(view.scores[1])}`)));
+    el("div", { class: "score" }, el("div", {}, `team 0${view.seat !== null && view.seat % 2 === 0 ? " (you)" : ""}: ${scoreText(view.scores[0])}`),
+      el("div", {}, `team 1${view.seat !== null && view.seat % 2 === 1 ? " (you)" : ""}: ${scoreText(view.scores[1])}`)));
   clear(document.getElementById("history")).append(historyBox(view.history.slice(0, shownMoves)));
   clear(document.getElementById("summary")).append(summaryBox());
+  const host = hostBox();
+  const hostPanel = document.getElementById("host");
+  clear(hostPanel).append(host || "");
+  hostPanel.hidden = !host;
   document.body.dataset.turn = String(view.turn);
+  document.body.dataset.role = state ? state.role : "seat";
   document.body.dataset.state = busy ? "busy" : (view.over ? "over" : (view.current_player === view.seat ? "yours" : "waiting"));
+  if (!busy) coach();
+}
+
+// Draw the newest view: one that comes while another is being drawn waits for it; an older one is dropped.
+async function update(next) {
+  if (view && next.turn < view.turn) return;
+  if (busy) { pending = next; return; }
+  await show(next);
+  while (pending) { const p = pending; pending = null; if (p.turn >= view.turn) await show(p); }
 }
 
 async function show(next) {
   const sameHand = view && next.hand_number === view.hand_number;
-  const from = sameHand ? shownMoves : 0;
+  const from = sameHand ? Math.min(shownMoves, next.history.length) : 0;
+  if (!view || next.turn !== view.turn) selected = new Set();
   view = next;
-  selected = new Set();
   const delay = Number(document.getElementById("delay").value);
   busy = true;
   for (shownMoves = from; delay > 0 && shownMoves < view.history.length; shownMoves++) {
@@ -158,16 +261,42 @@ async function send(action) {
   busy = true;
   showError("");
   try {
-    const next = await api(`/api/games/${gameId}/moves`, { action, turn: view.turn });
+    const next = await api(`${base}/moves`, shared ? { action, turn: view.turn, seat: view.seat } : { action, turn: view.turn });
     busy = false;
-    await show(next);
+    if (shared) state = next;
+    await update(shared ? next.view : next);
   } catch (e) {
     busy = false;
     showError(e.message);
-    try { await show(await api(`/api/games/${gameId}`)); } catch (e2) { /* the error is shown */ }
+    try { await load(); } catch (e2) { /* the error is shown */ }
   }
 }
 
+async function load() {
+  const next = await api(base);
+  if (shared) state = next;
+  await update(shared ? next.view : next);
+}
+
+// A shared table's stream: a view now and one after every change; the browser reconnects by itself.
+function listen() {
+  const events = new EventSource(`${base}/events`);
+  events.addEventListener("view", (event) => {
+    const next = JSON.parse(event.data);
+    if (view && next.view.turn < view.turn) return;
+    state = next;
+    showError("");
+    update(next.view);
+  });
+  events.addEventListener("error", () => {
+    if (events.readyState === EventSource.CLOSED) showError("The connection to the table is closed: reload the page.");
+  });
+}
+
 (async () => {
-  try { await show(await api(`/api/games/${gameId}`)); } catch (e) { showError(e.message); }
+  try {
+    await load();
+    if (shared) listen();
+    await setUpCoach();
+  } catch (e) { showError(e.message); }
 })();
