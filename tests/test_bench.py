@@ -75,3 +75,18 @@ def test_tournaments_flag_only_with_engine_all(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit) as e:
         bench_command.main(["--engine", "vector", "--tournaments"])
     assert e.value.code == 2 and "--tournaments: only with --engine all" in capsys.readouterr().err
+
+
+def test_the_aec_group_measures_env_against_texas_in_the_same_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mus bench --engine aec`` times texas_holdem_v4 in the same run and gives env()'s ratio to it (here a stand-in
+    peer, so that the test needs no RLCard); without peers it times no peer and gives no ratio."""
+    from experiments.tools import bench
+    from mus_env import mus_v0
+
+    monkeypatch.setattr(bench, "_texas", lambda: mus_v0.raw_env)
+    report = bench.run_group("aec", seconds=0.05, repeats=1, log=lambda _m: None)
+    res = report["results"]
+    assert set(res) == {"raw_env", "env", "texas_holdem_v4"}
+    assert report["ratios"]["env / texas_holdem_v4"] == pytest.approx(res["env"] / res["texas_holdem_v4"])
+    report = bench.run_group("aec", seconds=0.05, repeats=1, peers=False, log=lambda _m: None)
+    assert set(report["results"]) == {"raw_env", "env"} and report["ratios"] == {}

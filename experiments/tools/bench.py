@@ -366,9 +366,11 @@ def run_group(engine: str, seconds: float = 2.0, repeats: int = 3,
               processes: int = 1, peers: bool = True, compile_times: bool = False,
               log: Callable[[str], None] = print) -> dict:
     """Run ``engine``'s group of :data:`ENGINE_GROUPS`: ``"all"`` is :func:`run_all`; ``"scalar"``, ``"aec"``
-    (``raw_env`` and ``env()``), ``"vector"`` (:func:`vector_rows`, and the largest batch over ``processes``
-    processes when ``processes > 1``) or ``"peers"`` (texas_holdem_v4 and OpenSpiel bridge) report those rows only,
-    without ratios, with the memory figures (and the kernel's compile times with ``compile_times``);
+    (``raw_env`` and ``env()``, and with ``peers`` PettingZoo's ``texas_holdem_v4`` in the same run, with the
+    ratios ``env / texas_holdem_v4`` and ``raw_env / texas_holdem_v4`` when it is installed), ``"vector"``
+    (:func:`vector_rows`, and the largest batch over ``processes`` processes when ``processes > 1``) or
+    ``"peers"`` (texas_holdem_v4 and OpenSpiel bridge) report those rows only, without other ratios, with the memory
+    figures (and the kernel's compile times with ``compile_times``);
     ``"tournament"`` reports ``tournaments`` (:func:`tournament_rows`, ``repeats`` fresh runs each) and no rows.
 
     Raises:
@@ -388,6 +390,10 @@ def run_group(engine: str, seconds: float = 2.0, repeats: int = 3,
     elif engine == "aec":
         res["raw_env"] = bench_aec(mus_v0.raw_env, seconds, repeats)
         res["env"] = bench_aec(mus_v0.env, seconds, repeats)
+        texas = _texas() if peers else None
+        if texas:
+            log("texas_holdem_v4 ...")
+            res["texas_holdem_v4"] = bench_aec(texas, seconds, repeats)
     elif engine == "vector":
         res.update(vector_rows(batches, threads, seconds, repeats, log))
         if processes > 1 and batches:
@@ -397,7 +403,10 @@ def run_group(engine: str, seconds: float = 2.0, repeats: int = 3,
         texas = _texas()
         res["texas_holdem_v4"] = bench_aec(texas, seconds, repeats) if texas else None
         res["openspiel bridge"] = bench_openspiel(OPENSPIEL_BRIDGE, seconds, repeats)
-    report = {"results": res, "ratios": {}, **memory_report()}
+    ratios = {}
+    if engine == "aec" and res.get("texas_holdem_v4"):
+        ratios = {f"{name} / texas_holdem_v4": res[name] / res["texas_holdem_v4"] for name in ("env", "raw_env")}
+    report = {"results": res, "ratios": ratios, **memory_report()}
     if compile_times:
         report["kernel_seconds"] = bench_compile(max(threads))
     return report
