@@ -2,9 +2,10 @@
 
 Each table has two people (seats 0 and 2, partners) and two bots (``--bot``, answering at once inside the
 people's moves). Four clients hold each table's Server-Sent-Events stream open: the two people's seats, the
-host and a spectator. A person acts only on a view its own stream brings (a random legal action, sent with the
-turn it answers; never an órdago, so that games last); the figure reported is the time from a person's move being sent to the first view on a
-person's stream that needs a person again (the bots' answers, the save of the record and the stream included).
+host and a spectator. A person acts only on a view its own stream brings (a random legal action, never an
+órdago so that games last, sent with the turn it answers); the figure reported is the time from a person's move
+being sent to the first view on a person's stream that needs a person again (the bots' answers, the save of the
+record and the stream included).
 
     python -m experiments.tools.load_serve --tables 50            # starts a server of its own (a subprocess)
     python -m experiments.tools.load_serve --tables 50 --url http://127.0.0.1:8000   # against a running one
