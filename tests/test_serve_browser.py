@@ -322,3 +322,51 @@ def test_two_people_at_one_table(site: dict, browser: object, tmp_path: Path) ->
         for pg in [host, *pages.values(), watcher]:
             pg.context.close()
     assert not errors, f"the pages logged errors: {errors}"
+
+
+def test_the_pages_speak_the_browsers_language_and_switch(site: dict, browser: object, tmp_path: Path) -> None:
+    """A browser set to Spanish gets the play page in Spanish (the texts of static/i18n/es.json); the header's
+    switch turns it to English, then Basque, and the choice is kept (a reload stays in euskara)."""
+    import json
+
+    catalogues = {lang: json.loads((Path(__file__).resolve().parents[1] / "experiments" / "web" / "static" / "i18n" /
+                                    f"{lang}.json").read_text(encoding="utf-8")) for lang in ("es", "en", "eu")}
+    context = browser.new_context(locale="es-ES", viewport={"width": 1400, "height": 980})
+    pg = context.new_page()
+    pg.set_default_timeout(BROWSER_MS)
+    pg.set_default_navigation_timeout(BROWSER_MS)
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        pg.goto(site["url"] + "/")
+        pg.wait_for_selector("html[lang=es] select[name=partner] option", state="attached")
+        assert pg.inner_text("#start") == catalogues["es"]["index.start"]
+        for name in ("partner", "rival1", "rival2"):
+            pg.select_option(f"select[name={name}]", site["bot"])
+        pg.click("#start")
+        pg.wait_for_url("**/play/*")
+        pg.select_option("#delay", "0")
+
+        def check(lang: str) -> None:
+            cat = catalogues[lang]
+            pg.wait_for_selector(f"html[lang={lang}] body[data-state=yours] #actions button.act")
+            assert pg.input_value("#lang") == lang
+            assert pg.inner_text("header label.lang span") == cat["lang.label"]
+            assert pg.inner_text("#seat-0 .tag.acting") == cat["play.your_turn"]
+            assert pg.inner_text("#seat-0 .who strong") == cat["play.you"]
+            assert pg.inner_text("#score h3") == cat["play.score"]
+            assert pg.inner_text("label:has(#delay) span") == cat["play.pace"]
+            assert pg.inner_text("#delay option[value='0']") == cat["play.pace_0"]
+
+        check("es")
+        _shot(pg, "serve-es.png", tmp_path)
+        pg.select_option("#lang", "en")
+        check("en")
+        pg.select_option("#lang", "eu")
+        check("eu")
+        pg.reload()
+        check("eu")
+    finally:
+        context.close()
+    assert not errors, f"the page logged errors: {errors}"

@@ -1,5 +1,83 @@
-// Shared helpers of the mus-env pages: the JSON API, DOM building (text only, never HTML from data), cards.
+// Shared helpers of the mus-env pages: the languages, the JSON API, DOM building (text only, never HTML from
+// data), cards.
 "use strict";
+
+// Languages: every text a page shows comes from one message catalogue per language, static/i18n/<lang>.json
+// (flat keys, ICU-like {name} placeholders). The language is the one saved by the switch (localStorage), else
+// the first of the browser's languages (navigator.languages, the Accept-Language list) that has a catalogue,
+// else English. The Mus terms (envido, órdago, grande, chica, pares, juego, mus, paso, quiero, mano...) are the
+// game's own in every language.
+const LANGUAGES = { es: "español", en: "English", eu: "euskara" };
+const LANGUAGE_KEY = "mus-lang";
+let language = "en";
+let catalogue = {};
+
+function chooseLanguage() {
+  let saved = null;
+  try { saved = localStorage.getItem(LANGUAGE_KEY); } catch (e) { /* storage off: the browser's language */ }
+  if (saved && Object.hasOwn(LANGUAGES, saved)) return saved;
+  for (const tag of navigator.languages || [navigator.language || ""]) {
+    const primary = String(tag).toLowerCase().split("-")[0];
+    if (Object.hasOwn(LANGUAGES, primary)) return primary;
+  }
+  return "en";
+}
+
+// t("play.your_turn"), t("play.discard_n", {n: 2}): the catalogue's text with its {name} placeholders filled.
+function t(key, params) {
+  const text = Object.hasOwn(catalogue, key) ? catalogue[key] : key;
+  return text.replace(/\{(\w+)\}/g, (whole, name) =>
+    (params && params[name] !== undefined && params[name] !== null ? String(params[name]) : whole));
+}
+
+// A text the server sends from a fixed set (a phase, an outcome, a role): its translation under prefix, or the
+// text itself when the catalogue has none.
+function tKnown(prefix, text, params) {
+  return Object.hasOwn(catalogue, prefix + text) ? t(prefix + text, params) : String(text);
+}
+
+// A phase as the server names it ("grande: response", "seña (mus window)", "discard") in the page's language.
+function phaseText(phase) {
+  const sign = /^seña \((\w+) window\)$/.exec(phase);
+  if (sign) return t("phase.sign_window", { window: sign[1] });
+  const bet = /^(\w+): (.+)$/.exec(phase);
+  if (bet) return `${bet[1]}: ${tKnown("phase.", bet[2])}`;
+  return tKnown("phase.", phase);
+}
+
+// The page's own texts: data-i18n (the text), data-i18n-title, data-i18n-aria-label; data-i18n-params (JSON).
+function translatePage(root) {
+  for (const node of root.querySelectorAll("[data-i18n], [data-i18n-title], [data-i18n-aria-label]")) {
+    const params = node.dataset.i18nParams ? JSON.parse(node.dataset.i18nParams) : undefined;
+    if (node.dataset.i18n) node.textContent = t(node.dataset.i18n, params);
+    if (node.dataset.i18nTitle) node.title = t(node.dataset.i18nTitle, params);
+    if (node.dataset.i18nAriaLabel) node.setAttribute("aria-label", t(node.dataset.i18nAriaLabel, params));
+  }
+}
+
+// The switch in every page's header: the choice is saved and the page drawn again in that language.
+function languageSwitch() {
+  const select = el("select", { id: "lang", "aria-label": t("lang.label"), onchange: (event) => {
+    try { localStorage.setItem(LANGUAGE_KEY, event.target.value); } catch (e) { /* this page only */ }
+    location.reload();
+  } }, Object.entries(LANGUAGES).map(([code, name]) => el("option", { value: code, lang: code }, name)));
+  select.value = language;
+  return el("label", { class: "lang" }, el("span", {}, t("lang.label")), " ", select);
+}
+
+async function loadLanguage() {
+  language = chooseLanguage();
+  const response = await fetch(`/static/i18n/${language}.json`);
+  if (!response.ok) throw new Error(`the ${language} catalogue: ${response.status}`);
+  catalogue = await response.json();
+  document.documentElement.lang = language;
+  translatePage(document);
+  const header = document.querySelector("header");
+  if (header) header.append(languageSwitch());
+}
+
+// The page scripts start with `await i18nReady`.
+const i18nReady = loadLanguage().catch((e) => showError(String(e.message || e)));
 
 const SUIT_NAMES = { o: "oros", c: "copas", e: "espadas", b: "bastos" };
 const NUMBER_TEXT = { 1: "A", 10: "S", 11: "C", 12: "R" };
@@ -54,10 +132,10 @@ function suitIcon(suit, size) {
 // A card object from the server ({card, text, number, suit}) drawn face up; card === null draws a back.
 function cardEl(card, options) {
   const opts = options || {};
-  if (!card) return el("div", { class: "card back" + (opts.small ? " small" : ""), title: "hidden card" });
+  if (!card) return el("div", { class: "card back" + (opts.small ? " small" : ""), title: t("common.hidden_card") });
   const label = NUMBER_TEXT[card.number] || String(card.number);
   const node = el("div", { class: `card suit-${card.suit}` + (opts.small ? " small" : ""),
-                           title: `${card.number} de ${SUIT_NAMES[card.suit]}`, "data-card": card.text },
+                           title: t("common.card_title", { number: card.number, suit: SUIT_NAMES[card.suit] }), "data-card": card.text },
                   el("span", { class: "corner" }, label), suitIcon(card.suit, opts.small ? 20 : 30),
                   el("span", { class: "corner bottom" }, label));
   if (opts.onclick) { node.classList.add("selectable"); node.addEventListener("click", opts.onclick); }
@@ -89,7 +167,7 @@ function shortName(spec) { return String(spec).split("/").pop(); }
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
 
 function scoreText(stones) {
-  return `${stones} (${Math.floor(stones / 5)} amarracos ${stones % 5} piedras)`;
+  return t("common.score", { stones, amarracos: Math.floor(stones / 5), piedras: stones % 5 });
 }
 
 function table(headers, rows) {
@@ -102,7 +180,7 @@ function table(headers, rows) {
 function lineChart(series, opts) {
   const o = Object.assign({ width: 640, height: 220, xlabel: "", ylabel: "" }, opts || {});
   const pts = series.flatMap((s) => s.points);
-  if (!pts.length) return el("p", {}, "no data");
+  if (!pts.length) return el("p", {}, t("common.no_data"));
   const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
   let [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys, 0), Math.max(...ys, 0)];
   if (x1 === x0) x1 = x0 + 1;

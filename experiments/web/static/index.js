@@ -3,6 +3,7 @@
 "use strict";
 
 (async () => {
+  await i18nReady;
   try {
     const options = await api("/api/options");
     const selects = document.querySelectorAll("select.agent");
@@ -24,7 +25,7 @@
       } catch (e) { showError(e.message); }
     });
     document.querySelectorAll("select.seat-kind").forEach((select, i) => {
-      select.append(el("option", { value: "person" }, "a person"));
+      select.append(el("option", { value: "person" }, t("index.a_person")));
       for (const spec of options.agents) select.append(el("option", { value: spec }, spec));
       select.value = i % 2 === 0 ? "person" : options.default_bots[i === 1 ? 1 : 2];
     });
@@ -43,16 +44,16 @@
     });
     const records = (await api("/api/records")).records;
     const recordBox = document.getElementById("records");
-    if (!records.length) recordBox.append(el("p", {}, "No records yet."));
-    else recordBox.append(table(["record", "players", "score", "hands", ""], records.map((r) => {
+    if (!records.length) recordBox.append(el("p", {}, t("index.no_records")));
+    else recordBox.append(table([t("index.col_record"), t("index.col_players"), t("index.col_score"), t("index.col_hands"), ""], records.map((r) => {
       const id = /^games\/game-([0-9a-f]{16})\.json$/.exec(r.name);
-      const link = r.over ? el("a", { href: `/replay/${r.name}` }, "replay") :
-        (id && !r.shared ? el("a", { href: `/play/${id[1]}` }, "continue") : "in progress");
+      const link = r.over ? el("a", { href: `/replay/${r.name}` }, t("index.replay")) :
+        (id && !r.shared ? el("a", { href: `/play/${id[1]}` }, t("index.continue")) : t("index.in_progress"));
       return [r.name, r.players.join(", "), r.scores ? r.scores.join("-") : "", String(r.hands), link];
     })));
     const runs = (await api("/api/runs")).runs;
     const runBox = document.getElementById("runs");
-    if (!runs.length) runBox.append(el("p", {}, "No run folders found (tournaments, training runs, probes)."));
-    else runBox.append(table(["run", "kind", ""], runs.map((r) => [r.name, r.kind, el("a", { href: `/runs/${r.name}` }, "open")])));
+    if (!runs.length) runBox.append(el("p", {}, t("index.no_runs")));
+    else runBox.append(table([t("index.col_run"), t("index.col_kind"), ""], runs.map((r) => [r.name, r.kind, el("a", { href: `/runs/${r.name}` }, t("index.open"))])));
   } catch (e) { showError(e.message); }
 })();

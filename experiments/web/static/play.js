@@ -25,18 +25,18 @@ function seatBox(p) {
   const decl = view.declarations;
   const tags = [];
   if (state && p.person && !me) {
-    tags.push(el("span", { class: "tag " + (state.present[s] ? "here" : "away") }, state.present[s] ? "here" : "not here"));
+    tags.push(el("span", { class: "tag " + (state.present[s] ? "here" : "away") }, state.present[s] ? t("play.here") : t("play.not_here")));
   }
-  if (view.mano === s) tags.push(el("span", { class: "tag mano", title: "mano: first to speak, wins ties" }, "mano"));
-  if (view.current_player === s && !view.over) tags.push(el("span", { class: "tag acting" }, me ? "your turn" : "to act"));
-  if (decl.pares[s] !== null) tags.push(el("span", { class: "tag" }, decl.pares[s] ? "pares sí" : "pares no"));
-  if (decl.juego[s] !== null) tags.push(el("span", { class: "tag" }, decl.juego[s] ? "juego sí" : "juego no"));
+  if (view.mano === s) tags.push(el("span", { class: "tag mano", title: t("play.mano_title") }, t("play.mano")));
+  if (view.current_player === s && !view.over) tags.push(el("span", { class: "tag acting" }, me ? t("play.your_turn") : t("play.to_act")));
+  if (decl.pares[s] !== null) tags.push(el("span", { class: "tag" }, decl.pares[s] ? t("play.pares_yes") : t("play.pares_no")));
+  if (decl.juego[s] !== null) tags.push(el("span", { class: "tag" }, decl.juego[s] ? t("play.juego_yes") : t("play.juego_no")));
   for (const w of ["mus", "grande"]) {
     const sign = view.signs[w][String(s)];
     if (sign) tags.push(el("span", { class: "tag sign", title: sign.gesture }, `${w}: ${sign.text}`));
   }
   const lastRound = view.discards.length ? view.discards[view.discards.length - 1][s] : null;
-  if (lastRound) tags.push(el("span", { class: "tag" }, `threw ${lastRound}`));
+  if (lastRound) tags.push(el("span", { class: "tag" }, t("play.threw", { cards: lastRound })));
   let cards;
   if (me) {
     const discarding = view.legal.some((a) => a.kind === "discard");
@@ -48,9 +48,9 @@ function seatBox(p) {
   } else {
     cards = view.over ? [] : [0, 1, 2, 3].map(() => cardEl(null, { small: true }));
   }
-  const who = me ? "You" : (p.role === "player" ? shortName(p.name) : `${p.role} (${shortName(p.name)})`);
+  const who = me ? t("play.you") : (p.role === "player" ? shortName(p.name) : `${tKnown("role.", p.role)} (${shortName(p.name)})`);
   const box = el("div", { class: "seatbox" + (view.current_player === s ? " acting" : "") + (s % 2 === (view.seat ?? 0) % 2 ? " own-team" : " other-team") },
-    el("div", { class: "who" }, el("strong", {}, who), ` · seat ${s} · team ${p.team}`),
+    el("div", { class: "who" }, el("strong", {}, who), t("play.seat_team", { seat: s, team: p.team })),
     el("div", { class: "tags" }, tags), el("div", { class: "cards" + (me ? "" : " small") }, cards));
   return box;
 }
@@ -63,51 +63,51 @@ function toggle(slot) {
 
 function centerBox() {
   const rows = view.lances.map((l) => {
-    const stake = l.stake === "órdago" ? "órdago" : (l.stake ? `${l.stake} stones` : "");
+    const stake = l.stake === "órdago" ? "órdago" : (l.stake ? t("play.stones", { n: l.stake }) : "");
     const active = view.lance === l.lance;
     return el("div", { class: "lance" + (active ? " active" : "") },
-      el("span", { class: "lance-name" }, l.lance), el("span", {}, l.outcome === "not played" ? (active ? "betting" : "") : l.outcome),
+      el("span", { class: "lance-name" }, l.lance), el("span", {}, l.outcome === "not played" ? (active ? t("play.betting") : "") : tKnown("outcome.", l.outcome)),
       el("span", {}, stake));
   });
   const bet = view.betting;
   const betting = bet ? el("div", { class: "betting" },
-    bet.bettor_team < 0 ? `${bet.lance}: nobody has bet` :
-      `${bet.lance}: ${bet.stake === "órdago" ? "ÓRDAGO" : bet.stake + " stones"} on the table by team ${bet.bettor_team}` +
-      ` (refused: ${bet.fallback})`) : null;
-  return el("div", {}, el("div", { class: "phase" }, view.over ? "game over" : view.phase), el("div", { class: "lances" }, rows), betting,
-    el("div", { class: "hand-stones" }, `this hand: team 0 ${view.hand_stones[0]}, team 1 ${view.hand_stones[1]}`));
+    bet.bettor_team < 0 ? t("play.nobody_bet", { lance: bet.lance }) :
+      t("play.bet_on_table", { lance: bet.lance, stake: bet.stake === "órdago" ? "ÓRDAGO" : t("play.stones", { n: bet.stake }),
+                               team: bet.bettor_team, fallback: bet.fallback })) : null;
+  return el("div", {}, el("div", { class: "phase" }, view.over ? t("play.game_over") : phaseText(view.phase)), el("div", { class: "lances" }, rows), betting,
+    el("div", { class: "hand-stones" }, t("play.hand_stones", { a: view.hand_stones[0], b: view.hand_stones[1] })));
 }
 
 function actionsBox() {
   const box = el("div", {});
   if (state && state.given !== null) {
-    box.append(el("p", { class: "banner" }, `The host gave seat ${state.given} to a bot: this link shows the public table now.`));
+    box.append(el("p", { class: "banner" }, t("play.given", { seat: state.given })));
   }
   if (view.over) {
     const watching = view.seat === null;
     const won = !watching && view.winner === view.seat % 2;
     const last = view.hands[view.hands.length - 1];
-    const how = last && last.by_ordago ? `by an accepted órdago (the score stood at ${view.scores[0]}-${view.scores[1]})`
+    const how = last && last.by_ordago ? t("play.by_ordago", { a: view.scores[0], b: view.scores[1] })
       : `${view.scores[0]}-${view.scores[1]}`;
     box.append(el("div", { class: "banner " + (won || watching ? "win" : "lose") },
-      `Game over: team ${view.winner} wins ${how}. ` + (watching ? "" : won ? "You win!" : "The rivals win.")),
-      el("p", {}, "The game is saved as a record: ",
-        el("a", { href: `/replay/games/game-${gameId}.json`, id: "replay-link" }, "replay it"), " (every hand face up)."));
+      t("play.game_over_banner", { team: view.winner, how }) + (watching ? "" : won ? t("play.you_win") : t("play.rivals_win"))),
+      el("p", {}, t("play.saved"),
+        el("a", { href: `/replay/games/game-${gameId}.json`, id: "replay-link" }, t("play.replay_it")), t("play.face_up")));
     return box;
   }
   if (view.current_player !== view.seat) {
     const acting = view.players[view.current_player];
-    const text = acting.person ? `Waiting for seat ${acting.seat} (a person)…` : "The bots are playing…";
-    box.append(el("p", { class: "waiting" }, view.seat === null ? `${text} You are watching the public table.` : text));
+    const text = acting.person ? t("play.waiting_person", { seat: acting.seat }) : t("play.bots_playing");
+    box.append(el("p", { class: "waiting" }, view.seat === null ? `${text} ${t("play.watching")}` : text));
     return box;
   }
   const discards = view.legal.filter((a) => a.kind === "discard");
   if (discards.length) {
     let mask = 0; for (const s of selected) mask |= 1 << s;
     const match = discards.find((a) => a.mask === mask);
-    box.append(el("p", {}, "Click the cards to throw, then discard."),
+    box.append(el("p", {}, t("play.click_cards")),
       el("button", { class: "act", id: "discard", disabled: !match, onclick: () => match && send(match.action) },
-        match ? `Discard ${selected.size}` : "Pick the cards to throw"));
+        match ? t("play.discard_n", { n: selected.size }) : t("play.pick_cards")));
   }
   for (const a of view.legal) {
     if (a.kind === "discard") continue;
@@ -120,7 +120,8 @@ function actionsBox() {
 }
 
 function seatName(p) {
-  return p.seat === view.seat ? "you" : p.role === "player" ? `seat ${p.seat}` : `${p.role}-${p.seat}`;
+  return p.seat === view.seat ? t("play.you_short") : p.role === "player" ? t("play.seat_n", { seat: p.seat })
+    : `${tKnown("role.", p.role)}-${p.seat}`;
 }
 
 function historyBox(moves) {
@@ -131,22 +132,22 @@ function historyBox(moves) {
     if (!groups.length || groups[groups.length - 1].lance !== lance) groups.push({ lance, moves: [] });
     groups[groups.length - 1].moves.push(m);
   }
-  return el("div", {}, el("h3", {}, `Hand ${view.hand_number + 1}`),
+  return el("div", {}, el("h3", {}, t("play.hand_n", { n: view.hand_number + 1 })),
     groups.map((g) => el("div", { class: "group" }, el("div", { class: "group-name" }, g.lance),
       el("ul", {}, g.moves.map((m) => el("li", { class: m.auto ? "auto" : "" }, el("b", {}, names[m.seat]), `: ${m.text}`))))));
 }
 
 function summaryBox() {
-  if (!view.hands.length) return el("p", { class: "muted" }, "The hand summaries appear here after each hand.");
+  if (!view.hands.length) return el("p", { class: "muted" }, t("play.summary_empty"));
   const h = view.hands[view.hands.length - 1];
   const names = view.players.map(seatName);
   const shown = h.final_hands.map((cards, s) => (cards ? el("div", { class: "shown" }, el("span", {}, names[s]),
     el("div", { class: "cards small" }, cards.map((c) => cardEl(c, { small: true })))) : null));
-  return el("div", {}, el("h3", {}, `Hand ${h.hand_number + 1}: ${h.scores_before.join("-")} → ${h.scores_after.join("-")}`),
-    h.stones.length ? table(["lance", "team", "stones", "why"], h.stones.map((e) => [e.lance, String(e.team), String(e.stones), e.reason]))
-      : el("p", {}, h.by_ordago ? `The órdago decided the game: team ${h.game_winner} wins.` : "No stones in this hand."),
-    h.shown ? el("p", {}, h.by_ordago ? "An órdago was accepted: the hands are shown." : "The count: the hands are shown.") :
-      el("p", {}, "No showdown: the hands stay hidden."), shown);
+  return el("div", {}, el("h3", {}, t("play.hand_summary", { n: h.hand_number + 1, before: h.scores_before.join("-"), after: h.scores_after.join("-") })),
+    h.stones.length ? table([t("play.col_lance"), t("play.col_team"), t("play.col_stones"), t("play.col_why")], h.stones.map((e) => [e.lance, String(e.team), String(e.stones), e.reason]))
+      : el("p", {}, h.by_ordago ? t("play.ordago_decided", { team: h.game_winner }) : t("play.no_stones")),
+    h.shown ? el("p", {}, h.by_ordago ? t("play.shown_ordago") : t("play.shown_count")) :
+      el("p", {}, t("play.not_shown")), shown);
 }
 
 // The coach (off by default): at the person's own decision, what an agent would play there, computed by the
@@ -161,20 +162,20 @@ async function coach() {
   const key = `${view.turn}:${spec}`;
   if (key === coachAsked) return;
   coachAsked = key;
-  clear(box).append(el("h3", {}, `The coach (${spec})`), el("p", { class: "muted" }, "thinking…"));
+  clear(box).append(el("h3", {}, t("play.coach_title", { agent: spec })), el("p", { class: "muted" }, t("play.thinking")));
   try {
     const a = await api(`${base}/coach?agent=${encodeURIComponent(spec)}`);
     if (coachAsked !== key) return;
     const best = Math.max(...a.actions.map((r) => (r.probability !== undefined ? r.probability : -Infinity)));
-    clear(box).append(el("h3", {}, `The coach (${spec})`),
-      el("p", {}, "What it would play here" + (a.value !== undefined && a.value !== null ? ` · its value ${a.value.toFixed(3)}` : "") + ":"),
+    clear(box).append(el("h3", {}, t("play.coach_title", { agent: spec })),
+      el("p", {}, a.value !== undefined && a.value !== null ? t("play.coach_would_value", { value: a.value.toFixed(3) }) : t("play.coach_would")),
       el("table", { class: "data analysis" }, el("tbody", {}, a.actions.map((r) => el("tr", { class: r.probability === best ? "chosen" : "" },
         el("td", {}, r.text),
         el("td", {}, r.probability !== undefined ? el("span", { class: "bar", style: `width:${Math.round(r.probability * 100)}px` }) : ""),
         el("td", {}, r.probability !== undefined ? `${(r.probability * 100).toFixed(1)}%` : ""),
         el("td", {}, r.value !== undefined && r.value !== null ? r.value.toFixed(3) : ""))))));
   } catch (e) {
-    if (coachAsked === key) clear(box).append(el("h3", {}, "The coach"), el("p", { class: "muted" }, e.message));
+    if (coachAsked === key) clear(box).append(el("h3", {}, t("play.coach_name")), el("p", { class: "muted" }, e.message));
   }
 }
 
@@ -195,31 +196,31 @@ function hostBox() {
   const link = (label, url, id) => el("label", { class: "link" }, label,
     el("input", { type: "text", readonly: true, value: origin + url, id, onfocus: (e) => e.target.select() }));
   const rows = Object.entries(state.links.seats).map(([s, url]) => {
-    const pick = el("select", { "aria-label": `bot for seat ${s}`, onchange: (e) => { hostPicks[s] = e.target.value; } },
+    const pick = el("select", { "aria-label": t("play.bot_for_seat", { seat: s }), onchange: (e) => { hostPicks[s] = e.target.value; } },
       state.agents.map((a) => el("option", { value: a }, a)));
     if (hostPicks[s]) pick.value = hostPicks[s];
     const give = el("button", { class: "give", onclick: async () => {
       showError("");
       try { await update((await api(`${base}/bots`, { seat: Number(s), agent: pick.value })).view); } catch (e) { showError(e.message); }
-    } }, "give to the bot");
-    return el("div", { class: "host-seat" }, link(`Seat ${s} (team ${Number(s) % 2}), ${state.present[Number(s)] ? "here" : "not here"}: `, url, `link-${s}`),
+    } }, t("play.give"));
+    return el("div", { class: "host-seat" }, link(t("play.host_seat", { seat: s, team: Number(s) % 2, here: state.present[Number(s)] ? t("play.here") : t("play.not_here") }), url, `link-${s}`),
       view.over ? null : el("span", {}, pick, give));
   });
-  return el("div", {}, el("h3", {}, "Your table"),
-    el("p", {}, "Send each person the link of their seat: whoever opens it plays that seat, and only that seat. Keep this page's link: it is the host's."),
-    rows, link("Spectators (the public table): ", state.links.watch, "link-watch"));
+  return el("div", {}, el("h3", {}, t("play.your_table")),
+    el("p", {}, t("play.host_help")),
+    rows, link(t("play.spectators"), state.links.watch, "link-watch"));
 }
 
 function render() {
-  const who = view.seat === null ? (state && state.role === "host" ? "host" : "spectator") : `seat ${view.seat}`;
-  document.getElementById("title").textContent =
-    `${who} · ${view.config.kings} kings · to ${view.config.target}` + (view.config.signals !== "off" ? ` · señas ${view.config.signals}` : "");
+  const who = view.seat === null ? (state && state.role === "host" ? t("play.host") : t("play.spectator")) : t("play.seat_n", { seat: view.seat });
+  document.getElementById("title").textContent = t("play.page_title", { who, kings: view.config.kings, target: view.config.target }) +
+    (view.config.signals !== "off" ? t("play.title_signals", { signals: tKnown("signals.", view.config.signals) }) : "");
   for (const p of view.players) clear(document.getElementById(`seat-${position(p.seat)}`)).append(seatBox(p));
   clear(document.getElementById("center")).append(centerBox());
   clear(document.getElementById("actions")).append(actionsBox());
-  clear(document.getElementById("score")).append(el("h3", {}, "Score"),
-    el("div", { class: "score" }, el("div", {}, `team 0${view.seat !== null && view.seat % 2 === 0 ? " (you)" : ""}: ${scoreText(view.scores[0])}`),
-      el("div", {}, `team 1${view.seat !== null && view.seat % 2 === 1 ? " (you)" : ""}: ${scoreText(view.scores[1])}`)));
+  clear(document.getElementById("score")).append(el("h3", {}, t("play.score")),
+    el("div", { class: "score" }, el("div", {}, t(view.seat !== null && view.seat % 2 === 0 ? "play.team_score_you" : "play.team_score", { team: 0, score: scoreText(view.scores[0]) })),
+      el("div", {}, t(view.seat !== null && view.seat % 2 === 1 ? "play.team_score_you" : "play.team_score", { team: 1, score: scoreText(view.scores[1]) }))));
   clear(document.getElementById("history")).append(historyBox(view.history.slice(0, shownMoves)));
   clear(document.getElementById("summary")).append(summaryBox());
   const host = hostBox();
@@ -289,11 +290,12 @@ function listen() {
     update(next.view);
   });
   events.addEventListener("error", () => {
-    if (events.readyState === EventSource.CLOSED) showError("The connection to the table is closed: reload the page.");
+    if (events.readyState === EventSource.CLOSED) showError(t("play.closed"));
   });
 }
 
 (async () => {
+  await i18nReady;
   try {
     await load();
     if (shared) listen();
