@@ -379,6 +379,17 @@ def test_hidden_cards_never_reach_a_players_views(params: dict) -> None:
     assert checked >= 60 and noticed > 0, (checked, noticed)
 
 
+def test_an_openspiel_algorithm_runs_on_the_game() -> None:
+    """OpenSpiel's outcome-sampling MCCFR trains on the game for a moment and its average policy plays it
+    (``experiments.integrations.openspiel_mccfr`` with a tiny budget)."""
+    from experiments.integrations.openspiel_mccfr import run
+
+    result = run(seconds=0.3, games=20, seed=1)
+    assert result.iterations >= 1 and result.games == 20
+    for mean, half in (result.policy, result.random):
+        assert -1 <= mean <= 1 and half >= 0
+
+
 def test_the_own_hand_pieces_are_the_players_hand() -> None:
     game = pyspiel.load_game(spiel.GAME_NAME, {"target": 5})
     rng = random.Random(4)
