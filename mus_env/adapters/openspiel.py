@@ -246,7 +246,7 @@ class MusSpielGame(pyspiel.Game):
 class _Cards:
     """The card source (``shuffle.CardSource``) of one state's engine: the deck and the reshuffled stocks its
     chance nodes chose, handed over when the engine asks. While ``probing`` it deals a placeholder deck and notes
-    that a deal was asked for (a probe step on a copy of the engine, thrown away: see ``_Core.play``)."""
+    that a deal was asked for (a probe step on a copy of the engine, thrown away: see ``_Core._play``)."""
 
     def __init__(self) -> None:
         self.deck: list[int] | None = None
