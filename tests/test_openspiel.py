@@ -390,6 +390,29 @@ def test_an_openspiel_algorithm_runs_on_the_game() -> None:
         assert -1 <= mean <= 1 and half >= 0
 
 
+@pytest.mark.parametrize("reward", ["game", "stones"])
+def test_openspiels_rl_environment_pays_the_returns(reward: str) -> None:
+    """OpenSpiel's ``rl_environment`` (what its DQN, NFSP and policy-gradient agents step) samples the chance nodes
+    itself; the rewards it hands out over an episode add up to the state's returns, and its information state is
+    the observation."""
+    from open_spiel.python import rl_environment
+
+    env = rl_environment.Environment(spiel.GAME_NAME, target=10, reward=reward)
+    rng = random.Random(6)
+    hands = 0
+    for _ in range(100):
+        step = env.reset()
+        total = np.zeros(4)
+        while not step.last():
+            p = step.observations["current_player"]
+            assert len(step.observations["info_state"][p]) == 345
+            step = env.step([_choose(rng, step.observations["legal_actions"][p], ordago=0.0)])
+            total += step.rewards
+        assert total.tolist() == env.get_state.returns()
+        hands += len(env.get_state.mus_game.hand_log)
+    assert hands > 120                                   # hands are dealt inside episodes, between rewards
+
+
 def test_the_own_hand_pieces_are_the_players_hand() -> None:
     game = pyspiel.load_game(spiel.GAME_NAME, {"target": 5})
     rng = random.Random(4)
