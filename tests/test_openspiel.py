@@ -29,9 +29,11 @@ from mus_env.interfaces import team_rewards  # noqa: E402
 from mus_env.observation import HAND_DIM, decode  # noqa: E402
 from mus_env.phases import Phase  # noqa: E402
 
-#: Variants for the differential test: every switch of the rules that changes who acts or what is dealt.
+#: Variants for the differential test: every switch of the rules that changes who acts or what is dealt. A hand
+#: rarely leaves a game to 5 stones unfinished, so the matches of several games give the deals of later hands.
 VARIANTS = [
     {"target": 5},
+    {"target": 5, "juegos_to_win_vaca": 3},
     {"target": 5, "reward": "stones", "first_mano": 2},
     {"target": 5, "auto_declare": False, "allow_zero_discard": True, "exclude_own_discards": False},
     {"target": 3, "kings": 4, "partner_override": False, "holders_only_speak": False, "punto": False,
@@ -115,26 +117,29 @@ def _play_both(game: spiel.MusSpielGame, seed: int, rng: random.Random, stats: d
     stats["reshuffled hands"] += sum(sum(map(sum, rec.discards)) > 24 for rec in ref.hand_log)
 
 
-def _differential(params: dict, games: int, seed: int, ordago: float = 0.1) -> dict[str, int]:
+def _differential(params: dict, games: int, seed: int, ordago: float | None = None) -> dict[str, int]:
+    """``games`` games of :func:`_play_both`; ``ordago=None`` alternates wild play (``ordago=0.1``: most games end
+    in their first hand) and calm play (``ordago=0``: games of several hands, so the deals of later hands too)."""
     game = pyspiel.load_game(spiel.GAME_NAME, params)
     rng = random.Random(seed)
     stats = dict.fromkeys(("games", "hands", "decisions", "refused", "reshuffled hands"), 0)
     for i in range(games):
-        _play_both(game, seed * 100_000 + i, rng, stats, ordago)
+        _play_both(game, seed * 100_000 + i, rng, stats, (0.1, 0.0)[i % 2] if ordago is None else ordago)
     return stats
 
 
 def test_two_thousand_short_games_match_the_engine() -> None:
-    """2,000 games to a few stones over the variants (1,200 of them on the default rules): the same decisions,
-    cards, observations, refusals and returns as MusGame, with the stock reshuffled in some hands."""
+    """2,000 episodes to a few stones over the variants (1,000 of them one game on the default rules): the same
+    decisions, cards, observations, refusals and returns as MusGame, with the stock reshuffled in some hands and
+    many episodes of several hands."""
     total = dict.fromkeys(("games", "hands", "decisions", "refused", "reshuffled hands"), 0)
     for k, params in enumerate(VARIANTS):
-        stats = _differential(params, 1200 if k == 0 else 200, seed=k)
+        stats = _differential(params, 1000 if k == 0 else 200, seed=k)
         if params.get("max_mus_rounds", 6) >= 2:                  # one round draws at most 16 of the 24 cards
             assert stats["reshuffled hands"] > 0, (params, stats)
         for key, v in stats.items():
             total[key] += v
-    assert total["games"] == 2000 and total["refused"] > 1000, total
+    assert total["games"] == 2000 and total["hands"] > 1.5 * total["games"] and total["refused"] > 1000, total
 
 
 def test_full_size_games_match_the_engine() -> None:
@@ -350,7 +355,8 @@ def _swaps(seen: set[int], hands: list, rng: random.Random) -> dict[int, int]:
     return sigma
 
 
-@pytest.mark.parametrize("params", [{"target": 5}, {"target": 5, "auto_declare": False, "exclude_own_discards": False}])
+@pytest.mark.parametrize("params", [{"target": 5, "juegos_to_win_vaca": 3},
+                                    {"target": 5, "auto_declare": False, "exclude_own_discards": False}])
 def test_hidden_cards_never_reach_a_players_views(params: dict) -> None:
     """For each player, a second history with other cards where it never saw any (its own hands, the hands shown
     at showdowns) gives it the same information state and observation, strings and tensors, at every node; the
@@ -358,7 +364,7 @@ def test_hidden_cards_never_reach_a_players_views(params: dict) -> None:
     game = pyspiel.load_game(spiel.GAME_NAME, params)
     rng = random.Random(11)
     checked = noticed = 0
-    for _ in range(30):
+    for _ in range(15):
         actions, views, kinds, hands = _trajectory(game, rng)
         end = pyspiel.load_game(spiel.GAME_NAME, params).new_initial_state()
         for a in actions:
@@ -376,7 +382,7 @@ def test_hidden_cards_never_reach_a_players_views(params: dict) -> None:
                 state.apply_action(sigma.get(a, a) if kinds[i] in ("deal", "draw") else a)
             assert _views(state)[p] == views[-1][p]
             checked += 1
-    assert checked >= 60 and noticed > 0, (checked, noticed)
+    assert checked >= 30 and noticed > 0, (checked, noticed)
 
 
 def test_an_openspiel_algorithm_runs_on_the_game() -> None:
