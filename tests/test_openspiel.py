@@ -199,28 +199,27 @@ def test_the_bounds_follow_the_caps() -> None:
 
 
 def test_a_long_betting_war_stays_within_the_game_length() -> None:
-    """Every seat raising by the smallest bet whenever it can, and calling MUS until it is forced to cut: the
-    longest hands the caps allow stay within ``max_game_length`` (per hand, too)."""
-    game = pyspiel.load_game(spiel.GAME_NAME, {"target": 3, "max_stake": 9})
+    """Every seat calling MUS until it is forced to cut, then raising by the smallest bet whenever it can and
+    accepting otherwise: the longest hands the caps allow stay within the bound per hand, and the episode within
+    ``max_game_length``."""
+    game = pyspiel.load_game(spiel.GAME_NAME, {"max_stake": 9})
     b = spiel.bounds(game.settings.config)
     state = game.new_initial_state()
     rng = random.Random(3)
-    per_hand, hand, longest = 0, 0, 0
+    per_hand, hand, longest, total = 0, 0, 0, 0
     while not state.is_terminal():
         if state.is_chance_node():
             state.apply_action(rng.choice(state.chance_outcomes())[0])
             continue
         legal = state.legal_actions()
-        for a in (Action.MUS, Action.ENVIDO_2, Action.ORDAGO, Action.QUIERO):
-            if a in legal:
-                break
-        else:
-            a = legal[-1]
-        state.apply_action(int(a))
-        per_hand += 1
+        action = next((a for a in (Action.MUS, Action.ENVIDO_2, Action.QUIERO, Action.PASO) if a in legal), legal[0])
+        state.apply_action(int(action))
+        per_hand, total = per_hand + 1, total + 1
         if state.mus_game.hand_number != hand:
             hand, longest, per_hand = state.mus_game.hand_number, max(longest, per_hand), 0
-    assert 0 < max(longest, per_hand) <= b["decisions_per_hand"]
+    longest = max(longest, per_hand)
+    assert 8 * 6 + 1 + 4 * 5 < longest <= b["decisions_per_hand"]              # six mus rounds and four raise wars
+    assert total <= game.max_game_length()
 
 
 def test_chance_nodes_are_uniform_over_the_unseen_cards() -> None:
