@@ -60,7 +60,7 @@ from .phases import (
     Outcome,
     Phase,
 )
-from .shuffle import check_seed, deal_decks, first_mano, random_seed, reshuffle_order
+from .shuffle import CardSource, SeededCards, check_seed, first_mano, random_seed
 from .signals import (
     WINDOW_GRANDE,
     WINDOW_MUS,
@@ -108,6 +108,44 @@ class _SignalMasks(dict):
 
 
 _SIGNAL_MASKS = _SignalMasks()
+
+
+def _deck_list(deck: npt.ArrayLike) -> list[int]:
+    """``deck`` as a list of ints if it is a permutation of the 40 card ids, else ValueError saying what is wrong."""
+    try:
+        arr = np.asarray(deck)
+        if arr.dtype.kind not in "iu" or arr.ndim != 1:
+            raise TypeError
+        d = [int(c) for c in arr]
+    except (TypeError, ValueError):
+        raise ValueError(f"deck must be a flat sequence of 40 int card ids, got {deck!r}") from None
+    if len(d) != NUM_CARDS or sorted(d) != list(range(NUM_CARDS)):
+        missing = sorted(set(range(NUM_CARDS)) - set(d))
+        dup = sorted({c for c in d if d.count(c) > 1})
+        raise ValueError(
+            f"deck must be a permutation of the 40 card ids 0..39; got {len(d)} ids"
+            + (f", missing {missing}" if missing else "") + (f", repeated {dup}" if dup else "")
+            + (f", out of range {sorted(c for c in d if not 0 <= c < NUM_CARDS)}"
+               if any(not 0 <= c < NUM_CARDS for c in d) else ""))
+    return d
+
+
+def _permutation_of(order: object, cards: list[int], what: str) -> list[int]:
+    """``order`` as a list of ints if it holds exactly ``cards`` (in any order), else ValueError naming ``what``."""
+    try:
+        new = [int(c) for c in order]                                   # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a sequence of int card ids, got {order!r}") from None
+    if sorted(new) != sorted(cards):
+        raise ValueError(f"{what} must hold exactly the cards {sorted(cards)} (in any order), got {new}")
+    return new
+
+
+def _card_source(cards: object) -> CardSource:
+    if not (callable(getattr(cards, "deal", None)) and callable(getattr(cards, "reshuffle", None))):
+        raise ValueError(f"cards must be a card source (shuffle.CardSource: deal(hand_number) and "
+                         f"reshuffle(hand_number, reshuffle_number, cards)), got {cards!r}")
+    return cards                                                        # type: ignore[return-value]
 
 
 @cache
@@ -287,16 +325,23 @@ class MusGame:
         config: the ruleset; ``MusConfig()`` is RULES.md §1.1.
         seed: drives every deal and reshuffle (and the first mano when ``first_mano="random"``), an int in
             ``0..2**64 - 1``; None draws a fresh one (kept in :attr:`seed`).
+        cards: where the cards come from (:class:`~mus_env.shuffle.CardSource`): None, the default, is
+            ``SeededCards(seed)`` (:func:`~mus_env.shuffle.deal_decks` and :func:`~mus_env.shuffle.reshuffle_order`);
+            an adapter that chooses the cards itself passes its own (:mod:`mus_env.adapters.openspiel` does, for
+            its chance nodes). The engine checks every deck and reshuffle such a source returns. The seed still
+            drives the first mano and the señas' interceptions. Hand records keep each deck as dealt, so
+            ``MusGame.from_deck`` replays a hand's deal whatever the source, but its reshuffles only for the default.
 
     With signals on (``config.signals`` "truthful" or "free") the game has sign decisions (RULES.md §8,
     :mod:`mus_env.signals`), 47 action ids and longer observations (``observation.obs_dim(config)``).
     """
 
-    def __init__(self, config: MusConfig | None = None, seed: int | None = None) -> None:
+    def __init__(self, config: MusConfig | None = None, seed: int | None = None,
+                 cards: CardSource | None = None) -> None:
         cfg = playable_config(config, signals=True)
-        self._init_common(cfg, random_seed() if seed is None else check_seed(seed))
+        self._init_common(cfg, random_seed() if seed is None else check_seed(seed), cards)
         mano = int(first_mano(self.seed)) if cfg.first_mano == "random" else int(cfg.first_mano)
-        self._start_hand(deal_decks(self.seed, 0).tolist(), mano)
+        self._start_hand(self._deal(0), mano)
 
     @classmethod
     def from_deck(cls, deck: npt.ArrayLike, mano: int = 0, scores: tuple[int, int] = (0, 0),
@@ -316,21 +361,7 @@ class MusGame:
                 negative, not an int, or already at the target, or the seed is not in ``0..2**64 - 1``.
         """
         cfg = playable_config(config, signals=True)
-        try:
-            arr = np.asarray(deck)
-            if arr.dtype.kind not in "iu" or arr.ndim != 1:
-                raise TypeError
-            d = [int(c) for c in arr]
-        except (TypeError, ValueError):
-            raise ValueError(f"deck must be a flat sequence of 40 int card ids, got {deck!r}") from None
-        if len(d) != NUM_CARDS or sorted(d) != list(range(NUM_CARDS)):
-            missing = sorted(set(range(NUM_CARDS)) - set(d))
-            dup = sorted({c for c in d if d.count(c) > 1})
-            raise ValueError(
-                f"deck must be a permutation of the 40 card ids 0..39; got {len(d)} ids"
-                + (f", missing {missing}" if missing else "") + (f", repeated {dup}" if dup else "")
-                + (f", out of range {sorted(c for c in d if not 0 <= c < NUM_CARDS)}"
-                   if any(not 0 <= c < NUM_CARDS for c in d) else ""))
+        d = _deck_list(deck)
         if isinstance(mano, bool) or not isinstance(mano, (int, np.integer)) or not 0 <= int(mano) <= 3:
             raise ValueError(f"mano must be a seat 0, 1, 2 or 3, got {mano!r}")
         try:
@@ -353,9 +384,11 @@ class MusGame:
 
     # ------------------------------------------------------------------------------------------------
     # state set-up
-    def _init_common(self, cfg: MusConfig, seed: int) -> None:
+    def _init_common(self, cfg: MusConfig, seed: int, cards: CardSource | None = None) -> None:
         self.config = cfg
         self.seed = seed
+        self._custom_cards = cards is not None          # a source other than the seeded one: its cards are checked
+        self._cards = SeededCards(seed) if cards is None else _card_source(cards)
         t = get_tables(cfg.kings)
         self._tables = t
         (self._rank, self._slot_key, self._strength, self._index, self._pares_bonus,
@@ -559,6 +592,19 @@ class MusGame:
     def stock(self) -> tuple[int, ...]:
         """The stock, next card first (hidden information: for tests and debugging)."""
         return tuple(self._stock[self._stock_pos:])
+
+    def arrange_stock(self, order: npt.ArrayLike) -> None:
+        """Put the cards of the stock in ``order``, next card first (a permutation of :attr:`stock`).
+
+        For adapters that draw every replacement card as a chance event of their own
+        (:mod:`mus_env.adapters.openspiel`): before the discard that makes the serve, they put the cards they
+        drew first. Nothing else changes (``HandRecord.deck`` keeps the deck as dealt).
+
+        Raises:
+            ValueError: ``order`` is not a permutation of the stock; nothing is changed.
+        """
+        self._stock = _permutation_of(order, self._stock[self._stock_pos:], "arrange_stock's order")
+        self._stock_pos = 0
 
     @property
     def discard_pile(self) -> tuple[int, ...]:
@@ -865,7 +911,9 @@ class MusGame:
                 own = self._round_discards[rel] if self.config.exclude_own_discards else []
                 own_set = set(own)
                 others = [c for c in self._pile if c not in own_set]
-                self._stock = reshuffle_order(self.seed, self._hand_number, self._reshuffles, others)
+                self._stock = self._cards.reshuffle(self._hand_number, self._reshuffles, others)
+                if self._custom_cards:
+                    self._stock = _permutation_of(self._stock, others, f"the reshuffle of {self._cards!r}")
                 self._stock_pos = 0
                 self._pile = list(own)
                 self._reshuffles += 1
@@ -1145,7 +1193,16 @@ class MusGame:
 
     def _next_hand(self) -> None:
         self._hand_number += 1
-        self._start_hand(deal_decks(self.seed, self._hand_number).tolist(), (self._mano + 1) % 4)
+        self._start_hand(self._deal(self._hand_number), (self._mano + 1) % 4)
+
+    def _deal(self, hand_number: int) -> list[int]:
+        """The deck of hand ``hand_number`` from the card source (checked when it is not the seeded one)."""
+        if not self._custom_cards:
+            return self._cards.deal(hand_number)
+        try:
+            return _deck_list(self._cards.deal(hand_number))
+        except ValueError as e:
+            raise ValueError(f"the card source {self._cards!r} dealt a bad deck for hand {hand_number}: {e}") from None
 
     def _end_game(self, team: int, by_ordago: bool) -> None:
         self._finish_hand(game_winner=team, by_ordago=by_ordago)
@@ -1168,9 +1225,18 @@ class MusGame:
         self._next_hand()
 
     # ------------------------------------------------------------------------------------------------
-    def clone(self) -> MusGame:
-        """An independent copy (for search); finished hand records are shared, being immutable."""
+    def clone(self, cards: CardSource | None = None) -> MusGame:
+        """An independent copy (for search); finished hand records are shared, being immutable.
+
+        Args:
+            cards: the card source of the copy (:class:`~mus_env.shuffle.CardSource`); None shares this game's
+                (the seeded default is stateless, so sharing it is harmless). An adapter whose source holds
+                state of its own gives each copy its own source.
+        """
         g = copy.copy(self)
+        if cards is not None:
+            g._cards = _card_source(cards)
+            g._custom_cards = True
         g._scores = list(self._scores)
         g._games_won = list(self._games_won)
         g._vacas_won = list(self._vacas_won)

@@ -8,16 +8,24 @@ on an RNG stream that other events advance, ``MusGame`` and ``VectorMusEnv`` pro
 and reshuffles for the same seed, and the differential test covers reshuffles and later hands too.
 
 All functions take numpy arrays and broadcast, so the batched engine calls them for many tables at once.
+
+Where the cards of :class:`~mus_env.game.MusGame` come from is a *card source* (:class:`CardSource`): an object
+with ``deal(hand_number)`` and ``reshuffle(hand_number, reshuffle_number, cards)``. The default,
+:class:`SeededCards`, is these seeded functions; an adapter that draws the cards itself (the explicit chance
+nodes of :mod:`mus_env.adapters.openspiel`) passes its own with ``MusGame(config, cards=...)``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = ["table_seeds", "card_keys", "deal_decks", "reshuffle_order", "first_mano", "normalize_seed", "check_seed",
            "random_seed", "MAX_SEED", "event_hash", "STREAM_DEAL", "STREAM_RESHUFFLE", "STREAM_MANO", "STREAM_TABLE",
-           "STREAM_SIGNAL", "SPLITMIX_GOLDEN", "SPLITMIX_M1", "SPLITMIX_M2"]
+           "STREAM_SIGNAL", "SPLITMIX_GOLDEN", "SPLITMIX_M1", "SPLITMIX_M2", "CardSource", "SeededCards"]
 
 _MASK64 = (1 << 64) - 1
 #: The largest game seed: seeds are 64-bit unsigned ints, 0..2**64 - 1 (:func:`check_seed`).
@@ -128,3 +136,47 @@ def first_mano(seed: npt.ArrayLike) -> npt.NDArray[np.int64]:
 def table_seeds(seed: int, table: npt.ArrayLike, episode: npt.ArrayLike) -> npt.NDArray[np.uint64]:
     """Game seeds of a batched engine: one per (table index, episode number), derived from its ``seed``."""
     return event_hash(np.uint64(normalize_seed(seed)), STREAM_TABLE, table, episode)
+
+
+@runtime_checkable
+class CardSource(Protocol):
+    """Where a :class:`~mus_env.game.MusGame` gets its cards: each hand's deck and each reshuffle's new stock.
+
+    The engine calls ``deal`` once per hand (the first hand included) and ``reshuffle`` each time the stock runs
+    out while replacement cards are served (RULES.md §3.4), nothing else; it checks what a source other than
+    :class:`SeededCards` returns (a ``ValueError`` naming the source otherwise).
+    """
+
+    def deal(self, hand_number: int) -> Sequence[int]:
+        """The deck of hand ``hand_number`` (0 = first): a permutation of the 40 card ids; ``deck[i]`` for
+        ``i < 16`` goes to relative seat ``i % 4`` (0 = mano), the stock is ``deck[16:]``, drawn from the front."""
+        ...
+
+    def reshuffle(self, hand_number: int, reshuffle_number: int, cards: list[int]) -> list[int]:
+        """The new stock made from ``cards`` (the discard pile the reshuffle takes, RULES.md §3.4) at the
+        ``reshuffle_number``-th reshuffle of hand ``hand_number``: a permutation of ``cards``, next card first."""
+        ...
+
+
+class SeededCards:
+    """The default card source of a game of seed ``seed``: :func:`deal_decks` and :func:`reshuffle_order`, so
+    ``MusGame(config, seed)`` deals the same cards as ``VectorMusEnv`` for the same game seed.
+
+    Example:
+        >>> SeededCards(7).deal(0) == deal_decks(7, 0).tolist()
+        True
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+
+    def deal(self, hand_number: int) -> list[int]:
+        """``deal_decks(seed, hand_number)`` as a list."""
+        return deal_decks(self.seed, hand_number).tolist()
+
+    def reshuffle(self, hand_number: int, reshuffle_number: int, cards: list[int]) -> list[int]:
+        """``reshuffle_order(seed, hand_number, reshuffle_number, cards)``."""
+        return reshuffle_order(self.seed, hand_number, reshuffle_number, cards)
+
+    def __repr__(self) -> str:
+        return f"SeededCards({self.seed})"

@@ -273,9 +273,10 @@ def test_one_deprecation_mechanism() -> None:
 def test_importing_mus_env_and_its_interfaces_imports_no_framework() -> None:
     code = ("import sys\nimport mus_env, mus_env.adapters, mus_env.interfaces, mus_env.wrappers, mus_env.vector\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in\n"
-            "             ('stable_baselines3', 'sb3_contrib', 'ray', 'tianshou', 'torch', 'pettingzoo'))\n"
+            "             ('stable_baselines3', 'sb3_contrib', 'ray', 'tianshou', 'torch', 'pettingzoo', 'pyspiel',\n"
+            "              'open_spiel'))\n"
             "bad += [m for m in ('mus_env.adapters.sb3', 'mus_env.adapters.rllib', 'mus_env.adapters.tianshou',\n"
-            "                    'mus_env.mus_v0') if m in sys.modules]\n"
+            "                    'mus_env.adapters.openspiel', 'mus_env.mus_v0') if m in sys.modules]\n"
             "print(bad)\nsys.exit(1 if bad else 0)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=PROCESS_S, cwd=ROOT)
     assert out.returncode == 0, f"imported: {out.stdout.strip()} {out.stderr[-2000:]}"

@@ -44,7 +44,7 @@ SMALLER = {
     "evaluation.md": [("make_deals(500,", "make_deals(50,")],
 }
 #: Libraries of optional extras: a block that imports one that is missing is skipped.
-OPTIONAL = ("sb3_contrib", "stable_baselines3", "ray", "tianshou", "torch")
+OPTIONAL = ("sb3_contrib", "stable_baselines3", "ray", "tianshou", "torch", "pyspiel", "open_spiel")
 
 
 def test_readme_is_a_short_front_door() -> None:

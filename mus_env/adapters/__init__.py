@@ -1,4 +1,4 @@
-"""Framework adapters: Mus for Stable-Baselines3, Ray RLlib and Tianshou (each imported on demand).
+"""Framework adapters: Mus for Stable-Baselines3, Ray RLlib, Tianshou and OpenSpiel (each imported on demand).
 
 ==========================  =================================================================================
 module                      what
@@ -8,6 +8,9 @@ module                      what
 :mod:`.rllib`               ``MusMultiAgentEnv``: an RLlib ``MultiAgentEnv`` over ``MusGame``; needs ``ray[rllib]``
 :mod:`.tianshou`            ``MusTianshouEnv``: Tianshou's ``PettingZooEnv`` over ``mus_v0`` that pays every agent
                             its whole reward; needs ``tianshou``
+:mod:`.openspiel`           the OpenSpiel game ``"python_mus"`` (``pyspiel.load_game`` once imported): a
+                            ``pyspiel.Game`` over ``MusGame`` whose deals and replacement cards are chance
+                            nodes; needs ``open_spiel``
 ==========================  =================================================================================
 
 Importing this package imports none of them (nor their frameworks): ``from mus_env.adapters.sb3 import
@@ -15,7 +18,7 @@ MusVecEnv``. They share the public helpers of :mod:`mus_env.interfaces` with ``m
 use only the engines' public API.
 
 The old paths ``mus_env.sb3``, ``mus_env.rllib`` and ``mus_env.tianshou`` still work in this release
-(deprecated aliases: the same module objects).
+(deprecated aliases: the same module objects); ``openspiel`` is new and has none.
 """
 
 __all__: list[str] = []
