@@ -11,18 +11,16 @@ more information states than any budget of seconds visits, and where the solver 
 is uniform. This is a working example of the integration, not a strong player (``mus train`` trains those).
 OpenSpiel's MCCFR draws from numpy's global generator, so the run seeds it (``np.random.seed``).
 
-Run::
+Run (30 s of MCCFR, 1,000 games; other budgets: ``print(report(run(seconds, games, seed, SMALL)))``)::
 
-    python -m experiments.integrations.openspiel_mccfr --seconds 60 --games 2000
+    python -m experiments.integrations.openspiel_mccfr
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,18 +92,12 @@ def run(seconds: float = 30.0, games: int = 1000, seed: int = 0, params: dict | 
                   policy=_mean(play(game, policy, games, seed + 1)), random=_mean(play(game, None, games, seed + 1)))
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=30.0, help="MCCFR's budget (default 30)")
-    parser.add_argument("--games", type=int, default=1000, help="episodes against random play (default 1000)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--target", type=int, default=SMALL["target"], help="stones to win (default 3)")
-    args = parser.parse_args(argv)
-    r = run(args.seconds, args.games, args.seed, dict(SMALL, target=args.target))
-    print(f"outcome-sampling MCCFR on {spiel.GAME_NAME}: {r.iterations} iterations in {r.seconds:.0f} s")
-    print(f"its average policy against random play: {r.policy[0]:+.3f} ± {r.policy[1]:.3f} per game "
-          f"({r.games} games, both teams); random against random: {r.random[0]:+.3f} ± {r.random[1]:.3f}")
+def report(r: Result) -> str:
+    """The two lines a run prints: its iterations, and its policy's and random play's returns against random play."""
+    return (f"outcome-sampling MCCFR on {spiel.GAME_NAME}: {r.iterations} iterations in {r.seconds:.0f} s\n"
+            f"its average policy against random play: {r.policy[0]:+.3f} ± {r.policy[1]:.3f} per game "
+            f"({r.games} games, both teams); random against random: {r.random[0]:+.3f} ± {r.random[1]:.3f}")
 
 
 if __name__ == "__main__":
-    main()
+    print(report(run(30.0, 1000, 0, SMALL)))
