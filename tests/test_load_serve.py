@@ -16,12 +16,12 @@ uvicorn = pytest.importorskip("uvicorn")
 
 from hang_guards import SERVER_S  # noqa: E402
 
-from experiments.tools.load_serve import _free_port, run_load  # noqa: E402
+from experiments.tools.load_serve import free_port, run_load  # noqa: E402
 from experiments.web.app import create_app  # noqa: E402
 
 
 def test_three_tables_with_four_clients_each(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(records=tmp_path, runs=tmp_path / "runs"),
                                            host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

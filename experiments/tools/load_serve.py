@@ -7,8 +7,8 @@ host and a spectator. A person acts only on a view its own stream brings (a rand
 being sent to the first view on a person's stream that needs a person again (the bots' answers, the save of the
 record and the stream included).
 
-    python -m experiments.tools.load_serve --tables 50            # starts a server of its own (a subprocess)
-    python -m experiments.tools.load_serve --tables 50 --url http://127.0.0.1:8000   # against a running one
+    python -m experiments.commands.load_serve --tables 50            # starts a server of its own (a subprocess)
+    python -m experiments.commands.load_serve --tables 50 --url http://127.0.0.1:8000   # against a running one
 
 It fails (exit status 1) on any error: a refused request, a broken stream, a stream whose turns go back, a
 table that stops before its moves are made, or the time limit. Only ``httpx`` (asyncio) is needed.
@@ -16,7 +16,6 @@ table that stops before its moves are made, or the time limit. Only ``httpx`` (a
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -24,7 +23,6 @@ import random
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -192,7 +190,7 @@ async def run_load(base: str, tables: int = 50, moves: int = 20, bot: str = "rul
     return result
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -220,42 +218,3 @@ def wait_until_up(base: str, process: subprocess.Popen[bytes] | None = None, tim
             pass
         time.sleep(0.2)
     raise RuntimeError(f"the server at {base} did not answer in {timeout_s} s")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.tools.load_serve", description=__doc__.split("\n")[0])
-    parser.add_argument("--tables", type=int, default=50, help="tables at once (4 connected clients each)")
-    parser.add_argument("--moves", type=int, default=20, help="person moves per table (fewer if the game ends)")
-    parser.add_argument("--bot", default="rule", help="the bots' agent (an offered spec)")
-    parser.add_argument("--target", type=int, default=40, help="stones to win a game")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole run")
-    parser.add_argument("--url", help="a running server (default: start one in a subprocess)")
-    args = parser.parse_args(argv)
-    process = None
-    with tempfile.TemporaryDirectory(prefix="mus-load-") as tmp:
-        if args.url:
-            base = args.url.rstrip("/")
-        else:
-            port = _free_port()
-            base = f"http://127.0.0.1:{port}"
-            process = start_server(Path(tmp), port)
-        try:
-            wait_until_up(base, process)
-            result = asyncio.run(run_load(base, args.tables, args.moves, args.bot, args.target, args.seed,
-                                          args.timeout))
-        finally:
-            if process is not None:
-                process.terminate()
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-    print(json.dumps(result.summary()))
-    for error in result.errors[:20]:
-        print("error:", error, file=sys.stderr)
-    return 1 if result.errors or result.tables < args.tables else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
