@@ -31,7 +31,8 @@ def test_three_tables_with_four_clients_each(tmp_path: Path) -> None:
         time.sleep(0.05)
     assert server.started, "the test server did not start"
     try:
-        result = asyncio.run(run_load(f"http://127.0.0.1:{port}", tables=3, moves=8, timeout_s=SERVER_S))
+        result = asyncio.run(run_load(f"http://127.0.0.1:{port}", tables=3, moves=8, timeout_s=SERVER_S,
+                                      think_s=0.01))
     finally:
         server.should_exit = True
         thread.join(timeout=SERVER_S)
@@ -42,3 +43,8 @@ def test_three_tables_with_four_clients_each(tmp_path: Path) -> None:
     assert len(list((tmp_path / "games").glob("game-*.json"))) == 3
     summary = result.summary()
     assert summary["clients"] == 12 and summary["errors"] == 0
+
+
+def test_people_who_think_a_negative_time_are_refused() -> None:
+    with pytest.raises(ValueError, match="think_s must be >= 0"):
+        asyncio.run(run_load("http://127.0.0.1:9", tables=1, think_s=-1.0))

@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from experiments.tools.load_serve import free_port, run_load, start_server, wait_until_up
+from experiments.tools.load_serve import THINK_S, free_port, run_load, start_server, wait_until_up
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bot", default="rule", help="the bots' agent (an offered spec)")
     parser.add_argument("--target", type=int, default=40, help="stones to win a game")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--think", type=float, default=THINK_S,
+                        help="a person's mean seconds to decide (uniform in 0.5-1.5 times it; 0: a stress test)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole run")
     parser.add_argument("--url", help="a running server (default: start one in a subprocess)")
     args = parser.parse_args(argv)
@@ -36,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             wait_until_up(base, process)
             result = asyncio.run(run_load(base, args.tables, args.moves, args.bot, args.target, args.seed,
-                                          args.timeout))
+                                          args.timeout, args.think))
         finally:
             if process is not None:
                 process.terminate()

@@ -3,12 +3,14 @@
 Each table has two people (seats 0 and 2, partners) and two bots (``--bot``, answering at once inside the
 people's moves). Four clients hold each table's Server-Sent-Events stream open: the two people's seats, the
 host and a spectator. A person acts only on a view its own stream brings (a random legal action, never an
-órdago so that games last, sent with the turn it answers); the figure reported is the time from a person's move
+órdago so that games last, sent with the turn it answers) after thinking ``THINK_S`` seconds on average; the
+figure reported is the time from a person's move
 being sent to the first view on a person's stream that needs a person again (the bots' answers, the save of the
 record and the stream included).
 
     python -m experiments.commands.load_serve --tables 50            # starts a server of its own (a subprocess)
     python -m experiments.commands.load_serve --tables 50 --url http://127.0.0.1:8000   # against a running one
+    python -m experiments.commands.load_serve --tables 50 --think 0      # people who never think: a stress test
 
 It fails (exit status 1) on any error: a refused request, a broken stream, a stream whose turns go back, a
 table that stops before its moves are made, or the time limit. Only ``httpx`` (asyncio) is needed.
@@ -32,6 +34,8 @@ from typing import Any
 import httpx
 
 SEATS = ["person", "BOT", "person", "BOT"]
+#: A person's mean time to decide, in seconds (a quick Mus player; each wait is uniform in 0.5-1.5 times it).
+THINK_S = 2.0
 PEOPLE = (0, 2)
 
 
@@ -82,8 +86,9 @@ class _Table:
     """One table: its links, the person's move waiting for its answer, its counts."""
 
     def __init__(self, client: httpx.AsyncClient, base: str, index: int, moves: int, result: Result,
-                 rng: random.Random) -> None:
+                 rng: random.Random, think_s: float = 0.0) -> None:
         self.client, self.base, self.index, self.moves, self.result, self.rng = client, base, index, moves, result, rng
+        self.think_s = think_s
         self.made = 0
         self.pending: tuple[float, int] | None = None       # (sent at, turn answered) of the last person's move
         self.acted: dict[int, int] = {}                     # seat -> the last turn it answered
@@ -137,7 +142,9 @@ class _Table:
             calm = [a for a in view["legal"] if "órdago" not in a["text"]] or view["legal"]   # games last
             action = self.rng.choice(calm)["action"]
             self.acted[seat] = view["turn"]
-            self.pending = (now, view["turn"])
+            if self.think_s > 0:                            # a person reads the table before acting
+                await asyncio.sleep(self.rng.uniform(0.5, 1.5) * self.think_s)
+            self.pending = (time.perf_counter(), view["turn"])
             self.made += 1
             self.result.moves += 1
             r = await self.client.post(self._api(link) + "/moves",
@@ -149,8 +156,8 @@ class _Table:
 
 
 async def _one_table(client: httpx.AsyncClient, base: str, index: int, moves: int, bot: str, target: int,
-                     result: Result, seed: int) -> None:
-    table = _Table(client, base, index, moves, result, random.Random(seed * 1000 + index))
+                     result: Result, seed: int, think_s: float) -> None:
+    table = _Table(client, base, index, moves, result, random.Random(seed * 1000 + index), think_s)
     try:
         links = await table.open(bot, target)
     except Exception as e:  # noqa: BLE001 -- every failure is one error of the run
@@ -174,14 +181,23 @@ async def _one_table(client: httpx.AsyncClient, base: str, index: int, moves: in
 
 
 async def run_load(base: str, tables: int = 50, moves: int = 20, bot: str = "rule", target: int = 40,
-                   seed: int = 0, timeout_s: float = 600.0) -> Result:
+                   seed: int = 0, timeout_s: float = 600.0, think_s: float = 0.0) -> Result:
     """Open ``tables`` tables on the server at ``base`` and play ``moves`` person moves at each (fewer if the
-    game ends first), all at once."""
+    game ends first), all at once.
+
+    ``think_s`` is a person's mean time to decide (each wait uniform in [0.5, 1.5] times it; 0: act at once, a
+    stress test whose latency is the queue of every person waiting). The latency is measured from the move
+    being sent, so the thinking is never in it.
+    """
+    if think_s < 0:
+        raise ValueError(f"think_s must be >= 0 seconds, got {think_s}")
     result = Result()
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    # idle connections are dropped by the client before uvicorn's 5 s keep-alive closes them: a request on a
+    # connection the server is closing at that moment would fail (httpx's own default is also 5 s: a race)
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=2.0)
     started = time.perf_counter()
     async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(60.0)) as client:
-        jobs = [_one_table(client, base, i, moves, bot, target, result, seed) for i in range(tables)]
+        jobs = [_one_table(client, base, i, moves, bot, target, result, seed, think_s) for i in range(tables)]
         try:
             await asyncio.wait_for(asyncio.gather(*jobs), timeout_s)
         except TimeoutError:

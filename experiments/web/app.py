@@ -42,6 +42,7 @@ insert text only as text (no HTML built from data); a Content-Security-Policy al
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import threading
@@ -71,6 +72,7 @@ from experiments.web.store import (
 )
 from experiments.web.table import StaleTurn, TableError, game_at, timeline
 from mus_env import MusConfig
+from mus_env.observation import hand_table
 from mus_env.records import RecordError, load_record, replay, save_record
 
 __all__ = ["create_app", "table_state", "Listeners", "STATIC", "MAX_BODY_BYTES", "MAX_UPLOAD_BYTES", "KEEPALIVE_S"]
@@ -192,6 +194,19 @@ def table_state(store: GameStore, game_id: str, access: Access) -> dict[str, Any
         out["links"] = store.links(game_id)
         out["agents"] = store.allowed_specs()
     return out
+
+
+def stream_text(store: GameStore, game_id: str, token: str) -> str:
+    """A stream's next message: the token read again (a seat may have been given to a bot since), then what it
+    opens as compact JSON; one trip to the thread pool per view."""
+    return json.dumps(table_state(store, game_id, store.access(game_id, token)), separators=(",", ":"))
+
+
+def warm_up() -> None:
+    """Build what the first game of each variant would otherwise build while people wait (the own-hand tables
+    of the observation, 29 MB each); run once when the server starts."""
+    for kings in (4, 8):
+        hand_table(kings)
 
 
 def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", agents: tuple[str, ...] = (),
@@ -335,8 +350,7 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
             try:
                 last = ""
                 while True:                             # a view now, then one after each change (if it changed)
-                    now = await _run(store.access, game_id, request.path_params["token"])   # a seat may be given away
-                    text = json.dumps(await _run(table_state, store, game_id, now), separators=(",", ":"))
+                    text = await _run(stream_text, store, game_id, request.path_params["token"])
                     if text != last:
                         yield f"event: view\ndata: {text}\n\n"
                         last = text
@@ -446,7 +460,12 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         raise exc
 
     handlers = {e: on_error for e in (ApiError, StaleTurn, PathRefused, LinkRefused, RecordError, TableError)}
-    app = Starlette(routes=routes, exception_handlers=handlers)
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await _run(warm_up)
+        yield
+
+    app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
     app.state.store = store
     app.state.listeners = listeners
     app.state.started = time.time()
