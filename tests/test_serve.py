@@ -849,6 +849,55 @@ def test_the_coach_is_the_agents_own_view_of_the_seats_decision(client: TestClie
     assert compared >= 10
 
 
+@pytest.mark.parametrize("spec", ["ppo", "equity"])
+def test_the_review_after_a_hand_keeps_the_seats_largest_differences(client: TestClient, spec: str) -> None:
+    """After a hand, the coach's review lists the seat's own decisions that differed most from the agent's: each
+    gap is the agent's measure (probability, or equity's value) of its first choice minus that of the move
+    played, as the coach showed them at that decision; the largest first, at most REVIEW_TOP, every decision of
+    the seat in that hand counted. Only a seat's own link, and only a finished hand."""
+    from experiments.web.analysis import REVIEW_TOP
+
+    if spec == "ppo":
+        pytest.importorskip("torch")
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=5, target=40)
+    store = client.app.state.store
+    table = store.get(links["id"])
+    api = {seat: _api_of(links["seats"][str(seat)]) for seat in (0, 2)}
+    rng = np.random.default_rng(8)
+    measure = "probability" if spec == "ppo" else "value"
+    gaps: dict[int, dict[int, float]] = {0: {}, 2: {}}          # seat -> turn -> the coach's gap there
+    r = client.get(api[0] + f"/review?agent={spec}")
+    assert r.status_code == 400 and "no hand is finished" in r.json()["error"]
+    while not table.game.hand_log:
+        seat = table.game.current_player
+        coach = client.get(api[seat] + f"/coach?agent={spec}").json()
+        view = client.get(api[seat]).json()["view"]
+        action = _choose(view, rng)
+        rows = [row for row in coach["actions"] if row.get(measure) is not None]
+        played = next((row for row in rows if row["action"] == action), None)
+        if rows and played is not None:
+            gaps[seat][view["turn"]] = max(row[measure] for row in rows) - played[measure]
+        r = client.post(api[seat] + "/moves", json={"action": action, "turn": view["turn"]})
+        assert r.status_code == 200, r.text
+    hand = table.game.hand_log[0].hand_number
+    for seat in (0, 2):
+        r = client.get(api[seat] + f"/review?agent={spec}")
+        assert r.status_code == 200, r.text
+        got = r.json()
+        assert got["seat"] == seat and got["hand"] == hand and got["measure"] == measure
+        assert got["decisions"] >= len(gaps[seat])
+        expected = sorted(((g, t) for t, g in gaps[seat].items() if g > 0), reverse=True)[:REVIEW_TOP]
+        assert [d["turn"] for d in got["differed"]] == [t for _, t in expected]
+        for d, (g, _) in zip(got["differed"], expected, strict=True):
+            assert abs(d["gap"] - g) < 1e-6
+            assert abs(d["preferred"][measure] - d["played"][measure] - g) < 1e-6
+            assert d["played"]["action"] != d["preferred"]["action"]
+    assert client.get(api[0] + f"/review?agent={spec}&hand={hand + 1}").status_code == 400     # not finished
+    for link in (links["watch"], links["host"]):
+        r = client.get(_api_of(link) + f"/review?agent={spec}")
+        assert r.status_code == 403 and "seat's own play" in r.json()["error"]
+
+
 def test_the_coach_of_a_game_against_bots(client: TestClient) -> None:
     """A one-person game's coach (``/api/games/<id>/coach``) explains that person's decision; its probabilities
     are ppo's own for the person's observation."""

@@ -6,10 +6,14 @@ the acting seat had (``MusGame.observe``), never from hidden cards.
 * ``equity``: its value of every legal action (:meth:`agents.equity.EquityAgent.action_values`: the
   probability of winning the game when betting, expected stones at the mus and the discards);
 * other agents have nothing to show but their choice.
+
+:func:`review` goes through one seat's decisions of a hand and keeps those where the seat's play differed most
+from the agent's (the coach's review after each hand).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -18,7 +22,10 @@ from agents import Agent
 from mus_env import MusGame
 from mus_env.actions import DISCARD_ACTIONS, action_to_string, discard_mask
 
-__all__ = ["analyse", "explains"]
+__all__ = ["analyse", "explains", "review", "REVIEW_TOP"]
+
+#: How many decisions a hand's review keeps.
+REVIEW_TOP = 3
 
 
 def explains(agent: Agent) -> bool:
@@ -67,3 +74,43 @@ def analyse(agent: Agent, game: MusGame, name: str) -> dict[str, Any]:
             x = float(v[r["action"]])
             r["value"] = x if np.isfinite(x) else None
     return out
+
+
+def review(agent: Agent, name: str, decisions: Iterable[tuple[int, MusGame, int]],
+           top: int = REVIEW_TOP) -> dict[str, Any]:
+    """The decisions of one seat where its play differed most from ``agent``'s.
+
+    Each decision is analysed as :func:`analyse` does (from the acting seat's own observation); its *gap* is
+    the agent's measure of its own first choice minus that of the action played: the probability for a policy
+    agent, the action's value for one that gives values (``equity``: a game's winning chance when betting,
+    stones at the mus and the discards). A decision played as the agent's first choice has gap 0 and is left out.
+
+    Args:
+        decisions: ``(turn, game, action played)`` as :func:`experiments.web.table.seat_decisions` yields them.
+        top: how many to keep, the largest gaps first.
+
+    Returns:
+        ``{"agent", "measure": "probability" | "value", "decisions": n, "differed": [{"turn", "phase",
+        "played": row, "preferred": row, "gap"}]}`` with the rows of :func:`analyse`.
+
+    Raises:
+        ValueError: the agent explains nothing (see :func:`explains`).
+    """
+    if not explains(agent):
+        raise ValueError(f"{name} shows neither probabilities nor action values")
+    measure = "probability" if callable(getattr(agent, "probabilities", None)) else "value"
+    rows: list[dict[str, Any]] = []
+    n = 0
+    for turn, game, played in decisions:
+        n += 1
+        a = analyse(agent, game, name)
+        scored = [r for r in a["actions"] if r.get(measure) is not None]
+        mine = next((r for r in scored if r["action"] == played), None)
+        if not scored or mine is None:
+            continue                                    # the agent gives no measure of this decision
+        best = max(scored, key=lambda r: r[measure])
+        gap = best[measure] - mine[measure]
+        if gap > 0:
+            rows.append({"turn": turn, "phase": a["phase"], "played": mine, "preferred": best, "gap": gap})
+    rows.sort(key=lambda r: -r["gap"])
+    return {"agent": name, "measure": measure, "decisions": n, "differed": rows[:top]}

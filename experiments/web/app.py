@@ -24,7 +24,8 @@ API (JSON in and out; a refusal is ``{"error": message}`` with a 4xx status and 
 * ``GET /api/tables/<id>/<token>/coach?agent=spec`` and ``GET /api/games/<id>/coach?agent=spec``: the coach,
   what an explaining agent (``ppo``, ``equity``...) would play at the person's decision
   (:func:`~experiments.web.analysis.analyse` of the seat's own observation); only a seat's own link, and only
-  at its own turn (409 otherwise);
+  at its own turn (409 otherwise); ``.../review?agent=spec&hand=n`` (the last finished hand by default): after a
+  hand, the seat's decisions that differed most from the agent's (:func:`~experiments.web.analysis.review`);
 * ``GET /api/records``, ``GET /api/records/<name>`` (a finished record's timeline),
   ``GET /api/records/<name>/analysis?step=k&agent=spec``, ``POST /api/records`` (upload a record: capped at
   :data:`MAX_UPLOAD_BYTES`, verified by replaying it);
@@ -58,7 +59,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from experiments.web.analysis import analyse
+from experiments.web.analysis import analyse, review
 from experiments.web.store import (
     PERSON,
     Access,
@@ -70,7 +71,7 @@ from experiments.web.store import (
     read_run,
     safe_path,
 )
-from experiments.web.table import StaleTurn, TableError, game_at, timeline
+from experiments.web.table import StaleTurn, TableError, game_at, seat_decisions, timeline
 from mus_env import MusConfig
 from mus_env.observation import hand_table
 from mus_env.records import RecordError, load_record, replay, save_record
@@ -327,6 +328,38 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
             except ValueError as e:
                 raise ApiError(400, str(e)) from None
 
+    def review_of(game_id: str, seat: int, spec: str, hand: str | None) -> dict[str, Any]:
+        agent = store.agent(spec)
+        table = store.get(game_id)
+        with store.lock(game_id):
+            record = table.record()
+            finished = [h.hand_number for h in table.game.hand_log]
+        if not finished:
+            raise ApiError(400, "no hand is finished yet: the review comes after each hand")
+        try:
+            number = finished[-1] if hand is None else int(hand)
+        except ValueError:
+            raise ApiError(400, f"hand must be a hand number, got {hand[:20]!r}") from None
+        if number not in finished:
+            raise ApiError(400, f"hand {number} is not a finished hand of this game (finished: 0..{finished[-1]})")
+        try:
+            return {**review(agent, spec, seat_decisions(record, seat, number)), "seat": seat, "hand": number}
+        except ValueError as e:
+            raise ApiError(400, str(e)) from None
+
+    async def table_review(request: Request) -> Response:
+        game_id, access = await _open(request)
+        if access.role != "seat" or access.seat is None:
+            raise ApiError(403, "the coach reviews a seat's own play: open it with your seat's link")
+        q = request.query_params
+        return _ok(await _run(review_of, game_id, access.seat, q.get("agent", "ppo"), q.get("hand")))
+
+    async def game_review(request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        table = await _run(store.solo, game_id)
+        q = request.query_params
+        return _ok(await _run(review_of, game_id, next(iter(table.people)), q.get("agent", "ppo"), q.get("hand")))
+
     async def table_coach(request: Request) -> Response:
         game_id, access = await _open(request)
         if access.role != "seat" or access.seat is None:
@@ -428,12 +461,14 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         Route("/api/games/{game_id}", get_game),
         Route("/api/games/{game_id}/moves", move, methods=["POST"]),
         Route("/api/games/{game_id}/coach", game_coach),
+        Route("/api/games/{game_id}/review", game_review),
         Route("/api/tables", new_table, methods=["POST"]),
         Route("/api/tables/{game_id}/{token}", get_table),
         Route("/api/tables/{game_id}/{token}/events", table_events),
         Route("/api/tables/{game_id}/{token}/moves", table_move, methods=["POST"]),
         Route("/api/tables/{game_id}/{token}/bots", table_bot, methods=["POST"]),
         Route("/api/tables/{game_id}/{token}/coach", table_coach),
+        Route("/api/tables/{game_id}/{token}/review", table_review),
         Route("/api/records", records_list),
         Route("/api/records", upload_record, methods=["POST"]),
         Route("/api/records/{name:path}/analysis", record_analysis),

@@ -32,7 +32,7 @@ public).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +56,7 @@ from mus_env.records import game_record, replay
 from mus_env.signals import SIGN_GESTURES, SIGN_WORDS, sees_sign
 from mus_env.tables import LANCE_NAMES
 
-__all__ = ["Move", "Table", "TableError", "StaleTurn", "card_json", "public_state", "timeline", "game_at", "HUMAN",
+__all__ = ["Move", "Table", "TableError", "StaleTurn", "card_json", "public_state", "timeline", "game_at", "seat_decisions", "HUMAN",
            "WATCHER", "handovers"]
 
 #: The player name of a person's seat in a record.
@@ -517,3 +517,21 @@ def game_at(record: dict[str, Any], k: int) -> MusGame:
     for seat, action, amount in decisions[:k]:
         table.apply(seat, action, amount)
     return table.game
+
+
+def seat_decisions(record: dict[str, Any], seat: int, hand: int) -> Iterator[tuple[int, MusGame, int]]:
+    """``(turn, game, action)`` for each decision ``seat`` made in hand ``hand`` of a record: the game as it was
+    before the decision (the same object, moved on between items: read it before asking for the next) and the
+    action played there. Automatic declarations are no decisions.
+
+    Raises:
+        mus_env.records.RecordError: the record does not replay.
+    """
+    table, decisions = _rebuild(record)
+    for turn, (s, action, amount) in enumerate(decisions):
+        g = table.game
+        if g.hand_number > hand:
+            return
+        if s == seat and g.hand_number == hand:
+            yield turn, g, action
+        table.apply(s, action, amount)
