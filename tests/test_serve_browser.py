@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 pytest.importorskip("starlette")
@@ -320,6 +321,84 @@ def test_two_people_at_one_table(site: dict, browser: object, tmp_path: Path) ->
         assert "You" in pages[0].inner_text("#seat-0") and "partner" in pages[0].inner_text("#seat-2")
     finally:
         for pg in [host, *pages.values(), watcher]:
+            pg.context.close()
+    assert not errors, f"the pages logged errors: {errors}"
+
+
+def test_two_people_in_spanish_with_the_coach_and_its_review(site: dict, browser: object, tmp_path: Path) -> None:
+    """Two partners, each in a Spanish browser, against two rule bots: each page shows only its own cards; seat
+    0 has the coach on, which shows ppo's probabilities at its decisions (never on the partner's page); after the
+    hand the review lists seat 0's decisions that differed most from ppo's, the same ones the server's review
+    gives, in Spanish."""
+    import json
+    import random
+
+    from mus_env.cards import card_to_string
+
+    pytest.importorskip("torch")
+    errors: list[str] = []
+    r = httpx.post(site["url"] + "/api/tables", json={"seats": ["person", "rule", "person", "rule"], "seed": 3})
+    assert r.status_code == 200, r.text
+    links = r.json()
+    table = site["app"].state.store.get(links["id"])
+    pages = {}
+    for seat in (0, 2):
+        context = browser.new_context(locale="es-ES", viewport={"width": 1400, "height": 1000})
+        pg = context.new_page()
+        pg.set_default_timeout(BROWSER_MS)
+        pg.set_default_navigation_timeout(BROWSER_MS)
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        pg.goto(site["url"] + links["seats"][str(seat)])
+        pg.wait_for_selector("#coach-switch:not([hidden])")
+        pages[seat] = pg
+    rng = random.Random(1)
+    try:
+        pages[0].check("#coach")
+        for _ in range(200):
+            if table.game.hand_log:
+                break
+            turn, seat = table.turn, table.game.current_player
+            for pg in pages.values():
+                pg.wait_for_selector(f"body[data-turn='{turn}']:not([data-state=busy])")
+            for s, pg in pages.items():
+                assert _face_up(pg, "#felt") == sorted(card_to_string(c) for c in table.game.hands[s])
+            acting = pages[seat]
+            acting.wait_for_selector("body[data-state=yours]")
+            assert pages[2].is_hidden("#coach-box")
+            if seat == 0:
+                acting.wait_for_selector("#coach-box table.analysis tr")
+                assert "consejero" in acting.inner_text("#coach-box").lower()
+            if acting.query_selector("#discard"):
+                acting.click(f"#seat-0 .card.selectable >> nth={rng.randrange(4)}")
+                acting.click("#discard")
+            else:
+                calm = [b for b in acting.query_selector_all("#actions button.act") if "órdago" not in b.inner_text()]
+                rng.choice(calm).click()                # no órdago: the game goes on after the hand
+            pages[2 - seat].wait_for_selector(f"body:not([data-turn='{turn}'])")
+        assert table.game.hand_log, "the first hand did not end"
+        review = httpx.get(site["url"] + "/api" + links["seats"]["0"].replace("/table/", "/tables/", 1) +
+                           "/review?agent=ppo").json()
+        box = pages[0].wait_for_selector("#review-box:not([hidden]) :is(ol.review, p:not(.muted))")
+        text = pages[0].inner_text("#review-box")
+        assert "Tras la mano 1" in text
+        if review["differed"]:
+            items = pages[0].query_selector_all("#review-box ol.review li")
+            assert len(items) == len(review["differed"])
+            for item, d in zip(items, review["differed"], strict=True):
+                assert "jugaste " + d["played"]["text"] in item.inner_text()
+        else:
+            assert "jugaste como" in box.inner_text()
+        assert pages[2].is_hidden("#review-box")
+        catalogue = json.loads((Path(__file__).resolve().parents[1] / "experiments" / "web" / "static" / "i18n" /
+                                "es.json").read_text(encoding="utf-8"))
+        assert catalogue["play.coach"] in pages[2].inner_text("header")
+        _side_by_side(_shot(pages[0], "serve-two-people-es-0.png", tmp_path),
+                      _shot(pages[2], "serve-two-people-es-2.png", tmp_path), "serve-two-people-es.png")
+        pages[0].wait_for_selector("body:not([data-state=busy])")
+        _shot(pages[0], "serve-review.png", tmp_path)
+    finally:
+        for pg in pages.values():
             pg.context.close()
     assert not errors, f"the pages logged errors: {errors}"
 

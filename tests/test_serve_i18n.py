@@ -16,13 +16,16 @@ STATIC = Path(__file__).resolve().parents[1] / "experiments" / "web" / "static"
 LANGUAGES = ("es", "en", "eu")
 #: A key as the pages write it: a quoted "namespace.name" (t("play.your_turn"), a key chosen by a condition) or
 #: a data-i18n* attribute's value.
-NAMESPACES = ("common", "index", "play", "replay", "run", "lang", "phase", "outcome", "role", "signals")
+NAMESPACES = ("common", "index", "play", "replay", "run", "lang", "phase", "outcome", "role", "signals", "reason",
+              "player")
 KEY = re.compile(r'["\'](?:' + "|".join(NAMESPACES) + r')\.[^"\'\s{}]+["\']')
 ATTRIBUTE = re.compile(r'data-i18n(?:-title|-aria-label)?="([^"]+)"')
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 #: Keys chosen at run time from a text the server sends (tKnown(prefix, text)): each text of the set must have one.
 SERVER_SETS = {"phase.": list(PHASE_NAMES), "outcome.": list(OUTCOME_NAMES),
-               "role.": ["you", "partner", "rival"], "signals.": ["off", "truthful", "free"]}
+               "role.": ["you", "partner", "rival"], "signals.": ["off", "truthful", "free"],
+               # the parts of a hand's stones' reason (MusGame's ScoreEvent.reason, "stake+bonus"), a person's name
+               "reason.": ["refused", "stake", "en paso", "bonus"], "player.": ["human"]}
 
 
 def _catalogues() -> dict[str, dict[str, str]]:

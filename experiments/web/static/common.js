@@ -162,7 +162,8 @@ function showError(message) {
 }
 
 // An agent spec as a short name: a file's name without its folders (runs/train/policy.pt -> policy.pt).
-function shortName(spec) { return String(spec).split("/").pop(); }
+// A seat's player as the page names it: a spec's file name, or a person (in the page's language).
+function shortName(spec) { return tKnown("player.", String(spec).split("/").pop()); }
 
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
 

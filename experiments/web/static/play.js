@@ -17,6 +17,7 @@ let busy = false;
 let pending = null;         // a view that came while another was being drawn
 const hostPicks = {};       // the host's choice of a bot for each person's seat (kept across redraws)
 let coachAsked = "";        // the decision and agent the coach was last asked about
+let reviewAsked = "";       // the hand and agent the coach last reviewed
 
 function position(seat) { return (seat - (view.seat ?? 0) + 4) % 4; }   // 0 you, 1 right, 2 partner, 3 left
 
@@ -144,7 +145,7 @@ function summaryBox() {
   const shown = h.final_hands.map((cards, s) => (cards ? el("div", { class: "shown" }, el("span", {}, names[s]),
     el("div", { class: "cards small" }, cards.map((c) => cardEl(c, { small: true })))) : null));
   return el("div", {}, el("h3", {}, t("play.hand_summary", { n: h.hand_number + 1, before: h.scores_before.join("-"), after: h.scores_after.join("-") })),
-    h.stones.length ? table([t("play.col_lance"), t("play.col_team"), t("play.col_stones"), t("play.col_why")], h.stones.map((e) => [e.lance, String(e.team), String(e.stones), e.reason]))
+    h.stones.length ? table([t("play.col_lance"), t("play.col_team"), t("play.col_stones"), t("play.col_why")], h.stones.map((e) => [e.lance, String(e.team), String(e.stones), e.reason.split("+").map((r) => tKnown("reason.", r)).join(" + ")]))
       : el("p", {}, h.by_ordago ? t("play.ordago_decided", { team: h.game_winner }) : t("play.no_stones")),
     h.shown ? el("p", {}, h.by_ordago ? t("play.shown_ordago") : t("play.shown_count")) :
       el("p", {}, t("play.not_shown")), shown);
@@ -179,6 +180,35 @@ async function coach() {
   }
 }
 
+// The coach's review (with the coach on): after each hand, this seat's decisions that differed most from the
+// agent's, by the gap in the agent's own measure (its probability, or equity's value) between its first choice
+// and the move played.
+async function reviewHand() {
+  const box = document.getElementById("review-box");
+  const on = document.getElementById("coach").checked;
+  const spec = document.getElementById("coach-agent").value;
+  const last = view.hands.length ? view.hands[view.hands.length - 1].hand_number : null;
+  box.hidden = !on || view.seat === null || last === null;
+  if (box.hidden) { reviewAsked = ""; return; }
+  const key = `${last}:${spec}`;
+  if (key === reviewAsked) return;
+  reviewAsked = key;
+  const title = el("h3", {}, t("play.review_title", { n: last + 1, agent: spec }));
+  clear(box).append(title, el("p", { class: "muted" }, t("play.thinking")));
+  try {
+    const r = await api(`${base}/review?agent=${encodeURIComponent(spec)}&hand=${last}`);
+    if (reviewAsked !== key) return;
+    const m = (row) => (r.measure === "probability" ? `${(row.probability * 100).toFixed(1)}%` : row.value.toFixed(3));
+    clear(box).append(title, r.differed.length
+      ? el("ol", { class: "review" }, r.differed.map((d) => el("li", {}, t("play.review_row", {
+          phase: phaseText(d.phase), played: d.played.text, played_m: m(d.played), agent: spec,
+          preferred: d.preferred.text, preferred_m: m(d.preferred) }))))
+      : el("p", {}, t("play.review_same", { n: last + 1, agent: spec, count: r.decisions })));
+  } catch (e) {
+    if (reviewAsked === key) clear(box).append(title, el("p", { class: "muted" }, e.message));
+  }
+}
+
 async function setUpCoach() {
   const options = await api("/api/options");
   const select = document.getElementById("coach-agent");
@@ -186,7 +216,7 @@ async function setUpCoach() {
   if (!options.explaining.length || view.seat === null) return;
   select.value = options.explaining.includes("ppo") ? "ppo" : options.explaining[0];
   document.getElementById("coach-switch").hidden = false;
-  for (const id of ["coach", "coach-agent"]) document.getElementById(id).addEventListener("change", () => coach());
+  for (const id of ["coach", "coach-agent"]) document.getElementById(id).addEventListener("change", () => { coach(); reviewHand(); });
 }
 
 // The host's panel: the links to hand out, who is here, a person's seat given to a bot.
@@ -230,7 +260,7 @@ function render() {
   document.body.dataset.turn = String(view.turn);
   document.body.dataset.role = state ? state.role : "seat";
   document.body.dataset.state = busy ? "busy" : (view.over ? "over" : (view.current_player === view.seat ? "yours" : "waiting"));
-  if (!busy) coach();
+  if (!busy) { coach(); reviewHand(); }
 }
 
 // Draw the newest view: one that comes while another is being drawn waits for it; an older one is dropped.
