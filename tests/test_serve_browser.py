@@ -235,51 +235,92 @@ def _face_up(pg: object, where: str = "body") -> list[str]:
 
 
 def _may_see(table: object, seat: int | None) -> set[str]:
-    """The cards (as text) seat ``seat`` may have seen (None: a spectator): its own, past and present, and the
-    hands the rules showed."""
+    """The cards (as text) seat ``seat`` may have seen (None: a spectator): its own, past and present (those it
+    threw included), and the hands the rules showed."""
     from mus_env.cards import card_to_string
 
+    return {card_to_string(c) for c in _may_see_ids(table, seat)}
+
+
+def _may_see_ids(table: object, seat: int | None) -> set[int]:
     g = table.game
     cards = set(g.hands[seat]) if seat is not None and not g.is_over else set()
+    if seat is not None:
+        cards.update(c for m in table.log if m.seat == seat for c in m.thrown)
     for h in g.hand_log:
         if seat is not None:
             cards.update(h.initial_hands[seat], h.final_hands[seat])
-            cards.update(c for m in table.log if m.seat == seat for c in m.thrown)
         if h.shown:
             cards.update(c for s in range(4) for c in h.final_hands[s])
-    return {card_to_string(c) for c in cards}
+    return cards
 
 
-def test_two_people_at_one_table(site: dict, browser: object, tmp_path: Path) -> None:
-    """The host opens a table from the start page (seats 0 and 2 people, 1 and 3 bots) and hands out the links;
-    two browsers play seats 0 and 2, a third watches. Each person's page shows face up only that seat's cards
-    (and, in the side panel, the hands the rules showed), the spectator's none; each move of one person shows on
-    the other's page and on the spectator's without a reload."""
+#: Keeps, in the page, every message its scripts receive: each answer of fetch() and each event of an
+#: EventSource (the table's stream), as text in window.__received.
+RECEIVED = """
+window.__received = [];
+const NativeEventSource = window.EventSource;
+window.EventSource = function (url, options) {
+  const source = new NativeEventSource(url, options);
+  source.addEventListener("view", (e) => window.__received.push(e.data));
+  return source;
+};
+window.EventSource.prototype = NativeEventSource.prototype;
+window.EventSource.CLOSED = NativeEventSource.CLOSED;
+const nativeFetch = window.fetch;
+window.fetch = async (...args) => {
+  const response = await nativeFetch(...args);
+  response.clone().text().then((text) => window.__received.push(text));
+  return response;
+};
+"""
+
+
+def _received_cards(pg: object) -> tuple[int, set[int]]:
+    """How many messages the page's scripts received, and every card id in them."""
+    import re
+
+    texts = pg.evaluate("window.__received")
+    return len(texts), {int(m) for text in texts for m in re.findall(r'"card":\s*(\d+)', text)}
+
+
+@pytest.mark.parametrize("people", [(0, 2), (0, 1)], ids=["partners", "rivals"])
+def test_two_people_at_one_table(site: dict, browser: object, tmp_path: Path, people: tuple[int, int]) -> None:
+    """The host opens a table from the start page (two seats people, the others bots: partners, then rivals)
+    and hands out the links; two browsers play the people's seats, a third watches. Each person's page shows
+    face up only that seat's cards (and, in the side panel, the hands the rules showed), the spectator's none,
+    and no message the page received (every fetch answer, every stream event) held a card its seat may not
+    see; each move of one person shows on the other's page and on the spectator's without a reload."""
     from mus_env.cards import card_to_string
 
     errors: list[str] = []
     host = _own_page(browser, errors)
     host.goto(site["url"] + "/")
     host.wait_for_selector("select[name=seat0] option", state="attached")
-    for name, value in (("seat0", "person"), ("seat1", site["bot"]), ("seat2", "person"), ("seat3", site["bot"])):
-        host.select_option(f"select[name={name}]", value)
+    for s in range(4):
+        host.select_option(f"select[name=seat{s}]", "person" if s in people else site["bot"])
     host.click("#start-table")
     host.wait_for_url("**/table/**")
-    host.wait_for_selector("#link-0")
-    links = {s: host.input_value(f"#link-{s}") for s in ("0", "2", "watch")}
-    assert "#link-1" not in host.content() and len({u.rsplit("/", 1)[1] for u in links.values()}) == 3
-    game_id = links["0"].split("/")[-2]
+    host.wait_for_selector(f"#link-{people[0]}")
+    links = {s: host.input_value(f"#link-{s}") for s in (*map(str, people), "watch")}
+    bots = sorted(set(range(4)) - set(people))
+    assert f"#link-{bots[0]}" not in host.content() and len({u.rsplit("/", 1)[1] for u in links.values()}) == 3
+    game_id = links[str(people[0])].split("/")[-2]
     table = site["app"].state.store.get(game_id)
-    pages = {0: _own_page(browser, errors), 2: _own_page(browser, errors)}
+    pages = {s: _own_page(browser, errors) for s in people}
     watcher = _own_page(browser, errors)
+    for pg in [*pages.values(), watcher]:
+        pg.add_init_script(RECEIVED)
     try:
         for seat, pg in pages.items():
             pg.goto(links[str(seat)])
             pg.select_option("#delay", "0")
         watcher.goto(links["watch"])
-        host.wait_for_selector("#host:has-text('Seat 0 (team 0), here'):has-text('Seat 2 (team 0), here')")
+        here = "".join(f":has-text('Seat {s} (team {s % 2}), here')" for s in people)
+        host.wait_for_selector(f"#host{here}")
         moves = 0
         discarded = False
+        received = 0
         while moves < 12 and not table.game.is_over:
             turn = table.turn
             seat = table.game.current_player
@@ -291,19 +332,25 @@ def test_two_people_at_one_table(site: dict, browser: object, tmp_path: Path) ->
                 assert _face_up(pg, "#felt") == own, (s, _face_up(pg, "#felt"), own)
                 assert set(_face_up(pg)) <= _may_see(table, s)
             assert _face_up(watcher, "#felt") == [] and set(_face_up(watcher)) <= _may_see(table, None)
-            if moves == 4:
+            for s, pg in [*pages.items(), (None, watcher)]:              # and in every message it received
+                n, cards = _received_cards(pg)
+                assert cards <= _may_see_ids(table, s), (s, sorted(cards - _may_see_ids(table, s)))
+                received += n
+            if moves == 4 and people == (0, 2):
                 _side_by_side(_shot(pages[0], "serve-two-people-0.png", tmp_path),
                               _shot(pages[2], "serve-two-people-2.png", tmp_path), "serve-two-people.png")
                 _shot(host, "serve-table-host.png", tmp_path)
             acting = pages[seat]
+            other_seat = next(s for s in people if s != seat)
             acting.wait_for_selector("body[data-state=yours]")
             if moves == 3:                           # the coach: ppo's probabilities at this person's decision
                 acting.check("#coach")
                 acting.wait_for_selector("#coach-box table.analysis tr")
                 rows = acting.query_selector_all("#coach-box table.analysis tr")
                 assert len(rows) == len(table.game.legal_actions()) and "%" in acting.inner_text("#coach-box")
-                assert pages[2 - seat].is_hidden("#coach-box")
-                _shot(acting, "serve-coach.png", tmp_path)
+                assert pages[other_seat].is_hidden("#coach-box")
+                if people == (0, 2):
+                    _shot(acting, "serve-coach.png", tmp_path)
                 acting.uncheck("#coach")
             if acting.query_selector("#discard"):
                 acting.click("#seat-0 .card.selectable >> nth=3")
@@ -313,12 +360,15 @@ def test_two_people_at_one_table(site: dict, browser: object, tmp_path: Path) ->
                 buttons = {b.inner_text().split("\n")[0]: b for b in acting.query_selector_all("#actions button.act")}
                 choice = buttons.get("mus") if not discarded else None
                 (choice or next(iter(buttons.values()))).click()
-            other = pages[2 - seat]                  # the partner's page learns of the move by itself
+            other = pages[other_seat]                # the other person's page learns of the move by itself
             other.wait_for_selector(f"body:not([data-turn='{turn}'])")
             watcher.wait_for_selector(f"body:not([data-turn='{turn}'])")
             moves += 1
         assert moves >= 6 and discarded
-        assert "You" in pages[0].inner_text("#seat-0") and "partner" in pages[0].inner_text("#seat-2")
+        assert received > 3 * moves                                    # the pages' messages were read
+        them = "partner" if people == (0, 2) else "rival"
+        other_box = pages[0].inner_text(f"#seat-{people[1]}")       # seat 0's page: places counted from it
+        assert "You" in pages[0].inner_text("#seat-0") and f"{them} (a person)" in other_box
     finally:
         for pg in [host, *pages.values(), watcher]:
             pg.context.close()
