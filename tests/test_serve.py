@@ -913,3 +913,29 @@ def test_the_coach_of_a_game_against_bots(client: TestClient) -> None:
     assert all(abs(row["probability"] - own[row["action"]]) < 1e-6 for row in coach["actions"])
     shared = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=2)
     assert client.get(f"/api/games/{shared['id']}/coach?agent=ppo").status_code == 404
+
+
+def test_every_refusal_names_its_kind_for_the_pages_language(client: TestClient) -> None:
+    """An error answer is ``{"error": detail, "code": kind}``: the pages say the kind in their language
+    (``error.<code>``) and keep the detail; each kind below is the one its refusal gets."""
+    import secrets
+
+    from experiments.web.app import ERROR_CODES
+
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=4)
+    table = client.app.state.store.get(links["id"])
+    seat = table.game.current_player
+    mine = _api_of(links["seats"][str(seat)])
+    illegal = next(a for a in range(100) if a not in table.game.legal_actions())
+    cases = [
+        (client.post(mine + "/moves", json={"action": table.game.legal_actions()[0], "turn": table.turn + 5}), 409,
+         "stale"),
+        (client.post(mine + "/moves", json={"action": illegal, "turn": table.turn}), 400, "refused"),
+        (client.post(mine + "/moves", json={"turn": table.turn}), 400, "request"),
+        (client.get(f"/api/tables/{links['id']}/{secrets.token_urlsafe(24)}"), 403, "link"),
+        (client.post(_api_of(links["watch"]) + "/moves", json={"action": 1, "turn": table.turn}), 403, "forbidden"),
+        (client.get("/api/games/0123456789abcdef"), 404, "not_found"),
+    ]
+    for r, status, code in cases:
+        assert (r.status_code, r.json().get("code")) == (status, code), r.text
+        assert code in ERROR_CODES and r.json()["error"]

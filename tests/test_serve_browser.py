@@ -403,6 +403,8 @@ def test_two_people_in_spanish_with_the_coach_and_its_review(site: dict, browser
         pg.wait_for_selector("#coach-switch:not([hidden])")
         pages[seat] = pg
     rng = random.Random(1)
+    catalogue = json.loads((Path(__file__).resolve().parents[1] / "experiments" / "web" / "static" / "i18n" /
+                            "es.json").read_text(encoding="utf-8"))
     try:
         pages[0].check("#coach")
         for _ in range(200):
@@ -440,8 +442,14 @@ def test_two_people_in_spanish_with_the_coach_and_its_review(site: dict, browser
         else:
             assert "jugaste como" in box.inner_text()
         assert pages[2].is_hidden("#review-box")
-        catalogue = json.loads((Path(__file__).resolve().parents[1] / "experiments" / "web" / "static" / "i18n" /
-                                "es.json").read_text(encoding="utf-8"))
+        logged = len(errors)
+        refusal = pages[2].evaluate("api(`${base}/moves`, { action: 9999, turn: view.turn })"
+                                    ".then(() => null, (e) => [e.message, e.detail])")
+        pages[2].wait_for_timeout(200)                               # the console's line of the refused request
+        assert all("status of 4" in e for e in errors[logged:]), errors[logged:]
+        del errors[logged:]
+        assert refusal is not None and refusal[0] in {catalogue["error.refused"], catalogue["error.stale"]}
+        assert refusal[1] and refusal[1] != refusal[0]                   # the server's own words kept as detail
         assert catalogue["play.coach"] in pages[2].inner_text("header")
         _side_by_side(_shot(pages[0], "serve-two-people-es-0.png", tmp_path),
                       _shot(pages[2], "serve-two-people-es-2.png", tmp_path), "serve-two-people-es.png")

@@ -12,12 +12,15 @@ import pytest
 
 from mus_env.phases import OUTCOME_NAMES, PHASE_NAMES
 
+pytest.importorskip("starlette")
+from experiments.web.app import ERROR_CODES  # noqa: E402
+
 STATIC = Path(__file__).resolve().parents[1] / "experiments" / "web" / "static"
 LANGUAGES = ("es", "en", "eu")
 #: A key as the pages write it: a quoted "namespace.name" (t("play.your_turn"), a key chosen by a condition) or
 #: a data-i18n* attribute's value.
 NAMESPACES = ("common", "index", "play", "replay", "run", "lang", "phase", "outcome", "role", "signals", "reason",
-              "player")
+              "player", "error")
 KEY = re.compile(r'["\'](?:' + "|".join(NAMESPACES) + r')\.[^"\'\s{}]+["\']')
 ATTRIBUTE = re.compile(r'data-i18n(?:-title|-aria-label)?="([^"]+)"')
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -25,7 +28,8 @@ PLACEHOLDER = re.compile(r"\{(\w+)\}")
 SERVER_SETS = {"phase.": list(PHASE_NAMES), "outcome.": list(OUTCOME_NAMES),
                "role.": ["you", "partner", "rival"], "signals.": ["off", "truthful", "free"],
                # the parts of a hand's stones' reason (MusGame's ScoreEvent.reason, "stake+bonus"), a person's name
-               "reason.": ["refused", "stake", "en paso", "bonus"], "player.": ["human"]}
+               "reason.": ["refused", "stake", "en paso", "bonus"], "player.": ["human"],
+               "error.": list(ERROR_CODES)}
 
 
 def _catalogues() -> dict[str, dict[str, str]]:

@@ -99,8 +99,14 @@ class ApiError(Exception):
         self.status = status
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=_HEADERS)
+#: What kind of refusal an error answer is (``{"error": detail, "code": code}``): the pages say it in their own
+#: language (``error.<code>`` in the catalogues) and keep the server's English detail beside it.
+ERROR_CODES = ("request", "forbidden", "stale", "not_found", "link", "record", "refused")
+
+
+def _error(status: int, message: str, code: str) -> JSONResponse:
+    assert code in ERROR_CODES, code
+    return JSONResponse({"error": message, "code": code}, status_code=status, headers=_HEADERS)
 
 
 def _ok(data: Any) -> JSONResponse:
@@ -481,17 +487,17 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
 
     async def on_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, ApiError):
-            return _error(exc.status, str(exc))
+            return _error(exc.status, str(exc), {403: "forbidden", 409: "stale"}.get(exc.status, "request"))
         if isinstance(exc, StaleTurn):
-            return _error(409, str(exc))
+            return _error(409, str(exc), "stale")
         if isinstance(exc, PathRefused):
-            return _error(404, str(exc))
+            return _error(404, str(exc), "not_found")
         if isinstance(exc, LinkRefused):
-            return _error(403, str(exc))
+            return _error(403, str(exc), "link")
         if isinstance(exc, RecordError):
-            return _error(422, f"the record does not replay: {exc}")
+            return _error(422, f"the record does not replay: {exc}", "record")
         if isinstance(exc, TableError):
-            return _error(400, str(exc))
+            return _error(400, str(exc), "refused")
         raise exc
 
     handlers = {e: on_error for e in (ApiError, StaleTurn, PathRefused, LinkRefused, RecordError, TableError)}

@@ -142,7 +142,14 @@ function cardEl(card, options) {
   return node;
 }
 
-class ApiRefusal extends Error {}
+// A refusal of the server: the message in the page's language (error.<code>), the server's own words as detail.
+class ApiRefusal extends Error {
+  constructor(code, detail) {
+    super(code && Object.hasOwn(catalogue, `error.${code}`) ? t(`error.${code}`) : detail);
+    this.code = code;
+    this.detail = detail;
+  }
+}
 
 async function api(path, body) {
   const init = body === undefined ? {} :
@@ -150,14 +157,15 @@ async function api(path, body) {
   const response = await fetch(path, init);
   let data = null;
   try { data = await response.json(); } catch (e) { data = { error: `${response.status} ${response.statusText}` }; }
-  if (!response.ok) throw new ApiRefusal(data && data.error ? data.error : `${response.status}`);
+  if (!response.ok) throw new ApiRefusal(data && data.code, data && data.error ? data.error : `${response.status}`);
   return data;
 }
 
-function showError(message) {
+function showError(message, detail) {
   const box = document.getElementById("error");
   if (!box) return;
   box.textContent = message;
+  if (detail && detail !== message) box.append(" ", el("small", { class: "detail" }, `(${detail})`));
   box.hidden = !message;
 }
 

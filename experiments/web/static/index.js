@@ -22,7 +22,7 @@
           intercept: f.signals.value === "off" ? 0 : Number(f.intercept.value),
         });
         location.href = game.url;
-      } catch (e) { showError(e.message); }
+      } catch (e) { showError(e.message, e.detail); }
     });
     document.querySelectorAll("select.seat-kind").forEach((select, i) => {
       select.append(el("option", { value: "person" }, t("index.a_person")));
@@ -40,7 +40,7 @@
           intercept: f.signals.value === "off" ? 0 : Number(f.intercept.value),
         });
         location.href = links.host;
-      } catch (e) { showError(e.message); }
+      } catch (e) { showError(e.message, e.detail); }
     });
     const records = (await api("/api/records")).records;
     const recordBox = document.getElementById("records");
@@ -55,5 +55,5 @@
     const runBox = document.getElementById("runs");
     if (!runs.length) runBox.append(el("p", {}, t("index.no_runs")));
     else runBox.append(table([t("index.col_run"), t("index.col_kind"), ""], runs.map((r) => [r.name, r.kind, el("a", { href: `/runs/${r.name}` }, t("index.open"))])));
-  } catch (e) { showError(e.message); }
+  } catch (e) { showError(e.message, e.detail); }
 })();

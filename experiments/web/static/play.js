@@ -231,7 +231,7 @@ function hostBox() {
     if (hostPicks[s]) pick.value = hostPicks[s];
     const give = el("button", { class: "give", onclick: async () => {
       showError("");
-      try { await update((await api(`${base}/bots`, { seat: Number(s), agent: pick.value })).view); } catch (e) { showError(e.message); }
+      try { await update((await api(`${base}/bots`, { seat: Number(s), agent: pick.value })).view); } catch (e) { showError(e.message, e.detail); }
     } }, t("play.give"));
     return el("div", { class: "host-seat" }, link(t("play.host_seat", { seat: s, team: Number(s) % 2, here: state.present[Number(s)] ? t("play.here") : t("play.not_here") }), url, `link-${s}`),
       view.over ? null : el("span", {}, pick, give));
@@ -298,7 +298,7 @@ async function send(action) {
     await update(shared ? next.view : next);
   } catch (e) {
     busy = false;
-    showError(e.message);
+    showError(e.message, e.detail);
     try { await load(); } catch (e2) { /* the error is shown */ }
   }
 }
@@ -330,5 +330,5 @@ function listen() {
     await load();
     if (shared) listen();
     await setUpCoach();
-  } catch (e) { showError(e.message); }
+  } catch (e) { showError(e.message, e.detail); }
 })();

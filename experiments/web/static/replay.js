@@ -101,7 +101,7 @@ function togglePlay() {
   await i18nReady;
   try {
     [data, options] = await Promise.all([api(`/api/records/${recordName}`), api("/api/options")]);
-  } catch (e) { showError(e.message); return; }
+  } catch (e) { showError(e.message, e.detail); return; }
   document.getElementById("title").textContent = t("replay.page_title", { name: recordName, kings: data.config.kings, target: data.config.target });
   const agentSelect = document.getElementById("agent");
   agentSelect.append(el("option", { value: "auto" }, t("replay.agent_auto")), el("option", { value: "" }, t("replay.agent_none")));

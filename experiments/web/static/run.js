@@ -53,7 +53,7 @@ function exploit(e) {
 (async () => {
   await i18nReady;
   let run;
-  try { run = await api(`/api/runs/${runName}`); } catch (e) { showError(e.message); return; }
+  try { run = await api(`/api/runs/${runName}`); } catch (e) { showError(e.message, e.detail); return; }
   document.getElementById("title").textContent = runName;
   const main = document.getElementById("run");
   main.append(el("h1", {}, runName));
