@@ -56,8 +56,8 @@ from mus_env.records import game_record, replay
 from mus_env.signals import SIGN_GESTURES, SIGN_WORDS, sees_sign
 from mus_env.tables import LANCE_NAMES
 
-__all__ = ["Move", "Table", "TableError", "StaleTurn", "card_json", "public_state", "timeline", "game_at", "seat_decisions", "HUMAN",
-           "WATCHER", "handovers"]
+__all__ = ["Move", "Table", "TableError", "StaleTurn", "card_json", "public_state", "timeline", "game_at",
+           "seat_decisions", "HUMAN", "WATCHER", "handovers"]
 
 #: The player name of a person's seat in a record.
 HUMAN = "human"
