@@ -1,0 +1,192 @@
+"""What every row of ``mus benchmark`` shares: its budget, what its training hands back, the clock that holds the
+budget across resumes, the learning curve's measure and the export of a network as a mus-env policy file.
+
+A *row* is one algorithm of one framework, trained from scratch (no warm start, no imitation) for the same
+wall-clock budget on the same machine (:class:`Budget`). Its trainer (:data:`RowTrainer`) writes everything in
+its own folder, stops when the budget is spent, and, called again on the same folder, continues from its
+checkpoint (the clock's minutes are saved with it, so a resumed row ends where one never stopped would). It hands
+back a :class:`Trained`: the policy as a mus-env policy file (``*.pt``, :func:`export_mlp`), so that every row is
+evaluated by the same code (``mus evaluate``'s report card, the quick probe from its own weights), the
+decisions it trained and its learning curve: :func:`curve_point`, the same duplicate measure against ``rule``
+for every row, taken on the clock's pauses (its time is not the training's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["Budget", "Trained", "RowTrainer", "Clock", "curve_point", "export_mlp", "CURVE_DEALS", "CURVE_SEED",
+           "TRAINED_NAME"]
+
+#: Held-out deals of a curve point (duplicate against ``rule``, one hand each) and their seed: the same for
+#: every row, and not the report card's deal set.
+CURVE_DEALS = 2000
+CURVE_SEED = 777
+#: The file a finished trainer leaves in its folder (its :class:`Trained`).
+TRAINED_NAME = "trained.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """What a row may spend: ``minutes`` of wall-clock training on this machine (curve points not counted),
+    with ``seed``. ``tiny`` asks for a smoke run (the smallest sizes the trainer has, for tests); ``threads`` is
+    the torch threads it may use."""
+
+    minutes: float
+    seed: int = 0
+    tiny: bool = False
+    threads: int = 1
+    curve_points: int = 8
+    """curve points over the budget (evenly spaced in training minutes; the last at the end)"""
+
+    def __post_init__(self) -> None:
+        if not self.minutes > 0:
+            raise ValueError(f"a row's budget is a positive number of minutes, got {self.minutes!r}")
+        if self.curve_points < 1:
+            raise ValueError(f"curve_points must be at least 1, got {self.curve_points!r}")
+
+
+@dataclasses.dataclass
+class Trained:
+    """What a row's training hands back."""
+
+    policy: str
+    """the trained policy as a mus-env policy file (``agents.make_agent`` loads it)"""
+    decisions: int
+    """the learner's decisions trained on (environment steps of the learning seats)"""
+    minutes: float
+    """wall-clock minutes of training, every session of it, curve points not counted"""
+    curve: list[dict[str, float]]
+    """the learning curve: ``{"minutes", "decisions", "vs_rule", "vs_rule_lo", "vs_rule_hi"}`` points"""
+    versions: dict[str, str] = dataclasses.field(default_factory=dict)
+    """the framework's packages and their versions"""
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """the algorithm's settings (what a reader needs to run it again)"""
+
+    def save(self, folder: Path) -> Path:
+        """Write ``folder/trained.json``."""
+        path = Path(folder) / TRAINED_NAME
+        path.write_text(json.dumps(dataclasses.asdict(self), indent=1) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, folder: Path) -> Trained | None:
+        """A finished training's result in ``folder`` (None: none finished there)."""
+        path = Path(folder) / TRAINED_NAME
+        if not path.exists():
+            return None
+        return cls(**json.loads(path.read_text(encoding="utf-8")))
+
+
+class RowTrainer(Protocol):
+    """A row's training: from scratch in ``out`` for ``budget`` (continuing a stopped one found there)."""
+
+    def __call__(self, out: Path, budget: Budget, log: Callable[[str], None]) -> Trained: ...
+
+
+class Clock:
+    """The training's wall clock, kept across resumes in ``folder/clock.json``.
+
+    ``minutes`` counts the time spent since :meth:`start`, plus what earlier sessions saved; :meth:`paused`
+    stops it (a curve point's evaluation, a checkpoint's write). Call :meth:`save` with each checkpoint: a
+    session that stops after it resumes from the saved minutes (the time after the last save is trained again,
+    and counted again).
+    """
+
+    def __init__(self, folder: Path, budget: Budget) -> None:
+        self.path = Path(folder) / "clock.json"
+        self.budget = budget
+        saved = json.loads(self.path.read_text(encoding="utf-8")) if self.path.exists() else {}
+        self._before = float(saved.get("minutes", 0.0))
+        self.points_taken = int(saved.get("points_taken", 0))
+        self._since: float | None = None
+
+    def start(self) -> Clock:
+        self._since = time.perf_counter()
+        return self
+
+    @property
+    def minutes(self) -> float:
+        """Training minutes so far (every session)."""
+        running = 0.0 if self._since is None else (time.perf_counter() - self._since) / 60.0
+        return self._before + running
+
+    @property
+    def done(self) -> bool:
+        """Whether the budget is spent."""
+        return self.minutes >= self.budget.minutes
+
+    def point_due(self) -> bool:
+        """Whether the next curve point's time has come (the last one is due once the budget is spent)."""
+        every = self.budget.minutes / self.budget.curve_points
+        return self.points_taken < self.budget.curve_points and self.minutes >= (self.points_taken + 1) * every - 1e-9
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Time spent inside is not training."""
+        self._before = self.minutes
+        self._since = None
+        try:
+            yield
+        finally:
+            self._since = time.perf_counter()
+
+    def save(self, **extra: Any) -> None:
+        """Keep the minutes (and the curve points taken) for a resume."""
+        self.path.write_text(json.dumps({"minutes": self.minutes, "points_taken": self.points_taken, **extra}),
+                             encoding="utf-8")
+
+
+def curve_point(policy: str | Path, minutes: float, decisions: int, deals: int = CURVE_DEALS,
+                seed: int = CURVE_SEED) -> dict[str, float]:
+    """One point of a learning curve: the policy file's stones per hand against ``rule`` in duplicate on
+    ``deals`` held-out deals (one hand each, sampled play), with its 95% interval."""
+    from agents import make_agent
+    from experiments.evaluate.deals import make_deals
+    from experiments.evaluate.duplicate import play_pair
+
+    result = play_pair(make_agent(str(policy)), make_agent("rule"), make_deals(deals, seed=seed), mode="hands",
+                       seed=seed)
+    mean, lo, hi = result.mean_diff()
+    return {"minutes": round(float(minutes), 4), "decisions": int(decisions), "vs_rule": float(mean),
+            "vs_rule_lo": float(lo), "vs_rule_hi": float(hi)}
+
+
+def export_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]], logit_scale: float = 1.0,
+               meta: dict[str, Any] | None = None) -> Path:
+    """Write a ReLU MLP (``layers``: ``(weight (out, in), bias (out,))`` pairs, the last one giving the action
+    scores) as a mus-env policy file: the hidden layers become the trunk, the last the policy head, its scores
+    multiplied by ``logit_scale`` (a Q-network's greedy play is a softmax of its values at a low temperature:
+    ``logit_scale`` 1/temperature). The value head is zero (such a network has none).
+
+    Raises:
+        ValueError: the shapes do not chain, or the input or output size is not this mus-env's.
+    """
+    import torch
+
+    from agents.policy import PolicyNet, save_policy
+
+    ws = [torch.as_tensor(w, dtype=torch.float32).detach().cpu() for w, _ in layers]
+    bs = [torch.as_tensor(b, dtype=torch.float32).detach().cpu() for _, b in layers]
+    if not ws or any(w.ndim != 2 for w in ws) or any(b.shape != (w.shape[0],) for w, b in zip(ws, bs, strict=True)):
+        raise ValueError("layers are (weight (out, in), bias (out,)) pairs")
+    if any(ws[k + 1].shape[1] != ws[k].shape[0] for k in range(len(ws) - 1)):
+        raise ValueError(f"the layers do not chain: {[tuple(w.shape) for w in ws]}")
+    net = PolicyNet(obs_dim=ws[0].shape[1], num_actions=ws[-1].shape[0], hidden=[w.shape[0] for w in ws[:-1]])
+    linears = [m for m in net.trunk if isinstance(m, torch.nn.Linear)] + [net.policy_head]
+    with torch.no_grad():
+        for lin, w, b in zip(linears, ws, bs, strict=True):
+            lin.weight.copy_(w)
+            lin.bias.copy_(b)
+        net.policy_head.weight.mul_(logit_scale)
+        net.policy_head.bias.mul_(logit_scale)
+        for p in net.value_head.parameters():
+            p.zero_()
+    return save_policy(path, net, meta={"exported_by": "experiments.benchmark.protocol.export_mlp",
+                                        "logit_scale": float(logit_scale), **(meta or {})})
