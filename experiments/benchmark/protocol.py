@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Budget", "Trained", "RowTrainer", "Clock", "curve_point", "export_mlp", "CURVE_DEALS", "CURVE_SEED",
-           "TRAINED_NAME"]
+__all__ = ["Budget", "Trained", "RowTrainer", "Clock", "curve_point", "export_mlp", "versions", "CURVE_DEALS",
+           "CURVE_SEED", "TRAINED_NAME"]
 
 #: Held-out deals of a curve point (duplicate against ``rule``, one hand each) and their seed: the same for
 #: every row, and not the report card's deal set.
@@ -94,9 +94,9 @@ class Clock:
     """The training's wall clock, kept across resumes in ``folder/clock.json``.
 
     ``minutes`` counts the time spent since :meth:`start`, plus what earlier sessions saved; :meth:`paused`
-    stops it (a curve point's evaluation, a checkpoint's write). Call :meth:`save` with each checkpoint: a
-    session that stops after it resumes from the saved minutes (the time after the last save is trained again,
-    and counted again).
+    stops it (a curve point's evaluation, a checkpoint's write). :meth:`add_point` keeps a curve point. Call
+    :meth:`save` with each checkpoint: a session that stops after it resumes from the saved minutes and points
+    (the time after the last save is trained again, and counted again).
     """
 
     def __init__(self, folder: Path, budget: Budget) -> None:
@@ -104,7 +104,8 @@ class Clock:
         self.budget = budget
         saved = json.loads(self.path.read_text(encoding="utf-8")) if self.path.exists() else {}
         self._before = float(saved.get("minutes", 0.0))
-        self.points_taken = int(saved.get("points_taken", 0))
+        #: the curve points taken so far (every session)
+        self.curve: list[dict[str, float]] = list(saved.get("curve", []))
         self._since: float | None = None
 
     def start(self) -> Clock:
@@ -122,10 +123,23 @@ class Clock:
         """Whether the budget is spent."""
         return self.minutes >= self.budget.minutes
 
+    @property
+    def points_taken(self) -> int:
+        return len(self.curve)
+
+    @property
+    def next_point(self) -> float:
+        """The training minutes of the next curve point (the budget once they are all taken)."""
+        every = self.budget.minutes / self.budget.curve_points
+        return min(self.budget.minutes, (self.points_taken + 1) * every)
+
     def point_due(self) -> bool:
         """Whether the next curve point's time has come (the last one is due once the budget is spent)."""
-        every = self.budget.minutes / self.budget.curve_points
-        return self.points_taken < self.budget.curve_points and self.minutes >= (self.points_taken + 1) * every - 1e-9
+        return self.points_taken < self.budget.curve_points and self.minutes >= self.next_point - 1e-9
+
+    def add_point(self, point: dict[str, float]) -> None:
+        """Keep a curve point (saved by the next :meth:`save`)."""
+        self.curve.append(point)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -137,10 +151,9 @@ class Clock:
         finally:
             self._since = time.perf_counter()
 
-    def save(self, **extra: Any) -> None:
-        """Keep the minutes (and the curve points taken) for a resume."""
-        self.path.write_text(json.dumps({"minutes": self.minutes, "points_taken": self.points_taken, **extra}),
-                             encoding="utf-8")
+    def save(self) -> None:
+        """Keep the minutes and the curve points for a resume."""
+        self.path.write_text(json.dumps({"minutes": self.minutes, "curve": self.curve}), encoding="utf-8")
 
 
 def curve_point(policy: str | Path, minutes: float, decisions: int, deals: int = CURVE_DEALS,
@@ -190,3 +203,16 @@ def export_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]], logit_scale:
             p.zero_()
     return save_policy(path, net, meta={"exported_by": "experiments.benchmark.protocol.export_mlp",
                                         "logit_scale": float(logit_scale), **(meta or {})})
+
+
+def versions(*packages: str) -> dict[str, str]:
+    """mus-env's and ``packages``' installed versions (a package not installed: ``"not installed"``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("mus-env", *packages):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
