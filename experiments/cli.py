@@ -46,6 +46,8 @@ COMMANDS = {
                    "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
     "evaluate": ("experiments.commands.evaluate",
                  "an agent's report card: duplicate results vs every baseline, ladder place, optional probe"),
+    "benchmark": ("experiments.commands.benchmark",
+                  "which algorithm learns Mus best: rows trained alike, evaluated alike, one table"),
     "signals": ("experiments.commands.signals",
                 "value of the señas channel: an agent with truthful signs vs without"),
     "sign-info": ("experiments.commands.sign_info",

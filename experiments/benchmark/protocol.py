@@ -1,11 +1,13 @@
 """What every row of ``mus benchmark`` shares: its budget, what its training hands back, the clock that holds the
-budget across resumes, the learning curve's measure and the export of a network as a mus-env policy file.
+budget across resumes and the learning curve's measure (the export of a network as a mus-env policy file is in
+:mod:`experiments.benchmark.export`, which needs torch).
 
 A *row* is one algorithm of one framework, trained from scratch (no warm start, no imitation) for the same
 wall-clock budget on the same machine (:class:`Budget`). Its trainer (:data:`RowTrainer`) writes everything in
 its own folder, stops when the budget is spent, and, called again on the same folder, continues from its
 checkpoint (the clock's minutes are saved with it, so a resumed row ends where one never stopped would). It hands
-back a :class:`Trained`: the policy as a mus-env policy file (``*.pt``, :func:`export_mlp`), so that every row is
+back a :class:`Trained`: the policy as a mus-env policy file (``*.pt``,
+:func:`experiments.benchmark.export.export_mlp`), so that every row is
 evaluated by the same code (``mus evaluate``'s report card, the quick probe from its own weights), the
 decisions it trained and its learning curve: :func:`curve_point`, the same duplicate measure against ``rule``
 for every row, taken on the clock's pauses (its time is not the training's).
@@ -16,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Budget", "Trained", "RowTrainer", "Clock", "curve_point", "export_mlp", "versions", "CURVE_DEALS",
+__all__ = ["Budget", "Trained", "RowTrainer", "Clock", "curve_point", "versions", "CURVE_DEALS",
            "CURVE_SEED", "TRAINED_NAME"]
 
 #: Held-out deals of a curve point (duplicate against ``rule``, one hand each) and their seed: the same for
@@ -169,40 +171,6 @@ def curve_point(policy: str | Path, minutes: float, decisions: int, deals: int =
     mean, lo, hi = result.mean_diff()
     return {"minutes": round(float(minutes), 4), "decisions": int(decisions), "vs_rule": float(mean),
             "vs_rule_lo": float(lo), "vs_rule_hi": float(hi)}
-
-
-def export_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]], logit_scale: float = 1.0,
-               meta: dict[str, Any] | None = None) -> Path:
-    """Write a ReLU MLP (``layers``: ``(weight (out, in), bias (out,))`` pairs, the last one giving the action
-    scores) as a mus-env policy file: the hidden layers become the trunk, the last the policy head, its scores
-    multiplied by ``logit_scale`` (a Q-network's greedy play is a softmax of its values at a low temperature:
-    ``logit_scale`` 1/temperature). The value head is zero (such a network has none).
-
-    Raises:
-        ValueError: the shapes do not chain, or the input or output size is not this mus-env's.
-    """
-    import torch
-
-    from agents.policy import PolicyNet, save_policy
-
-    ws = [torch.as_tensor(w, dtype=torch.float32).detach().cpu() for w, _ in layers]
-    bs = [torch.as_tensor(b, dtype=torch.float32).detach().cpu() for _, b in layers]
-    if not ws or any(w.ndim != 2 for w in ws) or any(b.shape != (w.shape[0],) for w, b in zip(ws, bs, strict=True)):
-        raise ValueError("layers are (weight (out, in), bias (out,)) pairs")
-    if any(ws[k + 1].shape[1] != ws[k].shape[0] for k in range(len(ws) - 1)):
-        raise ValueError(f"the layers do not chain: {[tuple(w.shape) for w in ws]}")
-    net = PolicyNet(obs_dim=ws[0].shape[1], num_actions=ws[-1].shape[0], hidden=[w.shape[0] for w in ws[:-1]])
-    linears = [m for m in net.trunk if isinstance(m, torch.nn.Linear)] + [net.policy_head]
-    with torch.no_grad():
-        for lin, w, b in zip(linears, ws, bs, strict=True):
-            lin.weight.copy_(w)
-            lin.bias.copy_(b)
-        net.policy_head.weight.mul_(logit_scale)
-        net.policy_head.bias.mul_(logit_scale)
-        for p in net.value_head.parameters():
-            p.zero_()
-    return save_policy(path, net, meta={"exported_by": "experiments.benchmark.protocol.export_mlp",
-                                        "logit_scale": float(logit_scale), **(meta or {})})
 
 
 def versions(*packages: str) -> dict[str, str]:

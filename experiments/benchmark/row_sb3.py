@@ -19,7 +19,10 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from experiments.benchmark.protocol import Budget, Clock, Trained, curve_point, export_mlp, versions
+import torch
+
+from experiments.benchmark.export import export_mlp
+from experiments.benchmark.protocol import Budget, Clock, Trained, curve_point, versions
 
 __all__ = ["train", "settings"]
 
@@ -35,7 +38,6 @@ def settings(budget: Budget) -> Any:
 
 
 def _model(s: Any, env: Any, path: Path) -> Any:
-    import torch
     from sb3_contrib import MaskablePPO
 
     if path.exists():
@@ -49,8 +51,6 @@ def _model(s: Any, env: Any, path: Path) -> Any:
 
 def export(model: Any, path: Path, meta: dict[str, Any]) -> Path:
     """The model's policy (its ``pi`` MLP and action head) as a mus-env policy file."""
-    import torch
-
     policy = model.policy
     linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
     return export_mlp(path, [(m.weight, m.bias) for m in linears], meta={"sb3_model": "MaskablePPO", **meta})
@@ -58,7 +58,6 @@ def export(model: Any, path: Path, meta: dict[str, Any]) -> Path:
 
 def train(out: Path, budget: Budget, log: Callable[[str], None] = print) -> Trained:
     """Train the row in ``out`` for ``budget`` (continue a stopped one; a finished one is returned as it is)."""
-    import torch
     from stable_baselines3.common.callbacks import BaseCallback
 
     from experiments.integrations.sb3_maskable_ppo import make_env

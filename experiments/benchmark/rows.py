@@ -24,7 +24,7 @@ class Row:
     framework: str
     algorithm: str
     extra: str
-    """``pip install -e ".[EXTRA]"`` installs what it needs"""
+    """the extra that installs what it needs (``pip install -e ".[train]"`` for ``train``)"""
 
 
 ROWS: dict[str, Row] = {r.name: r for r in (

@@ -17,7 +17,9 @@ Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in one
 * ``exploit`` (``docs/exploitability.md``): from ``mus exploit`` results (``exploit=``, copied with the names to
   show, ``exploit_names=``, to ``docs/exploit_results.json``; rebuilt from the copy every time), with the bar chart
   ``docs/exploit.png`` (redrawn when new results are given);
-* ``signals-value`` (``docs/senas.md``): from a ``mus signals`` run.
+* ``signals-value`` (``docs/senas.md``): from a ``mus signals`` run;
+* ``benchmark`` (``docs/benchmarks.md``): from the rows' results kept in ``docs/benchmark_results.json`` (written by
+  ``mus benchmark table --docs``, which also draws ``docs/benchmark-curves.png``); rebuilt from the copy every time.
 
 Images in a generated block are linked relative to the page (the pages and figures both live in ``docs/``).
 ``mus update-docs`` is the command line.
@@ -31,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from experiments.benchmark.table import benchmark_markdown
 from mus_env.actions import action_table
 from mus_env.cards import NUM_CARDS
 from mus_env.config import MusConfig
@@ -38,7 +41,8 @@ from mus_env.interfaces import REWARD_MODES
 from mus_env.observation import OBS_DIM, STATE_DIM, obs_dim, observation_table, state_dim
 from mus_env.signals import sign_table
 
-__all__ = ["ROOT", "DOCS", "BLOCKS", "LADDER_RESULTS", "EXPLOIT_RESULTS", "REFERENCE_LADDER", "REWARD_MEANINGS",
+__all__ = ["ROOT", "DOCS", "BLOCKS", "LADDER_RESULTS", "EXPLOIT_RESULTS", "BENCHMARK_RESULTS", "REFERENCE_LADDER",
+           "REWARD_MEANINGS",
            "replace_section", "section", "code_blocks", "state_table", "reward_table",
            "ladder_markdown", "ladder_summary", "ladder_version", "bench_markdown", "bench_summary", "BENCH_TARGETS",
            "bench_targets", "exploit_markdown", "flatten_probes", "renamed_probes", "signals_markdown", "update_docs"]
@@ -51,6 +55,8 @@ LADDER_RESULTS = DOCS / "ladder_results.json"
 #: The probes that the exploitability page shows: ``{"names": {...}, "results": [exploit.json or
 #: exploit_seeds.json, ...]}``.
 EXPLOIT_RESULTS = DOCS / "exploit_results.json"
+#: The rows of ``mus benchmark`` that docs/benchmarks.md shows (a list of their results files).
+BENCHMARK_RESULTS = DOCS / "benchmark_results.json"
 #: The reference ladder that ``mus evaluate`` places agents on (its ``version`` labels the ladder's tables).
 REFERENCE_LADDER = "experiments/evaluate/reference_ladder.json"
 
@@ -69,6 +75,7 @@ BLOCKS = {
     "bench-targets": "docs/performance.md",
     "bench-summary": "README.md",
     "exploit": "docs/exploitability.md",
+    "benchmark": "docs/benchmarks.md",
 }
 
 
@@ -473,6 +480,8 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
         _write_block(blocks, "exploit", exploit_markdown(shown))
     if signal_data is not None:
         _write_block(blocks, "signals-value", signals_markdown(signal_data))
+    benchmark_path = base / "docs" / "benchmark_results.json"
+    _write_block(blocks, "benchmark", benchmark_markdown(read(benchmark_path) if benchmark_path.is_file() else []))
     if ladder is not None:
         results_path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     if bench is not None or bench_command:
