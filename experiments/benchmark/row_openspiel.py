@@ -58,7 +58,8 @@ from typing import Any
 import numpy as np
 
 from experiments.benchmark import session
-from experiments.benchmark.protocol import Budget, Clock, Trained, export_mlp
+from experiments.benchmark.export import export_mlp
+from experiments.benchmark.protocol import Budget, Clock, Trained
 
 __all__ = ["Settings", "settings", "train", "CHECKPOINT", "BUFFERS", "make_agents"]
 
@@ -200,7 +201,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     elif (out / "clock.json").exists():      # a clock without its checkpoint: nothing to continue
         (out / "clock.json").unlink()
     clock = Clock(out, budget)
-    clock.points_taken = len(curve)
+    clock.curve = curve                      # the points the checkpoint holds
     if ckpt.exists():
         log(f"openspiel-nfsp: resuming at {clock.minutes:.3f} minutes, {decisions} decisions, {len(curve)} points")
 
@@ -219,7 +220,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
                  "decisions": decisions, "curve": curve, "rng": session.rng_state(), "settings": dataclasses.asdict(s)}
         session.save_pickle(out / BUFFERS, (first._reservoir_buffer, first._rl_agent._replay_buffer))
         session.write_atomic(ckpt, lambda tmp: torch.save(state, tmp))
-        clock.save(decisions=decisions)
+        clock.save()
         log(f"openspiel-nfsp: checkpoint at {clock.minutes:.3f} minutes, {decisions} decisions")
 
     def with_rewards(time_step: Any, pending: np.ndarray) -> Any:

@@ -54,7 +54,8 @@ from typing import Any
 import numpy as np
 
 from experiments.benchmark import session
-from experiments.benchmark.protocol import Budget, Clock, Trained, export_mlp
+from experiments.benchmark.export import export_mlp
+from experiments.benchmark.protocol import Budget, Clock, Trained
 
 __all__ = ["Settings", "settings", "train", "CHECKPOINT", "BUFFER"]
 
@@ -156,6 +157,8 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
             raise ValueError(f"{ckpt} was written with other settings ({state['settings']}); "
                              f"these are {dataclasses.asdict(s)}: use another folder")
         dqn.load_state_dict(state["algorithm"])
+        # Tianshou's DQN counts its steps toward the next target copy in a field its state_dict leaves out (no
+        # public setter): restored here, or a resumed run would copy the target network at other steps
         dqn._iter = int(state["target_iter"])
         decisions, updates, curve = int(state["decisions"]), int(state["updates"]), list(state["curve"])
         session.set_rng_state(state["rng"])
@@ -164,7 +167,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     elif (out / "clock.json").exists():      # a clock without its checkpoint: nothing to continue
         (out / "clock.json").unlink()
     clock = Clock(out, budget)
-    clock.points_taken = len(curve)          # the points the checkpoint holds (its clock saved with it)
+    clock.curve = curve                      # the points the checkpoint holds (its clock saved with it)
     if ckpt.exists():
         log(f"tianshou-dqn: resuming at {clock.minutes:.3f} minutes, {decisions} decisions, {len(curve)} points")
 
@@ -182,7 +185,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
                  "updates": updates, "curve": curve, "rng": session.rng_state(), "settings": dataclasses.asdict(s)}
         session.save_pickle(out / BUFFER, collector.buffer)
         session.write_atomic(ckpt, lambda tmp: torch.save(state, tmp))
-        clock.save(decisions=decisions)
+        clock.save()
         log(f"tianshou-dqn: checkpoint at {clock.minutes:.3f} minutes, {decisions} decisions")
 
     log(f"tianshou-dqn: training {budget.minutes} minutes (seed {budget.seed}, "

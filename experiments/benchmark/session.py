@@ -45,12 +45,13 @@ def curve_deals(budget: Budget) -> int:
 def take_point(out: Path, clock: Clock, export: Callable[[Path], Any], decisions: int,
                curve: list[dict[str, float]], log: Callable[[str], None]) -> dict[str, float]:
     """Export the current network to ``out/latest.pt`` with ``export(path)``, measure it (:func:`curve_point`),
-    append the point to ``curve`` and count it on ``clock``. Call it inside ``clock.paused()``."""
+    and keep the point on ``clock`` (whose ``curve`` is the row's ``curve``). Call it inside ``clock.paused()``."""
     path = Path(out) / "latest.pt"
     export(path)
     point = curve_point(path, clock.minutes, decisions, deals=curve_deals(clock.budget))
-    curve.append(point)
-    clock.points_taken += 1
+    if clock.curve is not curve:
+        raise ValueError("the clock keeps the row's curve: set clock.curve = curve once, after a resume")
+    clock.add_point(point)
     log(f"curve point {clock.points_taken}/{clock.budget.curve_points}: {point['minutes']:.2f} min, "
         f"{decisions} decisions, vs rule {point['vs_rule']:+.3f} [{point['vs_rule_lo']:+.3f}, "
         f"{point['vs_rule_hi']:+.3f}] stones per hand")
