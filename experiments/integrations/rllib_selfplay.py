@@ -74,7 +74,7 @@ from experiments.train.session import check_run_folder as check_folder
 
 __all__ = ["MusPolicyRLModule", "env_config", "module_ids", "make_ppo_config", "module_net", "export_policy",
            "run_settings", "check_run_folder", "RUN_FILES", "check_reachable", "train", "DEFAULT_HIDDEN",
-           "SAME_ON_RESUME"]
+           "SAME_ON_RESUME", "init_ray", "save_checkpoint"]
 
 #: The policy network's default hidden widths (smaller than ``mus train``'s, for quick RLlib runs).
 DEFAULT_HIDDEN = (128, 128)
@@ -153,7 +153,10 @@ def make_ppo_config(args: Any, seed: int | None = None) -> Any:
     ``args`` has the attributes of ``mus rllib``'s options (:func:`experiments.commands.rllib.build_parser`:
     ``policy_per_team``, ``hidden``,
     ``num_env_runners``, ``envs_per_runner``, ``train_batch_size``, ``minibatch_size``, ``num_epochs``, ``lr``,
-    ``gamma``, ``entropy_coeff``, ``seed``, and the game options); ``seed`` overrides ``args.seed``.
+    ``gamma``, ``entropy_coeff``, ``seed``, and the game options); ``seed`` overrides ``args.seed``. Optional
+    attributes: ``use_kl_loss`` (default True, RLlib's adaptive KL penalty beside the clipped objective; it turns
+    infinite, and wrecks the policy, once a sampled action's probability underflows to 0) and ``grad_clip``
+    (default None: no clipping), both RLlib's defaults.
     """
     seed = args.seed if seed is None else seed
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -180,7 +183,8 @@ def make_ppo_config(args: Any, seed: int | None = None) -> Any:
         .rl_module(rl_module_spec=spec)
         .training(train_batch_size_per_learner=args.train_batch_size, minibatch_size=args.minibatch_size,
                   num_epochs=args.num_epochs, lr=args.lr, gamma=args.gamma, lambda_=0.95,
-                  entropy_coeff=args.entropy_coeff, vf_loss_coeff=0.5, clip_param=0.2)
+                  entropy_coeff=args.entropy_coeff, vf_loss_coeff=0.5, clip_param=0.2,
+                  use_kl_loss=getattr(args, "use_kl_loss", True), grad_clip=getattr(args, "grad_clip", None))
         .learners(num_learners=0)
         .debugging(seed=seed)
     )
@@ -289,7 +293,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def _save_checkpoint(algo: Any, out: Path) -> Path:
+def save_checkpoint(algo: Any, out: Path) -> Path:
     """``algo.save_to_path`` into ``OUT/checkpoint``, replacing the previous one only once the new is complete."""
     final, tmp, old = out / _CHECKPOINT, out / (_CHECKPOINT + ".tmp"), out / (_CHECKPOINT + ".old")
     for d in (tmp, old):
@@ -326,7 +330,7 @@ def _evaluate(net: PolicyNet, args: Any) -> tuple[float, float, float]:
     return result.mean_diff()
 
 
-def _init_ray(args: Any) -> bool:
+def init_ray(args: Any) -> bool:
     """Start (no ``--address``) or join Ray unless it is running in this process; True if this call did."""
     import ray
     if ray.is_initialized():
@@ -346,6 +350,10 @@ def _init_ray(args: Any) -> bool:
                 "started with ray start use token authentication: run this with RAY_AUTH_MODE=token and the "
                 "cluster's token in ~/.ray/auth_token (or RAY_AUTH_TOKEN)") from e
     return True
+
+
+_save_checkpoint = save_checkpoint   # the names before they were public
+_init_ray = init_ray
 
 
 def check_run_folder(out: Path, args: Any) -> None:
@@ -422,7 +430,7 @@ def _train(args: Any, out: Path, folder: FolderSession, log: Any, command: str |
     progress: dict[str, Any] = {"iterations": 0, "env_steps": 0}
     if args.resume:
         progress = json.loads((out / _PROGRESS).read_text())
-    started = _init_ray(args)
+    started = init_ray(args)
     algo = None
     try:
         # A resumed run restores weights, optimiser and counters, but RLlib does not store the envs' and the
@@ -471,7 +479,7 @@ def _train(args: Any, out: Path, folder: FolderSession, log: Any, command: str |
                 mean, lo, hi = _evaluate(module_net(algo, ids[0]), args)
                 row.update(eval_stones_vs_rule=mean, eval_ci_low=lo, eval_ci_high=hi)
                 eval_text = f"  {ids[0]} vs rule {mean:+.2f} [{lo:+.2f}, {hi:+.2f}] stones/hand"
-            _save_checkpoint(algo, out)
+            save_checkpoint(algo, out)
             progress.update(iterations=it, env_steps=steps)
             _write_json(out / _PROGRESS, progress)
             with metrics_path.open("a", newline="") as f:
