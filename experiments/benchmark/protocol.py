@@ -153,9 +153,9 @@ class Clock:
         finally:
             self._since = time.perf_counter()
 
-    def save(self) -> None:
-        """Keep the minutes and the curve points for a resume."""
-        self.path.write_text(json.dumps({"minutes": self.minutes, "curve": self.curve}), encoding="utf-8")
+    def save(self, **extra: Any) -> None:
+        """Keep the minutes and the curve points for a resume (and ``extra``: what else the row keeps with them)."""
+        self.path.write_text(json.dumps({**extra, "minutes": self.minutes, "curve": self.curve}), encoding="utf-8")
 
 
 def curve_point(policy: str | Path, minutes: float, decisions: int, deals: int = CURVE_DEALS,

@@ -136,6 +136,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     meta = {"row": "rllib-ppo", "seed": budget.seed}
 
     clock = Clock(out, budget)
+    clock.curve = curve                             # the same list: a point appended is the clock's
     minutes_at_end = clock.minutes
     if resume and clock.done:
         log(f"rllib-ppo: the run in {out} had spent its budget ({clock.minutes:.2f} min); exporting its policy")
@@ -167,11 +168,10 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
                         policy = _export_current(algo, args, out / "curve" / f"point_{len(curve) + 1}.pt",
                                                  {**meta, "decisions": decisions, "minutes": clock.minutes})
                         p = curve_point(policy, clock.minutes, decisions, deals=deals)
-                        curve.append(p)
-                        clock.points_taken = budget.curve_points if final else clock.points_taken + 1
+                        clock.add_point(p)
                         point = f"  vs rule {p['vs_rule']:+.3f} [{p['vs_rule_lo']:+.3f}, {p['vs_rule_hi']:+.3f}]"
                     save_checkpoint(algo, out)
-                    clock.save(iterations=iterations, decisions=decisions, curve=curve, settings=settings)
+                    clock.save(iterations=iterations, decisions=decisions, settings=settings)
                     minutes_at_end = clock.minutes
                 learner = result.get("learners", {}).get(MODULE, {})
                 log(f"rllib-ppo: iter {iterations:4d}  {clock.minutes:6.2f} min  {decisions:9,d} decisions  "
