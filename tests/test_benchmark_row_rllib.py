@@ -148,3 +148,5 @@ def test_the_row_drops_rllibs_kl_penalty_and_mus_rllib_keeps_it() -> None:
         assert config.use_kl_loss is False and config.grad_clip == GRAD_CLIP == 0.5
     plain = make_ppo_config(build_parser().parse_args([]))
     assert plain.use_kl_loss is True and plain.grad_clip is None
+    flagged = make_ppo_config(build_parser().parse_args(["--kl-loss", "false", "--grad-clip", "0.5"]))
+    assert flagged.use_kl_loss is False and flagged.grad_clip == 0.5             # mus rllib can do as the row

@@ -9,6 +9,7 @@ import sys
 
 from experiments.commands.options import (
     ArgumentParser,
+    boolean,
     check_writable_dir,
     check_writable_file,
     int_in,
@@ -63,6 +64,11 @@ def build_parser() -> ArgumentParser:
     algo.add_argument("--lr", type=positive_float, default=3e-4, help="learning rate")
     algo.add_argument("--gamma", type=_unit_float, default=0.99, help="discount per decision of an agent")
     algo.add_argument("--entropy-coeff", type=_nonneg_float, default=0.01, help="entropy bonus")
+    algo.add_argument("--kl-loss", dest="use_kl_loss", type=boolean, default=True, metavar="BOOL",
+                      help="RLlib's adaptive KL penalty beside the clipped objective (RLlib's default); it can turn "
+                           "infinite and collapse the policy in long runs: mus benchmark's row uses false")
+    algo.add_argument("--grad-clip", type=positive_float, default=None,
+                      help="clip the gradients' global norm (default: none, RLlib's; mus benchmark's row uses 0.5)")
     game = p.add_argument_group("game")
     game.add_argument("--reward", choices=("stones", "game"), default="stones",
                       help="stones: stone difference per hand; game: +1/-1 at the end")
