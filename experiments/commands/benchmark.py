@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as e:
         print(f"mus benchmark: error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
-    print(benchmark_markdown(results))
+    print(benchmark_markdown(results, figure=None))
     if results:
         print(f"curves: {curves_figure(results, Path(a.out) / 'curves.png')}")
     if a.docs:
