@@ -139,13 +139,17 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_clock(local_ray, tmp_path
 def test_the_row_drops_rllibs_kl_penalty_and_mus_rllib_keeps_it() -> None:
     """The row's PPO is the clipped objective with clipped gradients (RLlib's infinite-KL collapse); ``mus rllib``
     itself keeps RLlib's defaults."""
-    from experiments.benchmark.row_rllib import GRAD_CLIP, ppo_args
+    from experiments.benchmark.row_rllib import DEFAULTS, GRAD_CLIP, ppo_args
     from experiments.commands.rllib import build_parser
     from experiments.integrations.rllib_selfplay import make_ppo_config
 
     for tiny in (True, False):
         config = make_ppo_config(ppo_args(Budget(minutes=1, tiny=tiny)))
         assert config.use_kl_loss is False and config.grad_clip == GRAD_CLIP == 0.5
+    parsed = vars(build_parser().parse_args([]))
+    assert set(DEFAULTS) == set(parsed)                 # the row's options are mus rllib's, named alike
+    assert {k: v for k, v in parsed.items() if k in ("lr", "gamma", "entropy_coeff", "reward", "kings")} == \
+        {k: v for k, v in DEFAULTS.items() if k in ("lr", "gamma", "entropy_coeff", "reward", "kings")}
     plain = make_ppo_config(build_parser().parse_args([]))
     assert plain.use_kl_loss is True and plain.grad_clip is None
     flagged = make_ppo_config(build_parser().parse_args(["--kl-loss", "false", "--grad-clip", "0.5"]))

@@ -19,6 +19,11 @@ Two things are ours, not OpenSpiel's:
   ``restore`` reads ``model_state_dict`` where ``save`` wrote ``model``), so the row keeps the networks'
   and optimisers' ``state_dict`` itself.
 
+NFSP offers no public accessor for its networks, optimisers, buffers and step counters, so the sharing and the
+checkpoint reach into those fields (``_avg_network``, ``_rl_agent``, ...): the one module of the project allowed
+to (``_THIRD_PARTY_INTERNALS`` in tests/test_architecture.py names them); an OpenSpiel upgrade that renames them
+fails this row's tests.
+
 The average-policy network is what is exported (``logit_scale`` 1: the policy file plays its softmax, as
 NFSP's average policy does).
 
@@ -56,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from experiments.benchmark import session
 from experiments.benchmark.export import export_mlp
@@ -138,7 +144,6 @@ def make_agents(s: Settings, obs_dim: int, num_actions: int, seed: int) -> list[
 
 
 def _layers(network: Any) -> list[tuple[Any, Any]]:
-    import torch
 
     return [(m.weight, m.bias) for m in network.modules() if isinstance(m, torch.nn.Linear)]
 
@@ -150,7 +155,6 @@ def _counters(agents: list[Any]) -> list[tuple[int, int]]:
 def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     """Train the row in ``out`` for ``budget`` (continuing a checkpoint found there); see the module."""
     import pyspiel
-    import torch
     from open_spiel.python import rl_environment
 
     import mus_env.adapters.openspiel  # noqa: F401 (registers python_mus)

@@ -30,6 +30,7 @@ checkpoint with the older clock, its last iteration's minutes and decisions unco
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Callable
@@ -37,17 +38,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from experiments.benchmark.protocol import CURVE_DEALS, Budget, Clock, Trained, curve_point
 
-__all__ = ["train", "ppo_args", "row_settings", "FULL", "TINY", "MODULE"]
+__all__ = ["train", "ppo_args", "row_settings", "DEFAULTS", "FULL", "TINY", "MODULE", "GRAD_CLIP"]
 
-#: ``mus rllib`` options of a full run and of a ``budget.tiny`` one (the rest are its defaults: stone rewards
-#: scaled by 1/40, lr 3e-4, gamma 0.99, entropy 0.01, 8 kings, 40 stones).
-FULL = ("--num-env-runners", "0", "--envs-per-runner", "64", "--train-batch-size", "4000", "--minibatch-size", "500",
-        "--num-epochs", "4", "--hidden", "128,128")
-TINY = ("--num-env-runners", "0", "--envs-per-runner", "4", "--train-batch-size", "128", "--minibatch-size", "64",
-        "--num-epochs", "1", "--hidden", "32,32")
+#: ``mus rllib``'s options of a full run and of a ``budget.tiny`` one, as its parser gives them (the rest are its
+#: defaults: stone rewards scaled by 1/40, lr 3e-4, gamma 0.99, entropy 0.01, 8 kings, 40 stones); a test holds
+#: the names to the parser's.
+DEFAULTS = {"iterations": 10, "out": "runs/rllib", "resume": False, "overwrite": False, "seed": 0, "eval_deals": 0,
+            "torch_threads": 1, "address": None, "num_cpus": None, "num_env_runners": 0, "envs_per_runner": 64,
+            "policy_per_team": False, "hidden": (128, 128), "train_batch_size": 4000, "minibatch_size": 500,
+            "num_epochs": 4, "lr": 3e-4, "gamma": 0.99, "entropy_coeff": 0.01, "use_kl_loss": False, "grad_clip": 0.5,
+            "reward": "stones", "reward_scale": None, "kings": 8, "target": 40, "max_decisions": None,
+            "export": None, "to": None, "module": None}
+FULL: dict[str, Any] = {}
+TINY = {"envs_per_runner": 4, "train_batch_size": 128, "minibatch_size": 64, "num_epochs": 1, "hidden": (32, 32)}
 #: The clipped objective alone with gradients clipped at this norm (``mus train``'s and SB3's PPO): RLlib's
 #: adaptive KL penalty (its default) turned infinite after some 600,000 decisions here (a sampled action's
 #: probability underflowing to 0 in the updated policy) and the policy collapsed to entropy 0 within 7 iterations.
@@ -64,12 +71,9 @@ _TINY_DEALS = 64
 
 
 def ppo_args(budget: Budget) -> Any:
-    """The ``mus rllib`` options (its parser's namespace) this row trains with for ``budget``."""
-    from experiments.commands.rllib import build_parser
-    args = build_parser().parse_args([*(TINY if budget.tiny else FULL), "--seed", str(budget.seed),
-                                      "--torch-threads", str(budget.threads), "--eval-deals", "0"])
-    args.use_kl_loss, args.grad_clip = False, GRAD_CLIP
-    return args
+    """The ``mus rllib`` options (a namespace such as its parser gives) this row trains with for ``budget``."""
+    return argparse.Namespace(**{**DEFAULTS, **(TINY if budget.tiny else FULL), "seed": budget.seed,
+                                 "torch_threads": budget.threads, "use_kl_loss": False, "grad_clip": GRAD_CLIP})
 
 
 def row_settings(args: Any) -> dict[str, Any]:
@@ -111,7 +115,6 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     out.mkdir(parents=True, exist_ok=True)
 
     import ray
-    import torch
 
     from experiments.integrations.rllib_selfplay import export_policy, init_ray, make_ppo_config, save_checkpoint
 

@@ -36,10 +36,11 @@ starts; a few seconds in the first collection and gradient step, on the clock).
 
 Checkpoints (at every curve point): ``checkpoint.pt`` (the DQN algorithm's ``state_dict``, its optimiser's
 state included; the DQN's, not the multi-agent wrapper's: in Tianshou 2.0.1 the wrapper's ``load_state_dict``
-rejects the inner optimiser's state that its ``state_dict`` writes; the target network's update counter, the
-decisions, the curve and the generators' state) and
-``buffer.pkl`` (the replay buffer, pickled). Not kept: the games in progress in the envs (a resumed session
-starts new games; the envs are reseeded with ``seed + decisions``).
+rejects the inner optimiser's state that its ``state_dict`` writes; the decisions, the curve and the generators'
+state) and ``buffer.pkl`` (the replay buffer, pickled). Not kept: the games in progress in the envs (a resumed
+session starts new games; the envs are reseeded with ``seed + decisions``), and the DQN's count of steps toward
+its next target-network copy (a private field, left out of its ``state_dict``: a resumed session counts from 0,
+so its first copy may come up to ``target_every`` steps later than in a run never stopped).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from experiments.benchmark import session
 from experiments.benchmark.export import export_mlp
@@ -109,14 +111,12 @@ def _make_env(s: Settings, seed: int | None = None) -> Any:
 
 
 def _layers(net: Any) -> list[tuple[Any, Any]]:
-    import torch
 
     return [(m.weight, m.bias) for m in net.modules() if isinstance(m, torch.nn.Linear)]
 
 
 def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     """Train the row in ``out`` for ``budget`` (continuing a checkpoint found there); see the module."""
-    import torch
     from tianshou.algorithm import DQN, MultiAgentOffPolicyAlgorithm
     from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
     from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -157,9 +157,6 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
             raise ValueError(f"{ckpt} was written with other settings ({state['settings']}); "
                              f"these are {dataclasses.asdict(s)}: use another folder")
         dqn.load_state_dict(state["algorithm"])
-        # Tianshou's DQN counts its steps toward the next target copy in a field its state_dict leaves out (no
-        # public setter): restored here, or a resumed run would copy the target network at other steps
-        dqn._iter = int(state["target_iter"])
         decisions, updates, curve = int(state["decisions"]), int(state["updates"]), list(state["curve"])
         session.set_rng_state(state["rng"])
         if (out / BUFFER).exists():
@@ -181,7 +178,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
                           meta={"row": "tianshou-dqn", "decisions": decisions, "minutes": clock.minutes})
 
     def checkpoint() -> None:
-        state = {"algorithm": dqn.state_dict(), "target_iter": dqn._iter, "decisions": decisions,
+        state = {"algorithm": dqn.state_dict(), "decisions": decisions,
                  "updates": updates, "curve": curve, "rng": session.rng_state(), "settings": dataclasses.asdict(s)}
         session.save_pickle(out / BUFFER, collector.buffer)
         session.write_atomic(ckpt, lambda tmp: torch.save(state, tmp))

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from experiments.benchmark.protocol import CURVE_DEALS, Budget, Clock, curve_point
 
@@ -82,7 +83,6 @@ def load_pickle(path: Path) -> Any:
 
 def rng_state() -> dict[str, Any]:
     """The global generators' state (``random``, numpy's legacy global one, torch's CPU one)."""
-    import torch
 
     return {"python": random.getstate(), "numpy": np.random.get_state(),  # noqa: NPY002
             "torch": torch.get_rng_state()}
@@ -90,7 +90,6 @@ def rng_state() -> dict[str, Any]:
 
 def set_rng_state(state: dict[str, Any]) -> None:
     """Restore what :func:`rng_state` returned."""
-    import torch
 
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])  # noqa: NPY002
