@@ -11,7 +11,7 @@ import torch
 
 from agents.policy import PolicyNet, save_policy
 
-__all__ = ["export_mlp"]
+__all__ = ["export_mlp", "linear_layers"]
 
 
 def export_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]], logit_scale: float = 1.0,
@@ -42,3 +42,9 @@ def export_mlp(path: str | Path, layers: Sequence[tuple[Any, Any]], logit_scale:
             p.zero_()
     return save_policy(path, net, meta={"exported_by": "experiments.benchmark.protocol.export_mlp",
                                         "logit_scale": float(logit_scale), **(meta or {})})
+
+
+def linear_layers(module: torch.nn.Module) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The ``(weight, bias)`` of every ``Linear`` of ``module`` in order (a plain ReLU MLP's layers, as
+    :func:`export_mlp` takes them)."""
+    return [(m.weight, m.bias) for m in module.modules() if isinstance(m, torch.nn.Linear)]

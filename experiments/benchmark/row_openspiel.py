@@ -64,7 +64,7 @@ import numpy as np
 import torch
 
 from experiments.benchmark import session
-from experiments.benchmark.export import export_mlp
+from experiments.benchmark.export import export_mlp, linear_layers
 from experiments.benchmark.protocol import Budget, Clock, Trained
 
 __all__ = ["Settings", "settings", "train", "CHECKPOINT", "BUFFERS", "make_agents"]
@@ -143,11 +143,6 @@ def make_agents(s: Settings, obs_dim: int, num_actions: int, seed: int) -> list[
     return agents
 
 
-def _layers(network: Any) -> list[tuple[Any, Any]]:
-
-    return [(m.weight, m.bias) for m in network.modules() if isinstance(m, torch.nn.Linear)]
-
-
 def _counters(agents: list[Any]) -> list[tuple[int, int]]:
     return [(int(a._iteration), int(a._rl_agent._iteration)) for a in agents]
 
@@ -183,10 +178,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     curve: list[dict[str, float]] = []
     ckpt = out / CHECKPOINT
     if ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
-        if state["settings"] != dataclasses.asdict(s):
-            raise ValueError(f"{ckpt} was written with other settings ({state['settings']}); "
-                             f"these are {dataclasses.asdict(s)}: use another folder")
+        state = session.load_checkpoint(ckpt, dataclasses.asdict(s))
         avg_net.load_state_dict(state["avg_network"])
         first._optimizer.load_state_dict(state["avg_optimizer"])
         q_net.load_state_dict(state["q_network"])
@@ -213,7 +205,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
         game, chance_event_sampler=rl_environment.ChanceEventSampler(seed=budget.seed + decisions))
 
     def export(path: Path) -> Path:
-        return export_mlp(path, _layers(avg_net), logit_scale=1.0,
+        return export_mlp(path, linear_layers(avg_net), logit_scale=1.0,
                           meta={"row": "openspiel-nfsp", "decisions": decisions, "minutes": clock.minutes})
 
     def checkpoint() -> None:

@@ -56,7 +56,7 @@ import numpy as np
 import torch
 
 from experiments.benchmark import session
-from experiments.benchmark.export import export_mlp
+from experiments.benchmark.export import export_mlp, linear_layers
 from experiments.benchmark.protocol import Budget, Clock, Trained
 
 __all__ = ["Settings", "settings", "train", "CHECKPOINT", "BUFFER"]
@@ -110,11 +110,6 @@ def _make_env(s: Settings, seed: int | None = None) -> Any:
     return MusTianshouEnv(reward=s.reward, fixed=fixed, seed=seed)
 
 
-def _layers(net: Any) -> list[tuple[Any, Any]]:
-
-    return [(m.weight, m.bias) for m in net.modules() if isinstance(m, torch.nn.Linear)]
-
-
 def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     """Train the row in ``out`` for ``budget`` (continuing a checkpoint found there); see the module."""
     from tianshou.algorithm import DQN, MultiAgentOffPolicyAlgorithm
@@ -152,10 +147,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     buffer = VectorReplayBuffer(s.buffer, s.envs)
     ckpt = out / CHECKPOINT
     if ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
-        if state["settings"] != dataclasses.asdict(s):
-            raise ValueError(f"{ckpt} was written with other settings ({state['settings']}); "
-                             f"these are {dataclasses.asdict(s)}: use another folder")
+        state = session.load_checkpoint(ckpt, dataclasses.asdict(s))
         dqn.load_state_dict(state["algorithm"])
         decisions, updates, curve = int(state["decisions"]), int(state["updates"]), list(state["curve"])
         session.set_rng_state(state["rng"])
@@ -174,7 +166,7 @@ def train(out: Path, budget: Budget, log: Callable[[str], None]) -> Trained:
     collector.reset(reset_buffer=False)
 
     def export(path: Path) -> Path:
-        return export_mlp(path, _layers(net), logit_scale=s.logit_scale,
+        return export_mlp(path, linear_layers(net), logit_scale=s.logit_scale,
                           meta={"row": "tianshou-dqn", "decisions": decisions, "minutes": clock.minutes})
 
     def checkpoint() -> None:

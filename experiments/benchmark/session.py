@@ -94,3 +94,16 @@ def set_rng_state(state: dict[str, Any]) -> None:
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])  # noqa: NPY002
     torch.set_rng_state(state["torch"])
+
+
+def load_checkpoint(path: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """A row's checkpoint (``torch.save`` of a dict with its ``settings``), refused if made with other settings.
+
+    Raises:
+        ValueError: the checkpoint's settings are not ``settings`` (the message shows both).
+    """
+    state = torch.load(path, weights_only=False)
+    if state["settings"] != settings:
+        raise ValueError(f"{path} was written with other settings ({state['settings']}); these are {settings}: "
+                         "use another folder")
+    return state
