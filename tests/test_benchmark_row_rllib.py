@@ -93,7 +93,7 @@ def test_a_stopped_run_resumes_from_its_checkpoint_and_clock(local_ray, tmp_path
     from experiments.benchmark import row_rllib
 
     out = tmp_path / "row"
-    budget = Budget(minutes=0.2, seed=1, tiny=True, curve_points=2)
+    budget = Budget(minutes=0.5, seed=1, tiny=True, curve_points=2)   # the first iteration ends well before it
 
     def stop_after_first_checkpoint(line: str) -> None:
         if "checkpoint saved" in line:
