@@ -10,6 +10,7 @@ reaches the same verdict (a test that sets its own ``suppress_health_check`` kee
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -50,3 +51,17 @@ def fuzz_games(request: pytest.FixtureRequest) -> int:
     if n < 1:
         raise pytest.UsageError(f"--fuzz-games / MUS_FUZZ_GAMES must be >= 1, got {n}")
     return n
+
+
+#: SIGINT's and SIGTERM's handlers when the session started. ``ray.init`` installs a SIGTERM handler in the driver
+#: and ``ray.shutdown`` leaves it there, so a test after a Ray test (in the same xdist worker) would see Ray's.
+_START_HANDLERS = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_as_at_start() -> None:
+    """Every test starts with the session's own Ctrl-C and SIGTERM handlers (whatever an earlier test's library
+    left installed)."""
+    for sig, handler in _START_HANDLERS.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
