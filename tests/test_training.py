@@ -944,3 +944,13 @@ def test_policy_pt_is_the_best_policy_when_the_end_fell_below_it(tmp_path) -> No
     assert (held.out / "policy.pt").read_bytes() == b"last" and not (held.out / "last_policy.pt").exists()
     assert end_fell(_ev(2, 1.9, 1.0), _ev(3, 1.2, 0.6), ["rule", "equity"])
     assert not end_fell(_ev(2, 1.9, 1.0), _ev(3, 1.2, 0.6, half=0.5), ["rule", "equity"])
+
+
+def test_a_run_told_one_thread_steps_its_engine_on_one_thread(tmp_path) -> None:
+    """The recipe's parallel probes run with ``torch_threads=1``: their engines must not start a second numba
+    thread each (two such runs on 2 cores stepped half as fast)."""
+    import numba
+    s = ps.start(_tiny(tmp_path, "one", torch_threads=1), log=lambda *a: None)
+    assert s.env.num_threads == 1
+    every = ps.make_args("tiny", torch_threads=0)
+    assert ps.engine_threads_for(every) == min(ps.threads_for(every), numba.config.NUMBA_NUM_THREADS)

@@ -69,7 +69,7 @@ from experiments.train.checkpoint import CheckpointError
 from experiments.train.league import League, SnapshotBank, expand_probe_folders, learner_free, split_specs
 from experiments.train.report import eval_score
 from experiments.train.session import RunSession, TrainingDiverged, TrainingInterrupted, check_finite, check_run_folder
-from experiments.train.settings import SettingsError, build_league, check_args, threads_for
+from experiments.train.settings import SettingsError, build_league, check_args, engine_threads_for, threads_for
 from experiments.train.state import TrainState, cpu_weights, new_buffer, new_net, new_optimizer
 from experiments.train.warm_start import behaviour_cloning, load_warm_start
 from mus_env import MusConfig, VectorMusEnv
@@ -77,10 +77,10 @@ from mus_env.actions import num_actions
 from mus_env.observation import obs_dim
 from mus_env.vector import warm_up
 
-__all__ = ["Args", "PRESETS", "make_args", "threads_for", "TrainState", "start", "train", "rollout", "learn", "act",
-           "eval_score", "TurnBuffer", "turn_based_gae", "League", "SnapshotBank", "CheckpointError", "SettingsError",
-           "TrainingInterrupted", "TrainingDiverged", "relative_hands", "hands_input", "HANDS_DIM", "cpu_weights",
-           "clipped_surrogate", "magnet_kl"]
+__all__ = ["Args", "PRESETS", "make_args", "threads_for", "engine_threads_for", "TrainState", "start", "train",
+           "rollout", "learn", "act", "eval_score", "TurnBuffer", "turn_based_gae", "League", "SnapshotBank",
+           "CheckpointError", "SettingsError", "TrainingInterrupted", "TrainingDiverged", "relative_hands",
+           "hands_input", "HANDS_DIM", "cpu_weights", "clipped_surrogate", "magnet_kl"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -99,8 +99,8 @@ class Args:
     max_minutes: float = 0.0
     """stop (with a checkpoint) after this many minutes of this process, 0: no limit; a stopped run resumes"""
     torch_threads: int = 0
-    """torch intra-op threads; 0: all cores, at most 4 (fastest on an idle machine); use 1 when other jobs share
-    the cores (on a busy 2-core machine 2 threads made the forward pass 10x slower)"""
+    """torch's intra-op threads and the engine's; 0: all cores, at most 4 (fastest on an idle machine); use 1 when
+    other jobs share the cores (on a busy 2-core machine, 2 threads: a forward pass 10x, a step 2x slower)"""
     device: str = "auto"
     """where the networks run: auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or cuda:N; the engine
     and the baselines always run on the CPU cores (one transfer to the device per step and back)"""
@@ -481,8 +481,8 @@ def start(args: Args, resume: bool = False, overwrite: bool = False, log: Any = 
     torch.manual_seed(args.seed)
     # the environment: the training game (capped mus rounds and stakes), stones paid to every seat after each hand
     cfg = args.game_config(training=True)
-    warm_up(None, log=log)         # the first run on a machine compiles the engine (~15 s): one line says so
-    env = VectorMusEnv(args.num_tables, cfg, seed=args.seed, reward="stones")
+    warm_up(engine_threads_for(args), log=log)   # the first run on a machine compiles the engine (~15 s): one line
+    env = VectorMusEnv(args.num_tables, cfg, seed=args.seed, reward="stones", num_threads=engine_threads_for(args))
     net = new_net(args, cfg, device)                    # 345 observations and 31 actions (477 and 47 with señas)
     league, eval_agents = build_league(args, cfg, agents)   # every agent built once and checked
     batch = args.num_tables * args.rollout_steps
