@@ -174,3 +174,45 @@ def test_the_command_line_lists_the_rows_and_refuses_an_unknown_one(capsys) -> N
     with pytest.raises(SystemExit) as e:
         main(["benchmark", "run", "no-such-row"])
     assert e.value.code == 2
+
+
+def test_the_schedule_runs_what_is_not_done_seeds_outermost_and_continues(tmp_path: Path) -> None:
+    from experiments.benchmark.run import row_folder
+    from experiments.benchmark.schedule import pending, run_all
+
+    calls: list[list[str]] = []
+
+    def finish(argv: list[str]) -> int:            # a row that ends: its results file with the budget
+        calls.append(argv)
+        name, seed = argv[argv.index("run") + 1], int(argv[argv.index("--seed") + 1])
+        folder = row_folder(tmp_path, name, seed)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "results.json").write_text(json.dumps({"budget_minutes": float(argv[argv.index("--minutes") + 1]),
+                                                         "tiny": False}))
+        return 0
+
+    rows = ["mus-train", "sb3-maskable-ppo"]
+    ran = run_all(rows, (0, 1), tmp_path, 2.0, run=finish, log=lambda s: None)
+    assert [(n, s) for n, s, _ in ran] == [("mus-train", 0), ("sb3-maskable-ppo", 0), ("mus-train", 1),
+                                          ("sb3-maskable-ppo", 1)]
+    assert pending(rows, (0, 1), tmp_path, 2.0) == []
+    assert run_all(rows, (0, 1), tmp_path, 2.0, run=finish, log=lambda s: None) == []   # nothing left to run
+    # another budget is another schedule; an interrupted row stops it, a failed one does not
+    statuses = iter([1, 130])
+    ran = run_all(rows, (0, 1), tmp_path, 3.0, run=lambda argv: next(statuses), log=lambda s: None)
+    assert ran == [("mus-train", 0, 1), ("sb3-maskable-ppo", 0, 130)]
+    with pytest.raises(ValueError, match="unknown benchmark row"):
+        pending(["no-such-row"], (0,), tmp_path, 2.0)
+
+
+def test_mus_benchmark_all_runs_a_tiny_row_as_its_own_process(tmp_path: Path, capsys) -> None:
+    from experiments.cli import main
+
+    args = ["benchmark", "all", "--rows", "mus-train", "--seeds", "1", "--minutes", "0.02", "--tiny", "true",
+            "--out", str(tmp_path)]
+    main(args)
+    results = json.loads((tmp_path / "mus-train-seed0" / "results.json").read_text())
+    assert results["tiny"] is True and results["budget_minutes"] == 0.02 and set(COLUMNS) <= set(results)
+    assert "| mus-train |" in capsys.readouterr().out       # the table of what is done follows
+    main(args)
+    assert "0 run(s) of 0.02 minutes to go, 1 done" in capsys.readouterr().out

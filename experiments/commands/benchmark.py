@@ -3,11 +3,12 @@
     mus benchmark rows                                       # the rows and the extra each needs
     mus benchmark run mus-train --seed 0 --minutes 30        # one row: train, report card, quick probe
     mus benchmark run sb3-maskable-ppo --seed 1 --minutes 30 # again with the same arguments: it continues
+    mus benchmark all --seeds 2 --minutes 30                 # every row and seed in turn (about 7 hours)
     mus benchmark table --out runs/benchmark                 # the table and the curves of the finished rows
     mus benchmark table --docs                               # ... copied into the docs (docs/benchmarks.md)
 
-Exit status: 0 done, 2 refused (one line: an unknown row, a framework not installed), 130 interrupted (run the
-same command again to continue).
+Exit status: 0 done, 1 a row of ``all`` failed (the others ran), 2 refused (one line: an unknown row, a framework
+not installed), 130 interrupted (run the same command again to continue).
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ def parser() -> ArgumentParser:
     r.add_argument("--torch-threads", type=int_in(1, 64), default=1)
     r.add_argument("--tiny", type=boolean, default=False, metavar="BOOL",
                    help="a smoke run: the smallest sizes and a tiny evaluation (its figures mean nothing)")
+    s = sub.add_parser("all", help="every row (or --rows) for every seed, one after the other, each as its own "
+                       "process; again with the same arguments: it continues")
+    s.add_argument("--rows", nargs="+", choices=list(ROWS), default=list(ROWS), metavar="ROW")
+    s.add_argument("--seeds", type=int_in(1, 100), default=2, help="seeds 0..N-1 of each row")
+    s.add_argument("--minutes", type=positive_float, default=30.0, help="wall-clock training budget of each run")
+    s.add_argument("--out", default="runs/benchmark", help="the benchmark's folder (one subfolder per row and seed)")
+    s.add_argument("--torch-threads", type=int_in(1, 64), default=1)
+    s.add_argument("--tiny", type=boolean, default=False, metavar="BOOL", help="smoke runs (figures mean nothing)")
     t = sub.add_parser("table", help="the table and the learning curves of the finished rows")
     t.add_argument("--out", default="runs/benchmark", help="the benchmark's folder")
     t.add_argument("--docs", type=boolean, default=False, metavar="BOOL",
@@ -44,7 +53,7 @@ def parser() -> ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``mus benchmark rows|run|table``."""
+    """``mus benchmark rows|run|all|table``."""
     argv = sys.argv[1:] if argv is None else list(argv)
     a = parser().parse_args(argv)
     if a.action == "rows":
@@ -66,6 +75,21 @@ def main(argv: list[str] | None = None) -> None:
             print("mus benchmark: interrupted; the same command continues the row", file=sys.stderr)
             raise SystemExit(130) from None
         return
+    if a.action == "all":
+        from experiments.benchmark.schedule import run_all
+
+        try:
+            ran = run_all(a.rows, range(a.seeds), a.out, a.minutes, a.torch_threads, a.tiny)
+        except (ValueError, ImportError) as e:
+            print(f"mus benchmark: error: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
+        if any(status == 130 for *_, status in ran):
+            raise SystemExit(130)
+        failed = [f"{name} seed {seed}" for name, seed, status in ran if status != 0]
+        if failed:
+            print(f"mus benchmark: failed: {', '.join(failed)}", file=sys.stderr)
+            raise SystemExit(1)
+        a.docs = False                                  # then the table of what is done
     from pathlib import Path
 
     from experiments.benchmark.table import FIGURE, benchmark_markdown, collect, curves_figure
