@@ -1,5 +1,5 @@
-"""Tournaments on a real multi-node Ray cluster on this machine (``ray.cluster_utils.Cluster``): a head node that
-runs no tasks (``num_cpus=0``) and two worker nodes of one CPU each, so every chunk task runs on a worker node.
+"""Tournaments and probes on a real multi-node Ray cluster on this machine (``ray.cluster_utils.Cluster``): a head
+node that runs no tasks (``num_cpus=0``) and two worker nodes of one CPU each, so every task runs on a worker node.
 
 * ``mus tournament --ray ADDRESS`` on the cluster writes the tables of the single-process run, byte for byte
   (timings apart), and the chunks really ran on both worker nodes.
@@ -228,3 +228,27 @@ def test_worker_node_killed_mid_tournament_its_chunk_is_rerun_once(ray_cluster: 
     assert ran == {doomed.node_id: 1, survivor.node_id: n_tasks}        # the lost chunk ran again, once
     assert len(got.hand_diff) == len(deals) - got.abandoned
     _assert_same_results(got, want)
+
+
+def test_probes_as_ray_tasks_on_worker_nodes_equal_the_local_ones(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    """``mus exploit --seeds N --ray`` and the recipe's rounds with ``--ray``: two tiny probes (seeds 0 and 1) of
+    ``rule`` run as Ray tasks on the worker nodes (each probe's log says where it ran) and give the held-out gains,
+    curves and frozen fingerprints of the same probes run one after the other in this process."""
+    from test_exploit_seeds import comparable_probe
+
+    from experiments.population.exploit_seeds import LOG_NAME, WHERE_PREFIX, run_probe_jobs
+
+    ray_cluster.ensure_workers(2)
+
+    def jobs(root: Path) -> list[dict]:
+        return [{"spec": "rule", "out": root / f"s{seed}", "minutes": 0, "decisions": 32 * 8 * 3, "seed": seed,
+                 "warm_start": "none", "eval_hands": 16, "eval_games": 4, "preset": "tiny", "progress": False,
+                 "torch_threads": 1} for seed in (0, 1)]
+
+    here = run_probe_jobs(jobs(tmp_path / "here"), workers=1, log=lambda s: None)
+    there = run_probe_jobs(jobs(tmp_path / "cluster"), ray_address=ray_cluster.cluster.address, log=lambda s: None)
+    assert not ray.is_initialized()                     # the connection it made is shut down
+    assert [comparable_probe(r) for r in there] == [comparable_probe(r) for r in here]
+    assert comparable_probe(here[0]) != comparable_probe(here[1])
+    nodes = {(tmp_path / "cluster" / f"s{seed}" / LOG_NAME).read_text().splitlines()[0] for seed in (0, 1)}
+    assert nodes <= {f"{WHERE_PREFIX}ray node {n.node_id}" for n in ray_cluster.workers}, nodes
