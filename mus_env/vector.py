@@ -89,6 +89,9 @@ class VectorMusEnv:
             stones the winners still lacked, as ``HandRecord.stone_difference``).
         num_threads: threads of the compiled kernel (None: numba's default, all cores). Results are the
             same for any value; batches below :data:`PARALLEL_MIN_TABLES` tables always run on one thread.
+            The first threaded step of a process starts numba's OpenMP pool, which sets OpenMP's thread
+            count, and torch (same OpenMP) then uses it: call ``torch.set_num_threads`` after that step, or
+            give ``num_threads=1`` where torch must stay on one thread.
         auto_reset: True (default): a table whose episode ends in a step starts its next episode in that
             step (the next table seed). False: it stays at its game-over state (``Phase.GAME_OVER``, no legal
             action, :attr:`current_player` unchanged) until :meth:`new_episodes` restarts it.

@@ -954,3 +954,24 @@ def test_a_run_told_one_thread_steps_its_engine_on_one_thread(tmp_path) -> None:
     assert s.env.num_threads == 1
     every = ps.make_args("tiny", torch_threads=0)
     assert ps.engine_threads_for(every) == min(ps.threads_for(every), numba.config.NUMBA_NUM_THREADS)
+
+
+def test_a_one_thread_run_keeps_torch_on_one_thread_through_its_warm_start(tmp_path) -> None:
+    """numba's OpenMP pool, when a threaded engine step first starts it, sets OpenMP's thread count, which torch
+    reads: a run told one thread that cloned ``equity`` on a threaded engine went on with two torch threads (10x
+    slower next to another job). In a fresh process with a pool of two, a tiny run with the warm start on 64
+    tables (a threaded size) must end with torch on one thread."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import torch\n"
+              "from experiments.train import ppo\n"
+              f"a = ppo.make_args('tiny', out={str(tmp_path / 'run')!r}, progress=False, torch_threads=1,\n"
+              "                   num_tables=64, warm_start='equity', bc_decisions=64 * 4)\n"
+              "ppo.train(a, log=lambda *x: None)\n"
+              "print('torch threads', torch.get_num_threads())\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "NUMBA_NUM_THREADS": "2"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "torch threads 1" in out.stdout, out.stdout

@@ -475,7 +475,6 @@ def start(args: Args, resume: bool = False, overwrite: bool = False, log: Any = 
     except ValueError as e:
         raise SettingsError(f"Args.{e}") from None
     check_run_folder(Path(args.out), resume, overwrite)
-    torch.set_num_threads(threads_for(args))
     # seeding: every random choice of the run flows from args.seed
     rng = np.random.default_rng([args.seed, 0x7EA1])    # league draws, sampling, minibatches
     torch.manual_seed(args.seed)
@@ -483,6 +482,7 @@ def start(args: Args, resume: bool = False, overwrite: bool = False, log: Any = 
     cfg = args.game_config(training=True)
     warm_up(engine_threads_for(args), log=log)   # the first run on a machine compiles the engine (~15 s): one line
     env = VectorMusEnv(args.num_tables, cfg, seed=args.seed, reward="stones", num_threads=engine_threads_for(args))
+    torch.set_num_threads(threads_for(args))  # after warm_up: numba's OpenMP pool, once started, sets torch's too
     net = new_net(args, cfg, device)                    # 345 observations and 31 actions (477 and 47 with señas)
     league, eval_agents = build_league(args, cfg, agents)   # every agent built once and checked
     batch = args.num_tables * args.rollout_steps
@@ -564,7 +564,7 @@ def _run(t: TrainState, run: RunSession, log: Any, max_updates: int | None, run_
         log(f"warm start: the weights of {a.warm_start}")         # loaded (and checked) by start()
     if a.warm_start == "equity" and not t.bc_done:
         bc = behaviour_cloning(t.net, t.cfg, t.rng, a.bc_decisions, a.bc_epochs, a.minibatch_size, a.num_tables,
-                               seed=a.seed + 0xBC, progress=a.progress)
+                               seed=a.seed + 0xBC, progress=a.progress, num_threads=engine_threads_for(a))
         t.bc_done = True
         check_finite(t.net, {"bc_loss": bc["bc_loss"]}, 0, a)
         t.elapsed = clock()

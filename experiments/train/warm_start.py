@@ -82,7 +82,8 @@ class CodedObservations:
 
 
 def behaviour_cloning(net: PolicyNet, config: MusConfig, rng: np.random.Generator, decisions: int, epochs: int,
-                      minibatch_size: int, num_tables: int, seed: int, progress: bool = False) -> dict[str, float]:
+                      minibatch_size: int, num_tables: int, seed: int, progress: bool = False,
+                      num_threads: int | None = None) -> dict[str, float]:
     """Fit ``net``'s policy head to EquityAgent's decisions (EquityAgent on all four seats of ``num_tables``
     fresh tables of ``config``, seeded by ``seed``, for about ``decisions`` decisions; with señas its sign
     decisions too): ``epochs`` passes of Adam (learning rate 1e-3) on the masked categorical's negative
@@ -92,7 +93,7 @@ def behaviour_cloning(net: PolicyNet, config: MusConfig, rng: np.random.Generato
         ``bc_loss`` and ``bc_accuracy`` (of the last pass), ``bc_samples`` (decisions fitted).
     """
     teacher = EquityAgent()
-    env = VectorMusEnv(num_tables, config, seed=seed, reward="stones")
+    env = VectorMusEnv(num_tables, config, seed=seed, reward="stones", num_threads=num_threads)
     obs, mask = env.reset()
     steps = max(1, decisions // num_tables)
     X = CodedObservations(steps * num_tables, obs.shape[1])
