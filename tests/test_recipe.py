@@ -56,7 +56,7 @@ def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight)
     # the best responses of round 1 join round 2's population; every population holds the baselines and policies
     r1 = s["round1/probes"]["policies"]
     assert len(r1) == 2 and all(Path(p).is_file() for p in r1)
-    assert s["round1/meta"]["specs"] == ["rule", "equity", s["round0/train"]["policy"], *r1]
+    assert s["round1/meta"]["specs"] == ["rule", "equity", "ordago", s["round0/train"]["policy"], *r1]   # a rival
     assert set(r1) <= set(s["round2/meta"]["specs"]) and s["round1/train"]["policy"] in s["round2/meta"]["specs"]
     # each round trains against its meta-game's league, from the previous policy
     assert s["round2/train"]["league_mix"] == s["round2/meta"]["league_mix"]
@@ -71,6 +71,10 @@ def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight)
         assert (out / name).stat().st_size > 0, name
     table = (out / "recipe.md").read_text()
     assert f"| {kept} **kept** |" in table and table.count("\n| ") == 4       # the header and three rounds
+    # every round reports its margin over the rival, as a column of its own
+    assert all([row["opponent"] for row in s[f"round{r}/report"]["rows"]][:3] == ["rule", "equity", "ordago"]
+               for r in range(3))
+    assert "| vs rule | vs equity | vs ordago | vs previous round |" in table
     assert json.loads((out / rc.STATE_NAME).read_text())["steps"]["keep"] == s["keep"]
 
 
@@ -153,8 +157,12 @@ def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
     with pytest.raises(ValueError, match=r"other settings \(rounds\)"):
         rc.run_recipe(rc.make_recipe("tiny", rounds=3), straight[0], resume=True, **QUIET)
     for change, words in (({"rounds": -1}, "Recipe.rounds"), ({"self_share": 1.5}, "Recipe.self_share"),
-                          ({"probe_starts": ("clone",)}, "probe_starts"), ({"nope": 1}, "unknown recipe field")):
+                          ({"probe_starts": ("clone",)}, "probe_starts"), ({"nope": 1}, "unknown recipe field"),
+                          ({"rivals": ("rule",)}, "Recipe.rivals"), ({"rivals": "ppo"}, "Recipe.rivals")):
         with pytest.raises(ValueError, match=words):
             rc.make_recipe("tiny", **change)
     with pytest.raises(ValueError, match="unknown recipe preset"):
         rc.make_recipe("huge")
+    with pytest.raises(ValueError, match="Recipe.rivals: 'nobody' cannot play"):
+        rc.run_recipe(rc.make_recipe("tiny", rivals=("nobody",)), tmp_path / "rival", **QUIET)
+    assert not (tmp_path / "rival").exists()                  # refused before anything was written

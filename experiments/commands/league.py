@@ -34,6 +34,9 @@ def parser() -> ArgumentParser:
                    help="train the best responses as Ray tasks on the cluster at ADDRESS (HOST:PORT or auto)")
     p.add_argument("--torch-threads", type=int_in(1, 64), default=None,
                    help="torch threads of every training and probe (preset's: 1, as several share the cores)")
+    p.add_argument("--rivals", default=None, metavar="LIST",
+                   help="comma-separated agents that join every round's population and report, or none "
+                        "(preset's: ship ppo,ordago)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -46,6 +49,8 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     changes = {k: v for k, v in (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads))
                if v is not None}
+    if a.rivals is not None:
+        changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))
     try:
         settings = recipe.make_recipe(a.preset, **changes)
         with terminate_as_ctrl_c():

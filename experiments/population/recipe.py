@@ -11,8 +11,8 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
    a. *probes*: best responses trained against the frozen ``P(r-1)`` (every start of ``probe_starts`` and
       ``probe_seeds`` seeds; :func:`experiments.population.exploit.probe`), as parallel processes (``workers``) or
       Ray tasks (``ray_address``); their held-out gains measure ``P(r-1)``'s exploitability;
-   b. *the meta-game*: a duplicate round robin of the population (``rule``, ``equity``, every round's policy, every
-      probe's best response) and its Nash mixture (:func:`experiments.evaluate.ratings.nash_mixture` on stones per
+   b. *the meta-game*: a duplicate round robin of the population (``rule``, ``equity``, the ``rivals``, every
+      round's policy, every probe's best response) and its Nash mixture (:func:`experiments.evaluate.ratings.nash_mixture` on stones per
       hand);
    c. *training*: ``mus train`` warm-started from ``P(r-1)``, the magnet fixed at it, the league its own share
       (``self_share``) plus the Nash mixture's members by their shares, ``rule`` and ``equity`` at least
@@ -102,6 +102,11 @@ class Recipe:
     card_hands: int | None
     """the final card's sizes (None: mus evaluate's deal set v1)"""
     card_games: int | None
+    rivals: tuple[str, ...] = ()
+    """agents outside the recipe that join every round's population and report (``ship``: the shipped ``ppo``
+    and ``ordago``): a rival that beats a round's policy gets a Nash share of the next league, and each round
+    reports its margin over every rival (the recipe of 2026-12-03, without rivals, kept a policy that lost
+    −0.68 stones/hand to ``ppo`` and beat ``ordago`` by only +4.8)"""
     seed: int = 0
     torch_threads: int = 1
     """torch threads of every training and probe (1: several share the cores)"""
@@ -124,14 +129,14 @@ PRESETS: dict[str, Recipe] = {
                    self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
                    probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=13_000_000,
                    probe_preset="default", probe_eval_hands=20_000, probe_eval_games=2_000, meta_hands=2_000,
-                   eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None),
+                   eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None, rivals=("ppo", "ordago")),
     "tiny": Recipe(rounds=2, trainer_preset="tiny",
                    first=dict(warm_start="none", magnet_coef=0.1, magnet_every=2),
                    round_train=dict(magnet_coef=0.1),
                    self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
                    probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=32 * 8 * 4, probe_preset="tiny",
                    probe_eval_hands=16, probe_eval_games=4, meta_hands=8, eval_hands=16, eval_games=4,
-                   card_hands=16, card_games=4),
+                   card_hands=16, card_games=4, rivals=("ordago",)),
 }
 
 
@@ -159,6 +164,9 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
             raise ValueError(f"Recipe.{name} must be a number in [0, 1), got {v!r}")
     if r.self_share + r.snapshot_share + 2 * r.baseline_floor >= 1:
         raise ValueError("Recipe: self_share + snapshot_share + 2 * baseline_floor must leave room for the population")
+    if isinstance(r.rivals, str) or len(set(r.rivals)) != len(r.rivals) or set(r.rivals) & set(BASELINES):
+        raise ValueError(f"Recipe.rivals: a tuple of distinct agent specs other than {', '.join(BASELINES)}, "
+                         f"got {r.rivals!r}")
     if not r.probe_starts or any(s not in ("equity", "agent", "none") for s in r.probe_starts):
         raise ValueError(f"Recipe.probe_starts: some of equity, agent, none, got {r.probe_starts!r}")
     return r
@@ -257,6 +265,11 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         experiments.train.session.TrainingInterrupted: Ctrl-C in a step (``resume`` continues from it).
     """
     out = Path(out)
+    for spec in recipe.rivals:                      # a rival that cannot play is refused before anything runs
+        try:
+            make_agent(spec)
+        except (ValueError, OSError, ImportError) as e:
+            raise ValueError(f"Recipe.rivals: {spec!r} cannot play: {e}") from None
     steps = _Steps(out, recipe, resume, command)
     n_probes = len(recipe.probe_starts) * recipe.probe_seeds
     first_args = ppo.make_args(recipe.trainer_preset, **recipe.first)
@@ -348,7 +361,8 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         cfg = MusConfig()
         hands, games = make_deals(recipe.eval_hands, 7, cfg.target), make_deals(recipe.eval_games, 8, cfg.target)
         me = make_agent(policy)
-        rows = [duplicate_row(me, make_agent(o), ("policy", o), hands, games, cfg, 7) for o in BASELINES]
+        rows = [duplicate_row(me, make_agent(o), ("policy", o), hands, games, cfg, 7)
+                for o in (*BASELINES, *recipe.rivals)]
         if previous is not None:
             rows.append(duplicate_row(me, make_agent(previous), ("policy", "previous"), hands, games, cfg, 7))
         say(f"{name}: " + ", ".join(f"vs {r['opponent']} {r['stones']:+.3f} [{r['stones_lo']:+.3f}, "
@@ -365,7 +379,7 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             previous = policies[-1]
             probes.append(probe_step(f"round{r}/probes", previous))
             responses += probes[-1]["policies"]
-            meta = meta_step(f"round{r}/meta", [*BASELINES, *policies, *responses])
+            meta = meta_step(f"round{r}/meta", [*BASELINES, *recipe.rivals, *policies, *responses])
             overrides = {**recipe.round_train, "warm_start": previous, "magnet_every": 0,
                          "league_mix": meta["league_mix"], "seed": recipe.seed + r}
             policies.append(train_step(f"round{r}/train", overrides)["policy"])
@@ -399,18 +413,19 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     s = data["steps"]
     rounds = sorted(int(k.split("/")[0][5:]) for k in s if k.startswith("round") and k.endswith("/train"))
     gains = keep["gains"]
+    opponents = [row["opponent"] for row in s[f"round{rounds[0]}/report"]["rows"]] + ["previous"]   # rivals too
     lines = ["# The recipe's rounds", "", f"`{data.get('command', 'mus league')}`, on {data.get('machine', '?')}; "
              f"{data.get('seconds', 0.0) / 60:.1f} minutes in all (trainings and probes).", "",
-             "| round | decisions | minutes | vs rule | vs equity | vs previous round | largest probe gain | "
-             "its game win rate |", "|---|---|---|---|---|---|---|---|"]
+             "| round | decisions | minutes | " + " | ".join(f"vs {o}" for o in opponents[:-1])
+             + " | vs previous round | largest probe gain | its game win rate |", "|---" * (len(opponents) + 5) + "|"]
     for r in rounds:
         t, rep = s[f"round{r}/train"], s[f"round{r}/report"]
         by = {row["opponent"]: row for row in rep["rows"]}
-        cell = {o: (f"{by[o]['stones']:+.3f} [{by[o]['stones_lo']:+.3f}, {by[o]['stones_hi']:+.3f}]" if o in by
-                    else "") for o in ("rule", "equity", "previous")}
+        cells = [f"{by[o]['stones']:+.3f} [{by[o]['stones_lo']:+.3f}, {by[o]['stones_hi']:+.3f}]" if o in by else ""
+                 for o in opponents]
         mark = " **kept**" if r == keep["round"] else ""
-        lines.append(f"| {r}{mark} | {t['decisions']:,} | {t['minutes']:.1f} | {cell['rule']} | {cell['equity']} | "
-                     f"{cell['previous']} | {gains[r]:+.3f} | {keep['wins'][r]:.3f} |")
+        lines.append(f"| {r}{mark} | {t['decisions']:,} | {t['minutes']:.1f} | " + " | ".join(cells)
+                     + f" | {gains[r]:+.3f} | {keep['wins'][r]:.3f} |")
     lines += ["", f"Kept: round {keep['round']} (the smallest largest gain of probes that never trained it), "
               f"`{keep['policy']}`, copied to `policy.pt`; its report card: `card.md`."]
     (out / "recipe.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
