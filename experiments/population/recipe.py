@@ -12,8 +12,8 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
       ``probe_seeds`` seeds; :func:`experiments.population.exploit.probe`), as parallel processes (``workers``) or
       Ray tasks (``ray_address``); their held-out gains measure ``P(r-1)``'s exploitability;
    b. *the meta-game*: a duplicate round robin of the population (``rule``, ``equity``, the ``rivals``, every
-      round's policy, every probe's best response) and its Nash mixture (:func:`experiments.evaluate.ratings.nash_mixture` on stones per
-      hand);
+      round's policy, every probe's best response) and its Nash mixture
+      (:func:`experiments.evaluate.ratings.nash_mixture` on stones per hand);
    c. *training*: ``mus train`` warm-started from ``P(r-1)``, the magnet fixed at it, the league its own share
       (``self_share``) plus the Nash mixture's members by their shares, ``rule`` and ``equity`` at least
       ``baseline_floor`` each: the policy ``Pr``.
