@@ -75,6 +75,7 @@ def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight)
     assert all([row["opponent"] for row in s[f"round{r}/report"]["rows"]][:3] == ["rule", "equity", "ordago"]
                for r in range(3))
     assert "| vs rule | vs equity | vs ordago | vs previous round |" in table
+    assert all("ordago:" in s[f"round{r}/train"]["league_mix"] for r in (1, 2))    # its floor in every league
     assert json.loads((out / rc.STATE_NAME).read_text())["steps"]["keep"] == s["keep"]
 
 
@@ -119,6 +120,7 @@ def test_the_nash_shares_of_rock_paper_scissors_and_of_a_dominated_agent() -> No
     assert "loser.pt" not in shares and shares["self"] == recipe.self_share
     assert shares["a.pt"] == pytest.approx(shares["b.pt"], abs=0.02)
     assert shares["rule"] == shares["equity"] == recipe.baseline_floor      # the baselines' floor
+    assert shares["ordago"] == recipe.rival_floor > 0                         # and the rival's
 
 
 def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, monkeypatch) -> None:
@@ -158,7 +160,8 @@ def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
         rc.run_recipe(rc.make_recipe("tiny", rounds=3), straight[0], resume=True, **QUIET)
     for change, words in (({"rounds": -1}, "Recipe.rounds"), ({"self_share": 1.5}, "Recipe.self_share"),
                           ({"probe_starts": ("clone",)}, "probe_starts"), ({"nope": 1}, "unknown recipe field"),
-                          ({"rivals": ("rule",)}, "Recipe.rivals"), ({"rivals": "ppo"}, "Recipe.rivals")):
+                          ({"rivals": ("rule",)}, "Recipe.rivals"), ({"rivals": "ppo"}, "Recipe.rivals"),
+                          ({"rival_floor": 0.5}, "leave room")):
         with pytest.raises(ValueError, match=words):
             rc.make_recipe("tiny", **change)
     with pytest.raises(ValueError, match="unknown recipe preset"):

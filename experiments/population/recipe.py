@@ -107,6 +107,9 @@ class Recipe:
     and ``ordago``): a rival that beats a round's policy gets a Nash share of the next league, and each round
     reports its margin over every rival (the recipe of 2026-12-03, without rivals, kept a policy that lost
     −0.68 stones/hand to ``ppo`` and beat ``ordago`` by only +4.8)"""
+    rival_floor: float = 0.0
+    """the least share of each rival in a round's league (``ordago`` loses to everyone, so the Nash mixture never
+    picks it; the shipped ``ppo``'s stages kept it at 0.05)"""
     seed: int = 0
     torch_threads: int = 1
     """torch threads of every training and probe (1: several share the cores)"""
@@ -129,14 +132,15 @@ PRESETS: dict[str, Recipe] = {
                    self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
                    probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=13_000_000,
                    probe_preset="default", probe_eval_hands=20_000, probe_eval_games=2_000, meta_hands=2_000,
-                   eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None, rivals=("ppo", "ordago")),
+                   eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None, rivals=("ppo", "ordago"),
+                   rival_floor=0.05),
     "tiny": Recipe(rounds=2, trainer_preset="tiny",
                    first=dict(warm_start="none", magnet_coef=0.1, magnet_every=2),
                    round_train=dict(magnet_coef=0.1),
                    self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
                    probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=32 * 8 * 4, probe_preset="tiny",
                    probe_eval_hands=16, probe_eval_games=4, meta_hands=8, eval_hands=16, eval_games=4,
-                   card_hands=16, card_games=4, rivals=("ordago",)),
+                   card_hands=16, card_games=4, rivals=("ordago",), rival_floor=0.05),
 }
 
 
@@ -158,12 +162,13 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
         v = getattr(r, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "rounds" else 1):
             raise ValueError(f"Recipe.{name} must be an int >= {0 if name == 'rounds' else 1}, got {v!r}")
-    for name in ("self_share", "snapshot_share", "baseline_floor", "min_share"):
+    for name in ("self_share", "snapshot_share", "baseline_floor", "min_share", "rival_floor"):
         v = getattr(r, name)
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < 1:
             raise ValueError(f"Recipe.{name} must be a number in [0, 1), got {v!r}")
-    if r.self_share + r.snapshot_share + 2 * r.baseline_floor >= 1:
-        raise ValueError("Recipe: self_share + snapshot_share + 2 * baseline_floor must leave room for the population")
+    if r.self_share + r.snapshot_share + 2 * r.baseline_floor + len(r.rivals) * r.rival_floor >= 1:
+        raise ValueError("Recipe: self_share + snapshot_share + 2 * baseline_floor + rival_floor per rival must "
+                         "leave room for the population")
     if isinstance(r.rivals, str) or len(set(r.rivals)) != len(r.rivals) or set(r.rivals) & set(BASELINES):
         raise ValueError(f"Recipe.rivals: a tuple of distinct agent specs other than {', '.join(BASELINES)}, "
                          f"got {r.rivals!r}")
@@ -177,7 +182,7 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
 def league_from_nash(specs: Sequence[str], mixture: Sequence[float], recipe: Recipe) -> str:
     """A round's ``league_mix``: ``self`` and ``snapshot`` at their shares, every population member whose Nash
     share is at least ``min_share`` at its share of the rest, ``rule`` and ``equity`` at least ``baseline_floor``
-    each (the shares are renormalised by the trainer)."""
+    each, every rival at least ``rival_floor`` (the shares are renormalised by the trainer)."""
     rest = 1.0 - recipe.self_share - recipe.snapshot_share
     p = np.asarray(mixture, dtype=np.float64)
     keep = p >= recipe.min_share
@@ -186,6 +191,8 @@ def league_from_nash(specs: Sequence[str], mixture: Sequence[float], recipe: Rec
     shares = {spec: rest * float(w) for spec, w in zip(specs, p, strict=True) if w > 0}
     for b in BASELINES:
         shares[b] = max(shares.get(b, 0.0), recipe.baseline_floor)
+    for rival in recipe.rivals:
+        shares[rival] = max(shares.get(rival, 0.0), recipe.rival_floor)
     items = [("self", recipe.self_share), ("snapshot", recipe.snapshot_share), *shares.items()]
     return ",".join(f"{name}:{share:.4f}" for name, share in items if share > 0)
 
