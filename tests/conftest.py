@@ -53,15 +53,17 @@ def fuzz_games(request: pytest.FixtureRequest) -> int:
     return n
 
 
-#: SIGINT's and SIGTERM's handlers when the session started. ``ray.init`` installs a SIGTERM handler in the driver
-#: and ``ray.shutdown`` leaves it there, so a test after a Ray test (in the same xdist worker) would see Ray's.
-_START_HANDLERS = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+#: Python's own SIGINT and SIGTERM handlers, which every test starts with. ``ray.init`` installs a SIGTERM handler
+#: in the driver and ``ray.shutdown`` leaves it there, so a test after a Ray test (in the same xdist worker) would
+#: see Ray's; and a session started in the background by a shell (``pytest &``) inherits SIGINT ignored, so its
+#: Ctrl-C tests, and the commands they start, would never see one.
+_TEST_HANDLERS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
 
 
 @pytest.fixture(autouse=True)
 def _signal_handlers_as_at_start() -> None:
-    """Every test starts with the session's own Ctrl-C and SIGTERM handlers (whatever an earlier test's library
-    left installed)."""
-    for sig, handler in _START_HANDLERS.items():
-        if handler is not None and signal.getsignal(sig) is not handler:
+    """Every test starts with Python's own Ctrl-C and SIGTERM handlers (whatever an earlier test's library left
+    installed, or the shell that started the session)."""
+    for sig, handler in _TEST_HANDLERS.items():
+        if signal.getsignal(sig) is not handler:
             signal.signal(sig, handler)
