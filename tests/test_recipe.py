@@ -169,3 +169,23 @@ def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
     with pytest.raises(ValueError, match="Recipe.rivals: 'nobody' cannot play"):
         rc.run_recipe(rc.make_recipe("tiny", rivals=("nobody",)), tmp_path / "rival", **QUIET)
     assert not (tmp_path / "rival").exists()                  # refused before anything was written
+
+
+def test_a_resume_refuses_a_rival_whose_weights_changed(tmp_path: Path) -> None:
+    """``ppo`` as a rival is whatever is shipped when the recipe runs: recipe.json keeps each rival's digest, and a
+    resume against other weights is refused before anything runs."""
+    from agents.policy import SHIPPED_POLICY
+
+    rival = tmp_path / "rival.pt"
+    shutil.copyfile(SHIPPED_POLICY, rival)
+    recipe = rc.make_recipe("tiny", rivals=("ordago", str(rival)))
+    digests = rc.rival_digests(recipe)
+    assert digests["ordago"] is None and len(digests[str(rival)]) == 64
+    out = tmp_path / "run"
+    out.mkdir()
+    state = {"settings": recipe.to_dict(), "rivals": {**digests, str(rival): "0" * 64}, "steps": {}, "seconds": 0.0}
+    (out / rc.STATE_NAME).write_text(json.dumps(state))
+    with pytest.raises(ValueError, match="rival.pt changed since"):
+        rc.run_recipe(recipe, out, resume=True, **QUIET)
+    assert json.loads((out / rc.STATE_NAME).read_text()) == state              # nothing rewritten
+

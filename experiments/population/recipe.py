@@ -49,13 +49,14 @@ from experiments.evaluate.deals import make_deals
 from experiments.evaluate.ratings import nash_mixture
 from experiments.evaluate.report_card import card_markdown, duplicate_row, report_card
 from experiments.evaluate.tournament import agent_labels, round_robin
-from experiments.population.exploit import probe
+from experiments.population.exploit import policy_file_of, probe
 from experiments.population.exploit_seeds import aggregate_probes, probe_folder, run_probe_jobs
 from experiments.train import ppo
 from experiments.train.report import machine_text, progress_bar
 from mus_env import MusConfig
 
-__all__ = ["Recipe", "PRESETS", "make_recipe", "run_recipe", "league_from_nash", "keep_round", "STATE_NAME"]
+__all__ = ["Recipe", "PRESETS", "make_recipe", "run_recipe", "league_from_nash", "keep_round", "STATE_NAME",
+           "rival_digests"]
 
 #: The recipe's record of its settings and finished steps (in ``OUT``).
 STATE_NAME = "recipe.json"
@@ -211,7 +212,7 @@ def keep_round(gains: Sequence[float]) -> int:
 class _Steps:
     """``OUT/recipe.json``: the settings and the result of every finished step, written after each step."""
 
-    def __init__(self, out: Path, recipe: Recipe, resume: bool, command: str) -> None:
+    def __init__(self, out: Path, recipe: Recipe, resume: bool, command: str, rivals: dict[str, str | None]) -> None:
         self.path = out / STATE_NAME
         if self.path.is_file() and not resume:
             raise ValueError(f"{out} holds a recipe already ({STATE_NAME}): continue it with --resume, or give "
@@ -223,10 +224,14 @@ class _Steps:
             if saved.get("settings") != recipe.to_dict():
                 differ = sorted(k for k, v in recipe.to_dict().items() if saved.get("settings", {}).get(k) != v)
                 raise ValueError(f"--resume: the recipe in {out} was made with other settings ({', '.join(differ)})")
-            self.data = saved
+            changed = [spec for spec, digest in saved.get("rivals", rivals).items() if rivals.get(spec) != digest]
+            if changed:
+                raise ValueError(f"--resume: the rival(s) {', '.join(changed)} changed since the recipe in {out} "
+                                 "started (another policy file): rerun it in a new folder, or restore the file")
+            self.data = {**saved, "rivals": rivals}
         else:
             self.data = {"settings": recipe.to_dict(), "command": command, "machine": machine_text(),
-                         "steps": {}, "seconds": 0.0}
+                         "rivals": rivals, "steps": {}, "seconds": 0.0}
         out.mkdir(parents=True, exist_ok=True)
         self.write()
 
@@ -242,6 +247,24 @@ class _Steps:
         tmp = self.path.with_name(self.path.name + ".tmp")
         tmp.write_text(json.dumps(self.data, indent=2), encoding="utf-8")
         tmp.replace(self.path)
+
+
+def rival_digests(recipe: Recipe) -> dict[str, str | None]:
+    """Each rival's weights digest (None for an agent without weights), recorded in ``recipe.json``: ``ppo`` is
+    whatever agent is shipped when the recipe runs, and a resume refuses a rival whose weights changed.
+
+    Raises:
+        ValueError: a rival that cannot play (before anything is written).
+    """
+    digests: dict[str, str | None] = {}
+    for spec in recipe.rivals:
+        try:
+            make_agent(spec)
+            digests[spec] = _policy_digest(Path(policy_file_of(spec))) if spec == "ppo" or spec.endswith(".pt") \
+                else None
+        except (ValueError, OSError, ImportError) as e:
+            raise ValueError(f"Recipe.rivals: {spec!r} cannot play: {e}") from None
+    return digests
 
 
 def _policy_digest(path: Path) -> str:
@@ -274,12 +297,7 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         experiments.train.session.TrainingInterrupted: Ctrl-C in a step (``resume`` continues from it).
     """
     out = Path(out)
-    for spec in recipe.rivals:                      # a rival that cannot play is refused before anything runs
-        try:
-            make_agent(spec)
-        except (ValueError, OSError, ImportError) as e:
-            raise ValueError(f"Recipe.rivals: {spec!r} cannot play: {e}") from None
-    steps = _Steps(out, recipe, resume, command)
+    steps = _Steps(out, recipe, resume, command, rival_digests(recipe))
     n_probes = len(recipe.probe_starts) * recipe.probe_seeds
     first_args = ppo.make_args(recipe.trainer_preset, **recipe.first)
     round_args = ppo.make_args(recipe.trainer_preset, **recipe.round_train)
