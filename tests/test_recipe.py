@@ -123,6 +123,45 @@ def test_the_nash_shares_of_rock_paper_scissors_and_of_a_dominated_agent() -> No
     assert shares["ordago"] == recipe.rival_floor > 0                         # and the rival's
 
 
+def test_rivals_that_beat_everyone_are_capped_and_the_rest_follows_the_population_nash() -> None:
+    """A rival that beats every member takes the whole Nash mixture (``ppo`` in the run of 2026-12-03); with
+    ``rival_cap`` it keeps the cap, and the rest goes to the members by their own Nash mixture (rock-paper-scissors
+    here: a third each)."""
+    payoff = np.zeros((5, 5))
+    payoff[:3, :3] = [[0, -1, 1], [1, 0, -1], [-1, 1, 0]]
+    payoff[3, :3], payoff[:3, 3] = 2.0, -2.0            # the rival beats a, b and c
+    payoff[4, :4], payoff[:4, 4] = -5.0, 5.0            # a second rival loses to everyone
+    specs = ["a.pt", "b.pt", "c.pt", "ppo", "ordago"]
+    raw, _ = nash_mixture(payoff)
+    assert raw[3] > 0.99                                                    # the rival takes it all
+    capped = rc.cap_rivals(specs, payoff, raw, rc.make_recipe("tiny", rivals=("ppo", "ordago"), rival_cap=0.25))
+    assert capped.sum() == pytest.approx(1.0)
+    assert capped[3] + capped[4] == pytest.approx(0.25, abs=1e-9)
+    assert np.allclose(capped[:3], 0.75 / 3, atol=0.02)
+    uncapped = rc.cap_rivals(specs, payoff, raw, rc.make_recipe("tiny", rivals=("ppo", "ordago")))
+    assert np.array_equal(uncapped, raw)                                   # the default: no cap
+    # a rival under the cap keeps its Nash share, and so does everyone else
+    mixed = np.array([0.3, 0.3, 0.3, 0.1, 0.0])
+    assert np.array_equal(rc.cap_rivals(specs, payoff, mixed, rc.make_recipe("tiny", rivals=("ppo",),
+                                                                            rival_cap=0.25)), mixed)
+
+
+def test_a_resume_takes_a_setting_added_later_at_its_default(tmp_path: Path) -> None:
+    """A recipe.json written before ``rival_cap`` existed ran without a cap: its resume is accepted with the
+    default and refused with another value (the settings check passes first, then the rival's digest refuses
+    the resume, so nothing runs)."""
+    recipe = rc.make_recipe("tiny")
+    old = {k: v for k, v in recipe.to_dict().items() if k != "rival_cap"}
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / rc.STATE_NAME).write_text(json.dumps({"settings": old, "rivals": {"ordago": "0" * 64}, "steps": {},
+                                                 "seconds": 0.0}))
+    with pytest.raises(ValueError, match="ordago changed since"):          # past the settings check
+        rc.run_recipe(recipe, out, resume=True, **QUIET)
+    with pytest.raises(ValueError, match=r"other settings \(rival_cap\)"):
+        rc.run_recipe(rc.make_recipe("tiny", rival_cap=0.5), out, resume=True, **QUIET)
+
+
 def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, monkeypatch) -> None:
     """Ctrl-C in the middle of round 1's first best response, then in the middle of round 2's training: each
     resume goes on from the step's own checkpoint, and the recipe ends with the results of one never stopped."""
@@ -161,7 +200,8 @@ def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
     for change, words in (({"rounds": -1}, "Recipe.rounds"), ({"self_share": 1.5}, "Recipe.self_share"),
                           ({"probe_starts": ("clone",)}, "probe_starts"), ({"nope": 1}, "unknown recipe field"),
                           ({"rivals": ("rule",)}, "Recipe.rivals"), ({"rivals": "ppo"}, "Recipe.rivals"),
-                          ({"rival_floor": 0.5}, "leave room")):
+                          ({"rival_floor": 0.5}, "leave room"), ({"rival_cap": 1.5}, "Recipe.rival_cap"),
+                          ({"rival_cap": float("nan")}, "Recipe.rival_cap")):
         with pytest.raises(ValueError, match=words):
             rc.make_recipe("tiny", **change)
     with pytest.raises(ValueError, match="unknown recipe preset"):

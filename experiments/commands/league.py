@@ -37,6 +37,9 @@ def parser() -> ArgumentParser:
     p.add_argument("--rivals", default=None, metavar="LIST",
                    help="comma-separated agents that join every round's population and report, or none "
                         "(preset's: ship ppo,ordago)")
+    p.add_argument("--rival-cap", type=float, default=None, metavar="SHARE",
+                   help="the most the rivals together take of a round's Nash mixture, in [0, 1]; the rest follows "
+                        "the Nash mixture of the population without them (preset's: 1, no cap)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -47,8 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
     p = parser()
     a = p.parse_args(argv)
-    changes = {k: v for k, v in (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads))
-               if v is not None}
+    given = (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads), ("rival_cap", a.rival_cap))
+    changes = {k: v for k, v in given if v is not None}
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))
     try:
