@@ -6,7 +6,8 @@
 * The Nash mixture of the population: rock-paper-scissors gives the uniform mixture, a dominated agent gets nothing
   and leaves the league.
 * A recipe stopped in the middle of a best response, then in the middle of a round's training, resumes to exactly
-  the results of one never stopped.
+  the results of one never stopped; a finished recipe made longer (``--resume --rounds N``) ends as one run with N
+  rounds from the start.
 """
 
 from __future__ import annotations
@@ -190,13 +191,34 @@ def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, 
     assert _comparable(resumed).replace(str(out), "OUT") == _comparable(straight[1]).replace(str(straight[0]), "OUT")
 
 
+def test_a_finished_recipe_made_longer_ends_as_one_run_with_the_rounds_from_the_start(straight, tmp_path: Path) -> None:
+    """``--resume --rounds 2`` on a finished recipe of one round: its final probes become round 2's probes (moved,
+    not trained again), and the recipe ends with the results of the straight two-round run."""
+    out = tmp_path / "run"
+    rc.run_recipe(rc.make_recipe("tiny", rounds=1), out, **QUIET)
+    assert (out / "final" / "probes").is_dir() and not (out / "round2").exists()
+    trained: list[str] = []
+
+    def counting_probe(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        trained.append(str(kwargs["out"]))
+        return rc.probe(*args, **kwargs)
+
+    longer = rc.run_recipe(rc.make_recipe("tiny"), out, resume=True, probe_fn=counting_probe, **QUIET)
+    assert longer["settings"]["rounds"] == 2 and longer["extended"] == [{"from": 1, "to": 2}]
+    assert len(trained) == 2 and all("/final/probes/" in f for f in trained)          # round 2's were not retrained
+    assert all(Path(p).is_file() and "/round2/probes/" in p for p in longer["steps"]["round2/probes"]["policies"])
+    assert _comparable(longer).replace(str(out), "OUT") == _comparable(straight[1]).replace(str(straight[0]), "OUT")
+
+
 def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
     with pytest.raises(ValueError, match="holds a recipe already"):
         rc.run_recipe(rc.make_recipe("tiny"), straight[0], **QUIET)
     with pytest.raises(ValueError, match="no recipe to resume"):
         rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "none", resume=True, **QUIET)
-    with pytest.raises(ValueError, match=r"other settings \(rounds\)"):
-        rc.run_recipe(rc.make_recipe("tiny", rounds=3), straight[0], resume=True, **QUIET)
+    with pytest.raises(ValueError, match=r"other settings \(rounds\) \(rounds can only grow"):
+        rc.run_recipe(rc.make_recipe("tiny", rounds=1), straight[0], resume=True, **QUIET)
+    with pytest.raises(ValueError, match=r"other settings \(rounds, seed\)"):      # longer, but not only longer
+        rc.run_recipe(rc.make_recipe("tiny", rounds=3, seed=1), straight[0], resume=True, **QUIET)
     for change, words in (({"rounds": -1}, "Recipe.rounds"), ({"self_share": 1.5}, "Recipe.self_share"),
                           ({"probe_starts": ("clone",)}, "probe_starts"), ({"nope": 1}, "unknown recipe field"),
                           ({"rivals": ("rule",)}, "Recipe.rivals"), ({"rivals": "ppo"}, "Recipe.rivals"),

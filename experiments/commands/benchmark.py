@@ -31,10 +31,12 @@ def parser() -> ArgumentParser:
     sub.add_parser("rows", help="list the rows")
     r = sub.add_parser("run", help="train one row for the budget, then evaluate it (continues a stopped one)")
     r.add_argument("row", choices=list(ROWS))
-    r.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
+    r.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0,
+                   help="the row's seed (its training; the evaluation's deal set is the same for every seed)")
     r.add_argument("--minutes", type=positive_float, default=30.0, help="wall-clock training budget")
     r.add_argument("--out", default="runs/benchmark", help="the benchmark's folder (one subfolder per row and seed)")
-    r.add_argument("--torch-threads", type=int_in(1, 64), default=1)
+    r.add_argument("--torch-threads", type=int_in(1, 64), default=1,
+                   help="torch's intra-op threads (1: the protocol's; on 2 cores more was measured slower)")
     r.add_argument("--tiny", type=boolean, default=False, metavar="BOOL",
                    help="a smoke run: the smallest sizes and a tiny evaluation (its figures mean nothing)")
     s = sub.add_parser("all", help="every row (or --rows) for every seed, one after the other, each as its own "
@@ -43,7 +45,8 @@ def parser() -> ArgumentParser:
     s.add_argument("--seeds", type=int_in(1, 100), default=2, help="seeds 0..N-1 of each row")
     s.add_argument("--minutes", type=positive_float, default=30.0, help="wall-clock training budget of each run")
     s.add_argument("--out", default="runs/benchmark", help="the benchmark's folder (one subfolder per row and seed)")
-    s.add_argument("--torch-threads", type=int_in(1, 64), default=1)
+    s.add_argument("--torch-threads", type=int_in(1, 64), default=1,
+                   help="torch's intra-op threads of each run (1: the protocol's)")
     s.add_argument("--tiny", type=boolean, default=False, metavar="BOOL", help="smoke runs (figures mean nothing)")
     t = sub.add_parser("table", help="the table and the learning curves of the finished rows")
     t.add_argument("--out", default="runs/benchmark", help="the benchmark's folder")

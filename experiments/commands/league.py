@@ -3,6 +3,9 @@
 population, and the next policy trains against the population's Nash mixture with a magnet at its start; the
 policy kept is the least exploitable by probes that never trained it, with its report card.
 
+``mus league --resume --rounds N`` makes a finished (or stopped) recipe longer: the rounds it ran are kept, its
+final probes become the next round's, and it ends as a recipe of N rounds run from the start would.
+
 Exit status as ``mus train``'s: 2 refused (one line), 1 a training diverged, 130 interrupted (``--resume``
 continues from the step that was running).
 """
@@ -26,7 +29,9 @@ def parser() -> ArgumentParser:
     p.add_argument("--preset", choices=sorted(recipe.PRESETS), default="ship",
                    help="ship: the shipped agent's recipe (about 3 hours on 2 cores); tiny: seconds (a smoke run)")
     p.add_argument("--out", default="runs/league", help="the recipe's folder")
-    p.add_argument("--rounds", type=int_in(0, 100), default=None, help="rounds after the first stage (preset's)")
+    p.add_argument("--rounds", type=int_in(0, 100), default=None,
+                   help="rounds after the first stage (preset's); with --resume, more rounds than the recipe in "
+                   "--out had continue it: its final probes become the next round's")
     p.add_argument("--seed", type=int_in(0, 2**31 - 1), default=None, help="seed of every step (preset's: 0)")
     p.add_argument("--workers", type=int_in(1, 256), default=2,
                    help="best responses trained at once, as processes on this machine")

@@ -27,7 +27,9 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
 Every step is a run of its own folder under ``OUT`` (``round0/train``, ``round1/probes/equity-seed0``,
 ``round1/meta.json``, ...) and is marked done in ``OUT/recipe.json`` when it ends; ``resume`` skips what is done
 and resumes a stopped training or probe from its checkpoint, so a resumed recipe ends exactly as one never
-stopped. One progress bar counts the whole recipe's decisions.
+stopped. A resume with more ``rounds`` makes a recipe longer (:func:`extend_rounds`): the final probes of its last
+policy become the next round's, and it ends as a recipe of that many rounds from the start would. One progress bar
+counts the whole recipe's decisions.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from experiments.train.report import machine_text, progress_bar
 from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "make_recipe", "run_recipe", "league_from_nash", "keep_round", "STATE_NAME",
-           "rival_digests"]
+           "rival_digests", "extend_rounds"]
 
 #: The recipe's record of its settings and finished steps (in ``OUT``).
 STATE_NAME = "recipe.json"
@@ -254,13 +256,18 @@ class _Steps:
             saved = json.loads(self.path.read_text(encoding="utf-8"))
             # a setting added after the recipe started counts at its default (the behaviour it was made with)
             settings = {**_DEFAULTS, **saved.get("settings", {})}
-            if settings != recipe.to_dict():
-                differ = sorted(k for k, v in recipe.to_dict().items() if settings.get(k) != v)
-                raise ValueError(f"--resume: the recipe in {out} was made with other settings ({', '.join(differ)})")
+            differ = sorted(k for k, v in recipe.to_dict().items() if settings.get(k) != v)
+            longer = differ == ["rounds"] and recipe.rounds > settings["rounds"]
+            if differ and not longer:
+                more = " (rounds can only grow: a longer recipe continues a shorter one)" if "rounds" in differ else ""
+                raise ValueError(f"--resume: the recipe in {out} was made with other settings ({', '.join(differ)})"
+                                 + more)
             changed = [spec for spec, digest in saved.get("rivals", rivals).items() if rivals.get(spec) != digest]
             if changed:
                 raise ValueError(f"--resume: the rival(s) {', '.join(changed)} changed since the recipe in {out} "
                                  "started (another policy file): rerun it in a new folder, or restore the file")
+            if longer:
+                saved = extend_rounds(out, saved, recipe.rounds)
             self.data = {**saved, "rivals": rivals}
         else:
             self.data = {"settings": recipe.to_dict(), "command": command, "machine": machine_text(),
@@ -280,6 +287,43 @@ class _Steps:
         tmp = self.path.with_name(self.path.name + ".tmp")
         tmp.write_text(json.dumps(self.data, indent=2), encoding="utf-8")
         tmp.replace(self.path)
+
+
+def extend_rounds(out: Path, saved: dict[str, Any], rounds: int) -> dict[str, Any]:
+    """``saved`` (a recipe.json's content) made a recipe of ``rounds`` rounds: what ``--resume --rounds N`` does.
+
+    Rounds already run stay as they are. The final probes of the shorter recipe's last policy are the probes of
+    the next round (the same target, starts, seeds and budget), so their step and their folder
+    (``final/probes``, finished or stopped) become ``round<R+1>/probes``; the kept policy and the card are chosen
+    again at the end. A recipe extended so ends exactly as one run with ``rounds`` from the start.
+
+    Raises:
+        ValueError: the next round's probes folder exists already (nothing is changed).
+    """
+    before = int(saved["settings"]["rounds"])
+    name = f"round{before + 1}/probes"
+    source, target = out / "final" / "probes", out / name
+    if source.exists() and target.exists():
+        raise ValueError(f"--resume --rounds {rounds}: both {source} and {target} exist; remove the one that is "
+                         "not the last policy's probes")
+
+    def moved(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: moved(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [moved(v) for v in x]
+        if isinstance(x, str) and x.startswith(str(source)):
+            return str(target) + x[len(str(source)):]
+        return x
+
+    steps = {k: v for k, v in saved["steps"].items() if k not in ("final/probes", "keep", "card")}
+    if "final/probes" in saved["steps"]:
+        steps[name] = moved(saved["steps"]["final/probes"])
+    if source.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source.replace(target)                     # before recipe.json: a crash between is repaired by a rerun
+    history = [*saved.get("extended", []), {"from": before, "to": rounds}]
+    return {**saved, "settings": {**saved["settings"], "rounds": rounds}, "steps": steps, "extended": history}
 
 
 def rival_digests(recipe: Recipe) -> dict[str, str | None]:
