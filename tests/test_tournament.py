@@ -607,3 +607,18 @@ def test_a_policy_of_the_other_game_is_refused_before_anything(tmp_path, capsys,
     err = capsys.readouterr().err
     assert e.value.code == 2 and words in err and "--signals" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_the_default_cap_drops_a_raise_war_and_no_normal_hand() -> None:
+    """``MAX_HAND_DECISIONS`` is finite and applied by default (a raise war is dropped without a ``max_hand_decisions``
+    argument), and it is at least ten times what the baselines' hands take: random against random, whose hands
+    are the longest, drops nothing at a tenth of it."""
+    from experiments.evaluate.duplicate import MAX_HAND_DECISIONS
+
+    deals = make_deals(3, 5, 40)
+    with pytest.warns(RuntimeWarning, match=f"3 of 3 deals dropped.*passed {MAX_HAND_DECISIONS:,} decisions"):
+        assert play_pair(_RaiseForever(), _RaiseForever(), deals, mode="hands").abandoned == 3
+    many = make_deals(500, 6, 40)
+    res = play_pair(make_agent("random"), make_agent("random"), many, mode="hands",
+                    max_hand_decisions=MAX_HAND_DECISIONS // 10)
+    assert res.abandoned == 0 and len(res.hand_diff) == 500
