@@ -85,9 +85,9 @@ def test_a_row_end_to_end_writes_every_column_and_a_second_run_trains_nothing(tm
     assert sorted(set(COLUMNS) - set(saved)) == []
     assert saved["decisions"] > 0 and saved["train_minutes"] >= budget.minutes and saved["curve"]
     assert set(saved["curve"][0]) == {"minutes", "decisions", "vs_rule", "vs_rule_lo", "vs_rule_hi"}
-    for key in ("vs_rule", "vs_equity"):
-        assert set(saved[key]) >= {"stones", "stones_lo", "stones_hi", "win"}
-    assert "stones" in saved["probe"] and saved["tiny"] is True
+    for key in ("vs_rule", "vs_equity", "probe"):
+        assert set(saved[key]) >= {"stones", "stones_lo", "stones_hi", "win", "hands", "abandoned"}
+    assert saved["tiny"] is True
     from agents import make_agent
     from mus_env import MusGame
 
@@ -158,6 +158,10 @@ def test_the_table_ranks_the_rows_by_their_mean_over_seeds(tmp_path: Path) -> No
     assert [x["row"] for x in ranking(results)] == ["sb3-maskable-ppo", "mus-train"]      # 2.0 before 1.5
     text = benchmark_markdown(results)
     assert "| 1 | sb3-maskable-ppo | 2 | +2.00 |" in text and "+1.00 [+0.90, +1.10]" in text
+    assert "dropped" not in text
+    # a probe that lost deals to endless raises says so beside its gain
+    results[0]["probe"] = {**results[0]["probe"], "abandoned": 1234}
+    assert "+1.50 [+1.40, +1.60] (1,234 deals dropped: endless raises)" in benchmark_markdown(results)
     assert curves_figure(results, tmp_path / "c.png").stat().st_size > 5000
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "results.json").write_text(json.dumps({"row": "x"}))

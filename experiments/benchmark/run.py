@@ -65,8 +65,8 @@ def _card_row(card: dict[str, Any], opponent: str) -> dict[str, float]:
     rows = [r for r in card["rows"] if r["play"] == "sampled" and r["opponent"] == opponent]
     if not rows:
         return {}
-    keys = ("stones", "stones_lo", "stones_hi", "stones_p", "win", "win_lo", "win_hi", "win_p")
-    return {k: rows[0][k] for k in keys}
+    keys = ("stones", "stones_lo", "stones_hi", "stones_p", "win", "win_lo", "win_hi", "win_p", "hands", "abandoned")
+    return {k: rows[0][k] for k in keys if k in rows[0]}
 
 
 def run_row(name: str, budget: Budget, out: str | Path = "runs/benchmark", evaluation: Evaluation = EVALUATION,
@@ -122,7 +122,7 @@ def run_row(name: str, budget: Budget, out: str | Path = "runs/benchmark", evalu
         "budget_minutes": budget.minutes, "train_minutes": trained.minutes, "decisions": trained.decisions,
         "policy": trained.policy,
         "vs_rule": _card_row(card, "rule"), "vs_equity": _card_row(card, "equity"),
-        "probe": {k: gain[k] for k in ("stones", "stones_lo", "stones_hi", "win") if k in gain},
+        "probe": {k: gain[k] for k in ("stones", "stones_lo", "stones_hi", "win", "hands", "abandoned") if k in gain},
         "wall_minutes": dict(wall), "curve": trained.curve, "versions": trained.versions,
         "settings": trained.settings,
         "commands": {"row": command or " ".join(["mus", "benchmark", "run", name, "--seed", str(budget.seed),

@@ -42,7 +42,9 @@ def collect(folder: str | Path) -> list[dict[str, Any]]:
 def _margin(m: dict[str, float]) -> str:
     if not m:
         return "–"
-    return f"{m['stones']:+.2f} [{m['stones_lo']:+.2f}, {m['stones_hi']:+.2f}]"
+    dropped = int(m.get("abandoned", 0))
+    return (f"{m['stones']:+.2f} [{m['stones_lo']:+.2f}, {m['stones_hi']:+.2f}]"
+            + (f" ({dropped:,} deals dropped: endless raises)" if dropped else ""))
 
 
 def _win(m: dict[str, float]) -> str:
