@@ -137,11 +137,12 @@ def test_a_stopped_row_continues_with_its_minutes_and_curve(tmp_path: Path, monk
     assert done.minutes >= budget.minutes and done.decisions > first["curve"][0]["decisions"]
 
 
-def _fake(row: str, seed: int, vs_rule: float) -> dict:
+def _fake(row: str, seed: int, vs_rule: float, vs_equity: float | None = None) -> dict:
     m = {"stones": vs_rule, "stones_lo": vs_rule - 0.1, "stones_hi": vs_rule + 0.1, "win": 0.6}
+    e = m if vs_equity is None else {**m, "stones": vs_equity}
     return {"row": row, "seed": seed, "framework": "f", "algorithm": "a", "budget_minutes": 30, "train_minutes": 30,
             "decisions": 1000, "policy": "p.pt",
-            "vs_rule": m, "vs_equity": m, "probe": m, "wall_minutes": {"train": 30, "card": 2},
+            "vs_rule": m, "vs_equity": e, "probe": m, "wall_minutes": {"train": 30, "card": 2},
             "curve": [{"minutes": 15, "decisions": 500, "vs_rule": vs_rule - 1, "vs_rule_lo": vs_rule - 1.2,
                        "vs_rule_hi": vs_rule - 0.8}], "versions": {"torch": "x"}, "settings": {},
             "commands": {"row": "mus benchmark run"}, "evaluation": {}}
@@ -157,7 +158,7 @@ def test_the_table_ranks_the_rows_by_their_mean_over_seeds(tmp_path: Path) -> No
                                                        ("sb3-maskable-ppo", 0), ("sb3-maskable-ppo", 1)]
     assert [x["row"] for x in ranking(results)] == ["sb3-maskable-ppo", "mus-train"]      # 2.0 before 1.5
     text = benchmark_markdown(results)
-    assert "| 1 | sb3-maskable-ppo | 2 | +2.00 |" in text and "+1.00 [+0.90, +1.10]" in text
+    assert "| 1 | sb3-maskable-ppo | 2 | +2.00 | +2.00 | **+2.00** |" in text and "+1.00 [+0.90, +1.10]" in text
     assert "dropped" not in text
     # a probe that lost deals to endless raises says so beside its gain
     results[0]["probe"] = {**results[0]["probe"], "abandoned": 1234}
@@ -167,6 +168,15 @@ def test_the_table_ranks_the_rows_by_their_mean_over_seeds(tmp_path: Path) -> No
     (tmp_path / "bad" / "results.json").write_text(json.dumps({"row": "x"}))
     with pytest.raises(ValueError, match="not a benchmark results file"):
         collect(tmp_path)
+
+
+def test_a_row_that_beats_one_baseline_only_ranks_below_one_that_beats_both() -> None:
+    results = [_fake("sb3-maskable-ppo", 0, vs_rule=2.7, vs_equity=0.2), _fake("mus-train", 0, 0.85, 0.96),
+               _fake("rllib-ppo", 0, -1.76, -0.58)]
+    ranked = ranking(results)
+    assert [x["row"] for x in ranked] == ["mus-train", "sb3-maskable-ppo", "rllib-ppo"]
+    assert [x["worse"] for x in ranked] == [0.85, 0.2, -1.76]
+    assert "| 1 | mus-train | 1 | +0.85 | +0.96 | **+0.85** | +0.85 |" in benchmark_markdown(results)
 
 
 def test_the_command_line_lists_the_rows_and_refuses_an_unknown_one(capsys) -> None:

@@ -66,7 +66,7 @@ def _card_row(card: dict[str, Any], opponent: str) -> dict[str, float]:
     if not rows:
         return {}
     keys = ("stones", "stones_lo", "stones_hi", "stones_p", "win", "win_lo", "win_hi", "win_p", "hands", "abandoned")
-    return {k: rows[0][k] for k in keys if k in rows[0]}
+    return {k: rows[0][k] for k in keys}
 
 
 def run_row(name: str, budget: Budget, out: str | Path = "runs/benchmark", evaluation: Evaluation = EVALUATION,
