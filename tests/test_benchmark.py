@@ -177,6 +177,9 @@ def test_a_row_that_beats_one_baseline_only_ranks_below_one_that_beats_both() ->
     assert [x["row"] for x in ranked] == ["mus-train", "sb3-maskable-ppo", "rllib-ppo"]
     assert [x["worse"] for x in ranked] == [0.85, 0.2, -1.76]
     assert "| 1 | mus-train | 1 | +0.85 | +0.96 | **+0.85** | +0.85 |" in benchmark_markdown(results)
+    # a row without its margin over equity has no weaker baseline to rank by: it goes last, however it did vs rule
+    results.append({**_fake("tianshou-dqn", 0, 3.0), "vs_equity": {}})
+    assert ranking(results)[-1]["row"] == "tianshou-dqn"
 
 
 def test_the_command_line_lists_the_rows_and_refuses_an_unknown_one(capsys) -> None:

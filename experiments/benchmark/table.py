@@ -58,7 +58,8 @@ def _wall(r: dict[str, Any]) -> str:
 
 def ranking(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows ranked by the margin over the baseline each plays worse against: ``[{"row", "seeds", "vs_rule",
-    "vs_equity", "worse", "probe"}]`` (means of the seeds' figures; ``worse`` is the lower of the two means).
+    "vs_equity", "worse", "probe"}]`` (means of the seeds' figures; ``worse`` is the lower of the two means, NaN
+    when either is missing, and such a row ranks last).
 
     A row that learned only to beat one baseline (a best response to ``rule``) must not rank above one that
     beats both: the lower margin is the one a stranger's strategy would find first.
@@ -75,7 +76,7 @@ def ranking(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for name, rs in by_row.items():
         vs_rule, vs_equity = mean(rs, "vs_rule"), mean(rs, "vs_equity")
         rows.append({"row": name, "seeds": len(rs), "vs_rule": vs_rule, "vs_equity": vs_equity,
-                     "worse": min(vs_rule, vs_equity), "probe": mean(rs, "probe")})
+                     "worse": float(np.minimum(vs_rule, vs_equity)), "probe": mean(rs, "probe")})
     return sorted(rows, key=lambda x: -x["worse"] if x["worse"] == x["worse"] else np.inf)
 
 
