@@ -164,6 +164,9 @@ def test_the_table_ranks_the_rows_by_their_mean_over_seeds(tmp_path: Path) -> No
     results[0]["probe"] = {**results[0]["probe"], "abandoned": 1234}
     assert "+1.50 [+1.40, +1.60] (1,234 deals dropped: endless raises)" in benchmark_markdown(results)
     assert curves_figure(results, tmp_path / "c.png").stat().st_size > 5000
+    # the footer names each package's version once, whether a row recorded its local label or not
+    results[1]["versions"], results[2]["versions"] = {"torch": "2.13.0+cpu"}, {"torch": "2.13.0"}
+    assert benchmark_markdown(results).count("torch 2.13.0") == 1
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "results.json").write_text(json.dumps({"row": "x"}))
     with pytest.raises(ValueError, match="not a benchmark results file"):

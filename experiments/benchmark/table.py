@@ -103,7 +103,8 @@ def benchmark_markdown(results: Sequence[dict[str, Any]], figure: str | None = F
     for k, x in enumerate(ranking(results), 1):
         lines.append(f"| {k} | {x['row']} | {x['seeds']} | {x['vs_rule']:+.2f} | {x['vs_equity']:+.2f} | "
                      f"**{x['worse']:+.2f}** | {x['probe']:+.2f} |")
-    versions = sorted({f"{k} {v}" for r in results for k, v in r["versions"].items()})
+    # one entry per package: a local label ("2.13.0+cpu", as some rows record torch) is not another version
+    versions = sorted({f"{k} {str(v).split('+')[0]}" for r in results for k, v in r["versions"].items()})
     lines += ["", f"Budget: {', '.join(f'{b:g}' for b in budgets)} minutes of training per run. Versions: "
               f"{', '.join(versions)}. Each row's command is in its results file (`commands`)."]
     if figure:
