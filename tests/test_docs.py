@@ -175,7 +175,7 @@ def _figure_sources() -> dict[str, Any]:
             "probes": meta["exploitability"], "old_probes": meta["previous"]["exploitability"],
             "stages": stages, "stage_minutes": shares_rounded([s["minutes"] for s in stages])[0],
             "budget": lineage_budget(stages), "args": Args(),
-            "default_minutes": float(re.search(r"\(2026-12-02\): ([\d.]+) minutes wall", training).group(1))}
+            "default_minutes": float(re.search(r"\(2026-12-04\): ([\d.]+) minutes wall", training).group(1))}
 
 
 def _stones(r: dict[str, Any]) -> tuple[str, str, str]:

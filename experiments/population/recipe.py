@@ -142,9 +142,9 @@ _LB = "self:0.2,snapshot:0.15,rule:0.3,equity:0.3,ordago:0.05"
 PRESETS: dict[str, Recipe] = {
     "ship": Recipe(rounds=3, trainer_preset="default",
                    first=dict(total_decisions=120_000_000, magnet_coef=0.1, magnet_every=50, league_mix=_LB,
-                              eval_every=100, checkpoint_every=25),
+                              eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11),
                    round_train=dict(total_decisions=60_000_000, magnet_coef=0.1, eval_every=100,
-                                    checkpoint_every=25),
+                                    checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11),
                    self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
                    probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=13_000_000,
                    probe_preset="default", probe_eval_hands=20_000, probe_eval_games=2_000, meta_hands=2_000,
