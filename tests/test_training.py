@@ -434,7 +434,8 @@ def test_the_scratch_preset_is_the_default_run_from_a_random_network_for_600m_de
     changed = {k: scratch[k] for k in scratch if scratch[k] != default[k]}
     assert changed == {"warm_start": "none", "total_decisions": 600_000_000, "eval_every": 100,
                        "checkpoint_every": 25, "magnet_coef": 0.0, "magnet_every": 0,
-                       "league_mix": "self:0.4,snapshot:0.2,rule:0.2,equity:0.2"}       # the 2026-11 default
+                       "league_mix": "self:0.4,snapshot:0.2,rule:0.2,equity:0.2",       # the 2026-11 default
+                       "learning_rate": ps.LEARNING_RATE_2026_11}
 
 
 def test_args_round_trip_through_json(tmp_path) -> None:

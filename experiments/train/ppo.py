@@ -128,8 +128,7 @@ class Args:
     """environment steps per table per rollout"""
     # PPO
     learning_rate: float = 1.5e-3
-    """Adam learning rate (annealed to 0 with ``anneal_lr``); 1.5e-3 since 2026-12-04, 3e-4 before (the presets,
-    ``mus exploit``'s probes and ``mus league``'s stages keep 3e-4: :data:`LEARNING_RATE_2026_11`)"""
+    """Adam learning rate; 1.5e-3 since 2026-12-04 (3e-4 before: :data:`LEARNING_RATE_2026_11`)"""
     anneal_lr: bool = True
     """decay the learning rate linearly to 0 over the run"""
     gamma: float = 0.99
@@ -243,13 +242,9 @@ def magnet_kl(logp_all: torch.Tensor, magnet_logp_all: torch.Tensor) -> torch.Te
     return (logp_all.exp() * (logp_all - magnet_logp_all)).sum(-1).mean()
 
 
-#: The learning rate of every run measured before 2026-12-04: the presets below, the best responses of ``mus
-#: exploit`` and the stages of ``mus league`` keep it, so that their quoted figures stay reproducible; the default
-#: run's rose to 1.5e-3 then (docs/research/2026-12-training.md, how the default run was chosen).
 LEARNING_RATE_2026_11 = 3e-4
-
-#: The settings of the default run before 2026-12 (no magnet, a self-play-heavy league), which the presets of the
-#: agents made then keep.
+"""The learning rate before 2026-12-04, kept by the presets, probes and league stages that the docs quote."""
+#: The settings of the default run before 2026-12 (no magnet, a self-play-heavy league), which the presets keep.
 _BEFORE_2026_12 = dict(magnet_coef=0.0, magnet_every=0, league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2",
                        learning_rate=LEARNING_RATE_2026_11)
 
@@ -258,10 +253,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # a few updates on a few tables, for tests and smoke runs (seconds)
     "tiny": dict(num_tables=32, rollout_steps=8, total_decisions=32 * 8 * 4, minibatch_size=128, eval_every=2,
                  eval_hands=16, eval_games=4, checkpoint_every=2, snapshot_every=1, pool_size=2, hidden=(32, 32),
-                 torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1,
-                 **_BEFORE_2026_12),
-    # ``mus train``: the defaults of Args, about 10 minutes on 2 cores (the equity clone, then PPO with a magnet
-    # refreshed every 50 updates and a league weighted to equity: measured to rise and hold, docs/training.md)
+                 torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1, **_BEFORE_2026_12),
+    # ``mus train``: the defaults of Args, about 10 minutes on 2 cores (measured to rise and hold: docs/training.md)
     "default": dict(),
     # the agent shipped until 2026-12: the default run of 2026-11 made longer (about 1.5 hours on 2 cores)
     "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25, **_BEFORE_2026_12),
