@@ -55,7 +55,7 @@ def parser() -> ArgumentParser:
                        epilog="Every value not given comes from the preset; [brackets] show the default "
                               "preset's value and where the ship preset differs.")
     p.add_argument("--preset", default="default", choices=sorted(ppo.PRESETS),
-                   help="named settings to start from: tiny (seconds), default (about 10 minutes), ship (160M "
+                   help="named settings to start from: tiny (seconds), default (about 8 minutes), ship (160M "
                         "decisions from the equity clone, the ppo shipped until 2026-12), scratch (600M decisions "
                         "from a random network, stage 1 of today's ppo) [default]")
     p.add_argument("--resume", action="store_true",

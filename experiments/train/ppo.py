@@ -94,7 +94,7 @@ class Args:
     """seeds the environment, the league draws, the sampling and the network initialisation"""
     out: str = "runs/train"
     """output folder: checkpoint, policy, logs, learning curve"""
-    total_decisions: int = 40_000_000
+    total_decisions: int = 36_000_000
     """training budget in environment decisions (all seats, learner and opponents)"""
     max_minutes: float = 0.0
     """stop (with a checkpoint) after this many minutes of this process, 0: no limit; a stopped run resumes"""
@@ -254,7 +254,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "tiny": dict(num_tables=32, rollout_steps=8, total_decisions=32 * 8 * 4, minibatch_size=128, eval_every=2,
                  eval_hands=16, eval_games=4, checkpoint_every=2, snapshot_every=1, pool_size=2, hidden=(32, 32),
                  torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1, **_BEFORE_2026_12),
-    # ``mus train``: the defaults of Args, about 10 minutes on 2 cores (measured to rise and hold: docs/training.md)
+    # ``mus train``: the defaults of Args, about 8 minutes on 2 cores (measured to rise and hold: docs/training.md)
     "default": dict(),
     # the agent shipped until 2026-12: the default run of 2026-11 made longer (about 1.5 hours on 2 cores)
     "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25, **_BEFORE_2026_12),
