@@ -163,6 +163,26 @@ def test_a_resume_takes_a_setting_added_later_at_its_default(tmp_path: Path) -> 
         rc.run_recipe(rc.make_recipe("tiny", rival_cap=0.5), out, resume=True, **QUIET)
 
 
+def test_a_resume_of_a_recipe_whose_stages_named_no_learning_rate_takes_the_one_it_ran_at(tmp_path: Path) -> None:
+    """The ship preset's stages name their learning rate (3e-4) since the trainer's default changed on 2026-12-04;
+    a recipe.json written before ran at 3e-4 without naming it: its resume is accepted (past the settings check,
+    the rival's digest refuses, so nothing runs), and one whose stages named another rate is refused."""
+    recipe = rc.make_recipe("ship")
+    old = recipe.to_dict()
+    for stage in ("first", "round_train"):
+        assert old[stage].pop("learning_rate") == ppo.LEARNING_RATE_2026_11
+    out = tmp_path / "run"
+    out.mkdir()
+    state = {"settings": old, "rivals": {"ppo": "0" * 64, "ordago": None}, "steps": {}, "seconds": 0.0}
+    (out / rc.STATE_NAME).write_text(json.dumps(state))
+    with pytest.raises(ValueError, match="ppo changed since"):              # past the settings check
+        rc.run_recipe(recipe, out, resume=True, **QUIET)
+    state["settings"]["first"]["learning_rate"] = 1.5e-3
+    (out / rc.STATE_NAME).write_text(json.dumps(state))
+    with pytest.raises(ValueError, match=r"other settings \(first\)"):
+        rc.run_recipe(recipe, out, resume=True, **QUIET)
+
+
 def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, monkeypatch) -> None:
     """Ctrl-C in the middle of round 1's first best response, then in the middle of round 2's training: each
     resume goes on from the step's own checkpoint, and the recipe ends with the results of one never stopped."""

@@ -256,6 +256,10 @@ class _Steps:
             saved = json.loads(self.path.read_text(encoding="utf-8"))
             # a setting added after the recipe started counts at its default (the behaviour it was made with)
             settings = {**_DEFAULTS, **saved.get("settings", {})}
+            for stage in ("first", "round_train"):      # stages that did not name a learning rate ran at 3e-4,
+                now, then = recipe.to_dict()[stage], settings.get(stage, {})    # the trainer's default until 2026-12-04
+                if "learning_rate" in now and "learning_rate" not in then:
+                    settings[stage] = {**then, "learning_rate": ppo.LEARNING_RATE_2026_11}
             differ = sorted(k for k, v in recipe.to_dict().items() if settings.get(k) != v)
             longer = differ == ["rounds"] and recipe.rounds > settings["rounds"]
             if differ and not longer:
