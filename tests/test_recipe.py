@@ -183,6 +183,21 @@ def test_a_resume_of_a_recipe_whose_stages_named_no_learning_rate_takes_the_one_
         rc.run_recipe(recipe, out, resume=True, **QUIET)
 
 
+def test_the_refine_preset_is_the_ship_rounds_from_the_weights_its_probes_measured() -> None:
+    """``refine`` changes only round 0 (a warm start from candidate E's file, the magnet fixed there) and the
+    rivals' cap; the file holds the weights that the four probes of the exploitability page froze."""
+    from agents.policy import build_net, load_policy_file, parameters_digest
+
+    ship, refine = rc.make_recipe("ship"), rc.make_recipe("refine")
+    differ = sorted(k for k, v in refine.to_dict().items() if ship.to_dict()[k] != v)
+    assert differ == ["first", "rival_cap"] and refine.rival_cap == 0.5
+    assert refine.first["warm_start"] == str(rc.CANDIDATE_E) and refine.first["magnet_every"] == 0
+    assert ppo.make_args(refine.trainer_preset, **refine.first).learning_rate == ppo.LEARNING_RATE_2026_11
+    probes = json.loads((rc.CANDIDATE_E.parent / "probes_agent.json").read_text())["results"]
+    frozen = {r["frozen"]["parameters_sha256"] for r in probes}
+    assert parameters_digest(build_net(load_policy_file(rc.CANDIDATE_E), rc.CANDIDATE_E)) in frozen and len(frozen) == 1
+
+
 def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, monkeypatch) -> None:
     """Ctrl-C in the middle of round 1's first best response, then in the middle of round 2's training: each
     resume goes on from the step's own checkpoint, and the recipe ends with the results of one never stopped."""

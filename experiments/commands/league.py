@@ -27,7 +27,9 @@ def parser() -> ArgumentParser:
     """The ``mus league`` parser."""
     p = ArgumentParser(prog="mus league", description=recipe.__doc__.splitlines()[0])
     p.add_argument("--preset", choices=sorted(recipe.PRESETS), default="ship",
-                   help="ship: the shipped agent's recipe (about 3 hours on 2 cores); tiny: seconds (a smoke run)")
+                   help="ship: the shipped agent's recipe from the equity clone (about 3 hours on 2 cores); refine: "
+                        "its rounds from candidate E's weights (the ppo of 2026-12-02; about 2 hours); tiny: "
+                        "seconds (a smoke run)")
     p.add_argument("--out", default="runs/league", help="the recipe's folder")
     p.add_argument("--rounds", type=int_in(0, 100), default=None,
                    help="rounds after the first stage (preset's); with --resume, more rounds than the recipe in "

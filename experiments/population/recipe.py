@@ -48,7 +48,7 @@ from matplotlib.figure import Figure
 from tqdm import tqdm
 
 from agents import make_agent
-from agents.policy import build_net, load_policy_file, parameters_digest
+from agents.policy import SHIPPED_POLICY, build_net, load_policy_file, parameters_digest
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.ratings import nash_mixture
 from experiments.evaluate.report_card import card_markdown, duplicate_row, report_card
@@ -59,8 +59,8 @@ from experiments.train import ppo
 from experiments.train.report import machine_text, progress_bar
 from mus_env import MusConfig
 
-__all__ = ["Recipe", "PRESETS", "make_recipe", "run_recipe", "league_from_nash", "keep_round", "STATE_NAME",
-           "rival_digests", "extend_rounds"]
+__all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
+           "STATE_NAME", "rival_digests", "extend_rounds"]
 
 #: The recipe's record of its settings and finished steps (in ``OUT``).
 STATE_NAME = "recipe.json"
@@ -137,8 +137,13 @@ _DEFAULTS: dict[str, Any] = json.loads(json.dumps({f.name: f.default for f in da
 #: default run's league alone made policies that beat ``ordago`` by only +6 to +9 stones/hand; ``ppo``: +15.5).
 _LB = "self:0.2,snapshot:0.15,rule:0.3,equity:0.3,ordago:0.05"
 
-#: Named recipes. ``ship`` makes the shipped agent (sized for about 3 hours on 2 cores, best responses included);
-#: ``tiny`` runs in seconds (tests).
+#: Candidate E's weights, the ``ppo`` shipped on 2026-12-02 (kept beside its probes, so that ``refine`` starts from
+#: the same weights whatever agent is shipped later).
+CANDIDATE_E = SHIPPED_POLICY.parent / "candidates" / "psro_e" / "policy.pt"
+
+#: Named recipes. ``ship`` makes the shipped agent from the ``equity`` clone (sized for about 3 hours on 2 cores,
+#: best responses included); ``refine`` runs the same rounds from candidate E's weights (round 0: 8M decisions with
+#: the magnet fixed there; the rivals at most half of each Nash mixture); ``tiny`` runs in seconds (tests).
 PRESETS: dict[str, Recipe] = {
     "ship": Recipe(rounds=3, trainer_preset="default",
                    first=dict(total_decisions=120_000_000, magnet_coef=0.1, magnet_every=50, league_mix=_LB,
@@ -150,6 +155,12 @@ PRESETS: dict[str, Recipe] = {
                    probe_preset="default", probe_eval_hands=20_000, probe_eval_games=2_000, meta_hands=2_000,
                    eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None, rivals=("ppo", "ordago"),
                    rival_floor=0.05),
+}
+PRESETS["refine"] = dataclasses.replace(
+    PRESETS["ship"], rival_cap=0.5,
+    first=dict(warm_start=str(CANDIDATE_E), total_decisions=8_000_000, magnet_coef=0.1, magnet_every=0, league_mix=_LB,
+               eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11))
+PRESETS |= {
     "tiny": Recipe(rounds=2, trainer_preset="tiny",
                    first=dict(warm_start="none", magnet_coef=0.1, magnet_every=2),
                    round_train=dict(magnet_coef=0.1),
