@@ -286,3 +286,24 @@ def test_a_resume_refuses_a_rival_whose_weights_changed(tmp_path: Path) -> None:
         rc.run_recipe(recipe, out, resume=True, **QUIET)
     assert json.loads((out / rc.STATE_NAME).read_text()) == state              # nothing rewritten
 
+
+
+def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monkeypatch, capsys) -> None:
+    """``mus league``'s flags change the preset's fields (a bad one is refused in one line, exit status 2, before
+    anything is written)."""
+    from experiments.commands import league as cmd
+
+    seen: dict[str, Any] = {}
+
+    def fake_run(settings: rc.Recipe, out: Any, **kw: Any) -> dict[str, Any]:
+        seen["settings"] = settings
+        return {"steps": {"keep": {"round": 0}}}
+
+    monkeypatch.setattr(rc, "run_recipe", fake_run)
+    cmd.main(["--preset", "refine", "--baseline-floor", "0.2", "--rival-cap", "0.3", "--rounds", "4",
+              "--out", str(tmp_path / "a")])
+    assert seen["settings"] == rc.make_recipe("refine", baseline_floor=0.2, rival_cap=0.3, rounds=4)
+    with pytest.raises(SystemExit) as e:
+        cmd.main(["--preset", "tiny", "--baseline-floor", "1.5", "--out", str(tmp_path / "b")])
+    assert e.value.code == 2 and "Recipe.baseline_floor must be a number in [0, 1)" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()

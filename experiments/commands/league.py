@@ -47,6 +47,8 @@ def parser() -> ArgumentParser:
     p.add_argument("--rival-cap", type=float, default=None, metavar="SHARE",
                    help="the most the rivals together take of a round's Nash mixture, in [0, 1]; the rest follows "
                         "the Nash mixture of the population without them (preset's: 1, no cap)")
+    p.add_argument("--baseline-floor", type=float, default=None, metavar="SHARE",
+                   help="the least share of rule and of equity in each round's league, in [0, 1) (preset's: 0.1)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -57,7 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
     p = parser()
     a = p.parse_args(argv)
-    given = (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads), ("rival_cap", a.rival_cap))
+    given = (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads), ("rival_cap", a.rival_cap),
+             ("baseline_floor", a.baseline_floor))
     changes = {k: v for k, v in given if v is not None}
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))
