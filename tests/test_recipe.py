@@ -287,7 +287,6 @@ def test_a_resume_refuses_a_rival_whose_weights_changed(tmp_path: Path) -> None:
     assert json.loads((out / rc.STATE_NAME).read_text()) == state              # nothing rewritten
 
 
-
 def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monkeypatch, capsys) -> None:
     """``mus league``'s flags change the preset's fields (a bad one is refused in one line, exit status 2, before
     anything is written)."""

@@ -141,26 +141,27 @@ _LB = "self:0.2,snapshot:0.15,rule:0.3,equity:0.3,ordago:0.05"
 #: the same weights whatever agent is shipped later).
 CANDIDATE_E = SHIPPED_POLICY.parent / "candidates" / "psro_e" / "policy.pt"
 
+#: The ``ship`` preset (``refine`` changes its round 0).
+_SHIP = Recipe(rounds=3, trainer_preset="default",
+               first=dict(total_decisions=120_000_000, magnet_coef=0.1, magnet_every=50, league_mix=_LB,
+                          eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11),
+               round_train=dict(total_decisions=60_000_000, magnet_coef=0.1, eval_every=100,
+                                checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11),
+               self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
+               probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=13_000_000,
+               probe_preset="default", probe_eval_hands=20_000, probe_eval_games=2_000, meta_hands=2_000,
+               eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None, rivals=("ppo", "ordago"),
+               rival_floor=0.05)
+
 #: Named recipes. ``ship`` makes the shipped agent from the ``equity`` clone (sized for about 3 hours on 2 cores,
 #: best responses included); ``refine`` runs the same rounds from candidate E's weights (round 0: 8M decisions with
 #: the magnet fixed there; the rivals at most half of each Nash mixture); ``tiny`` runs in seconds (tests).
 PRESETS: dict[str, Recipe] = {
-    "ship": Recipe(rounds=3, trainer_preset="default",
-                   first=dict(total_decisions=120_000_000, magnet_coef=0.1, magnet_every=50, league_mix=_LB,
-                              eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11),
-                   round_train=dict(total_decisions=60_000_000, magnet_coef=0.1, eval_every=100,
-                                    checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11),
-                   self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
-                   probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=13_000_000,
-                   probe_preset="default", probe_eval_hands=20_000, probe_eval_games=2_000, meta_hands=2_000,
-                   eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None, rivals=("ppo", "ordago"),
-                   rival_floor=0.05),
-}
-PRESETS["refine"] = dataclasses.replace(
-    PRESETS["ship"], rival_cap=0.5,
-    first=dict(warm_start=str(CANDIDATE_E), total_decisions=8_000_000, magnet_coef=0.1, magnet_every=0, league_mix=_LB,
-               eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11))
-PRESETS |= {
+    "ship": _SHIP,
+    "refine": dataclasses.replace(
+        _SHIP, rival_cap=0.5,
+        first=dict(warm_start=str(CANDIDATE_E), total_decisions=8_000_000, magnet_coef=0.1, magnet_every=0,
+                   league_mix=_LB, eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11)),
     "tiny": Recipe(rounds=2, trainer_preset="tiny",
                    first=dict(warm_start="none", magnet_coef=0.1, magnet_every=2),
                    round_train=dict(magnet_coef=0.1),
@@ -267,11 +268,12 @@ class _Steps:
             saved = json.loads(self.path.read_text(encoding="utf-8"))
             # a setting added after the recipe started counts at its default (the behaviour it was made with)
             settings = {**_DEFAULTS, **saved.get("settings", {})}
+            wanted = recipe.to_dict()
             for stage in ("first", "round_train"):      # stages that did not name a learning rate ran at 3e-4,
-                now, then = recipe.to_dict()[stage], settings.get(stage, {})    # the trainer's default until 2026-12-04
-                if "learning_rate" in now and "learning_rate" not in then:
+                then = settings.get(stage, {})            # the trainer's default until 2026-12-04
+                if "learning_rate" in wanted[stage] and "learning_rate" not in then:
                     settings[stage] = {**then, "learning_rate": ppo.LEARNING_RATE_2026_11}
-            differ = sorted(k for k, v in recipe.to_dict().items() if settings.get(k) != v)
+            differ = sorted(k for k, v in wanted.items() if settings.get(k) != v)
             longer = differ == ["rounds"] and recipe.rounds > settings["rounds"]
             if differ and not longer:
                 more = " (rounds can only grow: a longer recipe continues a shorter one)" if "rounds" in differ else ""
