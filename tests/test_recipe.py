@@ -105,6 +105,47 @@ def test_the_kept_round_is_the_least_exploitable_not_the_last(tmp_path: Path) ->
     assert rc.keep_round([0.5, 0.2, 0.2]) == 1 and rc.keep_round([0.4]) == 0
 
 
+def test_a_long_probe_joins_the_population_and_decides_the_round_kept(tmp_path: Path) -> None:
+    """The quick probes find round 1 the less exploitable; the long probe (from the equity clone) finds it the more:
+    the long probe counts in the keep rule (round 0 is kept), its best response joins the next meta-game, it runs
+    first (the quick ones beside it), and the report gives its gain in a column of its own."""
+    calls: list[tuple[str, str, int]] = []
+    quick_gain, long_gain = {"round0": 0.2, "round1": 0.1}, {"round0": 0.3, "round1": 0.9}
+    budget = 32 * 8 * 16
+
+    def stub(spec: str, out: Path, warm_start: str, seed: int, log: Any, **kw: Any) -> dict[str, Any]:
+        round_name = Path(spec).parent.parent.name
+        calls.append((round_name, warm_start, kw["decisions"]))
+        gain = (long_gain if kw["decisions"] == budget else quick_gain)[round_name]
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(spec, out / "policy.pt")
+        g = {"stones": gain, "stones_lo": gain - 0.1, "stones_hi": gain + 0.1, "win": 0.5, "win_lo": 0.45,
+             "win_hi": 0.55}
+        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
+             "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
+        (out / "exploit.json").write_text(json.dumps(r))
+        return r
+
+    recipe = rc.make_recipe("tiny", rounds=1, long_probe_decisions=budget)
+    assert rc.probe_plan(recipe)[-1] == ("long-equity", "equity", 0, budget)
+    data = rc.run_recipe(recipe, tmp_path / "run", probe_fn=stub, **QUIET)
+    s = data["steps"]
+    assert s["keep"]["round"] == 0 and s["keep"]["gains"] == pytest.approx([0.3, 0.9])
+    assert s["keep"]["long_gains"] == pytest.approx([0.3, 0.9])
+    long_policy = str(tmp_path / "run" / "round1" / "probes" / "long-equity-seed0" / "policy.pt")
+    assert s["round1/probes"]["policies"][-1] == long_policy and long_policy in s["round1/meta"]["specs"]
+    assert calls == [("round0", "equity", budget), ("round0", "equity", recipe.probe_decisions),
+                     ("round0", "agent", recipe.probe_decisions), ("round1", "equity", budget),
+                     ("round1", "equity", recipe.probe_decisions), ("round1", "agent", recipe.probe_decisions)]
+    table = (tmp_path / "run" / "recipe.md").read_text()
+    assert "| long probe's gain |" in table and "| +0.300 | 0.500 | +0.300 |" in table
+    # without the long probe the quick probes alone keep round 1
+    quick = rc.run_recipe(rc.make_recipe("tiny", rounds=1), tmp_path / "quick", probe_fn=stub, **QUIET)
+    assert quick["steps"]["keep"]["round"] == 1 and quick["steps"]["keep"]["long_gains"] == [None, None]
+    assert "long probe" not in (tmp_path / "quick" / "recipe.md").read_text()
+
+
 def test_the_nash_shares_of_rock_paper_scissors_and_of_a_dominated_agent() -> None:
     rps = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=float)
     p, gap = nash_mixture(rps)
@@ -258,7 +299,9 @@ def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
                           ({"probe_starts": ("clone",)}, "probe_starts"), ({"nope": 1}, "unknown recipe field"),
                           ({"rivals": ("rule",)}, "Recipe.rivals"), ({"rivals": "ppo"}, "Recipe.rivals"),
                           ({"rival_floor": 0.5}, "leave room"), ({"rival_cap": 1.5}, "Recipe.rival_cap"),
-                          ({"rival_cap": float("nan")}, "Recipe.rival_cap")):
+                          ({"rival_cap": float("nan")}, "Recipe.rival_cap"),
+                          ({"long_probe_decisions": -1}, "Recipe.long_probe_decisions must be an int >= 0"),
+                          ({"long_probe_start": "clone"}, "Recipe.long_probe_start")):
         with pytest.raises(ValueError, match=words):
             rc.make_recipe("tiny", **change)
     with pytest.raises(ValueError, match="unknown recipe preset"):
@@ -300,8 +343,9 @@ def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monk
 
     monkeypatch.setattr(rc, "run_recipe", fake_run)
     cmd.main(["--preset", "refine", "--baseline-floor", "0.2", "--rival-cap", "0.3", "--rounds", "4",
-              "--out", str(tmp_path / "a")])
-    assert seen["settings"] == rc.make_recipe("refine", baseline_floor=0.2, rival_cap=0.3, rounds=4)
+              "--long-probe", "80000000", "--long-probe-start", "agent", "--out", str(tmp_path / "a")])
+    assert seen["settings"] == rc.make_recipe("refine", baseline_floor=0.2, rival_cap=0.3, rounds=4,
+                                              long_probe_decisions=80_000_000, long_probe_start="agent")
     with pytest.raises(SystemExit) as e:
         cmd.main(["--preset", "tiny", "--baseline-floor", "1.5", "--out", str(tmp_path / "b")])
     assert e.value.code == 2 and "Recipe.baseline_floor must be a number in [0, 1)" in capsys.readouterr().err

@@ -49,6 +49,12 @@ def parser() -> ArgumentParser:
                         "the Nash mixture of the population without them (preset's: 1, no cap)")
     p.add_argument("--baseline-floor", type=float, default=None, metavar="SHARE",
                    help="the least share of rule and of equity in each round's league, in [0, 1) (preset's: 0.1)")
+    p.add_argument("--long-probe", type=int_in(0), default=None, metavar="DECISIONS",
+                   help="each round's probes add one best response of this budget (0: none; preset's: 0), counted "
+                        "in the keep rule and joining the population like the others; 80000000 is the measuring "
+                        "probes' budget")
+    p.add_argument("--long-probe-start", choices=["equity", "agent", "none"], default=None,
+                   help="the long probe's start (preset's: equity, the equity clone)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -60,7 +66,8 @@ def main(argv: list[str] | None = None) -> None:
     p = parser()
     a = p.parse_args(argv)
     given = (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads), ("rival_cap", a.rival_cap),
-             ("baseline_floor", a.baseline_floor))
+             ("baseline_floor", a.baseline_floor), ("long_probe_decisions", a.long_probe),
+             ("long_probe_start", a.long_probe_start))
     changes = {k: v for k, v in given if v is not None}
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))

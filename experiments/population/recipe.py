@@ -60,7 +60,7 @@ from experiments.train.report import machine_text, progress_bar
 from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
-           "STATE_NAME", "rival_digests", "extend_rounds"]
+           "STATE_NAME", "rival_digests", "extend_rounds", "probe_plan"]
 
 #: The recipe's record of its settings and finished steps (in ``OUT``).
 STATE_NAME = "recipe.json"
@@ -120,6 +120,13 @@ class Recipe:
     population without them (1: no cap). A rival that beats every member takes the whole mixture: in the run of
     2026-12-03 with ``ppo`` as a rival, ``ppo`` got 1.00 in every round, the round's own best responses left the
     league, and the quick probe's gain rose again (+0.89 to +0.96, against +0.41 to +0.56 without rivals)"""
+    long_probe_decisions: int = 0
+    """each round's probes (and the final ones) add one best response of this budget from ``long_probe_start``
+    (0: none). It counts in the keep rule and joins the population like the others. The quick probes (13M
+    decisions) chose a policy that 80M-decision probes from the ``equity`` clone exploit by +2.9 stones/hand (the
+    ``refine`` run of 2026-12-04): their gain from the clone appears only after about 13M decisions"""
+    long_probe_start: str = "equity"
+    """the long probe's start (as in ``probe_starts``)"""
     seed: int = 0
     torch_threads: int = 1
     """torch threads of every training and probe (1: several share the cores)"""
@@ -186,10 +193,11 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
         raise ValueError(f"unknown recipe field(s) {bad}")
     r = dataclasses.replace(PRESETS[preset], **changes)
     for name in ("rounds", "probe_seeds", "probe_decisions", "meta_hands", "eval_hands", "eval_games",
-                 "probe_eval_hands", "probe_eval_games", "torch_threads"):
+                 "probe_eval_hands", "probe_eval_games", "torch_threads", "long_probe_decisions"):
         v = getattr(r, name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "rounds" else 1):
-            raise ValueError(f"Recipe.{name} must be an int >= {0 if name == 'rounds' else 1}, got {v!r}")
+        least = 0 if name in ("rounds", "long_probe_decisions") else 1
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise ValueError(f"Recipe.{name} must be an int >= {least}, got {v!r}")
     for name in ("self_share", "snapshot_share", "baseline_floor", "min_share", "rival_floor"):
         v = getattr(r, name)
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < 1:
@@ -204,6 +212,8 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
                          f"got {r.rivals!r}")
     if not r.probe_starts or any(s not in ("equity", "agent", "none") for s in r.probe_starts):
         raise ValueError(f"Recipe.probe_starts: some of equity, agent, none, got {r.probe_starts!r}")
+    if r.long_probe_start not in ("equity", "agent", "none"):
+        raise ValueError(f"Recipe.long_probe_start: one of equity, agent, none, got {r.long_probe_start!r}")
     return r
 
 
@@ -243,6 +253,18 @@ def cap_rivals(specs: Sequence[str], payoff: npt.ArrayLike, mixture: Sequence[fl
     capped[is_rival] = p[is_rival] * (recipe.rival_cap / held)
     capped[members] = inner * (1.0 - recipe.rival_cap)
     return capped
+
+
+def probe_plan(recipe: Recipe) -> list[tuple[str, str, int, int]]:
+    """Every probe of a round as ``(label, start, seed, decisions)``: the quick ones (each of ``probe_starts`` with
+    ``probe_seeds`` seeds, labelled by their start), then the long one (labelled ``long-<start>``) when
+    ``long_probe_decisions`` is set. A probe writes in ``<round>/probes/<label>-seed<seed>``."""
+    plan = [(start, start, recipe.seed + k, recipe.probe_decisions)
+            for start in recipe.probe_starts for k in range(recipe.probe_seeds)]
+    if recipe.long_probe_decisions:
+        plan.append((f"long-{recipe.long_probe_start}", recipe.long_probe_start, recipe.seed,
+                     recipe.long_probe_decisions))
+    return plan
 
 
 def keep_round(gains: Sequence[float]) -> int:
@@ -392,11 +414,12 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
     """
     out = Path(out)
     steps = _Steps(out, recipe, resume, command, rival_digests(recipe))
-    n_probes = len(recipe.probe_starts) * recipe.probe_seeds
+    plan = probe_plan(recipe)
+    probe_budget = sum(decisions for *_, decisions in plan)
     first_args = ppo.make_args(recipe.trainer_preset, **recipe.first)
     round_args = ppo.make_args(recipe.trainer_preset, **recipe.round_train)
     total = (first_args.total_decisions + recipe.rounds * round_args.total_decisions
-             + (recipe.rounds + 1) * n_probes * recipe.probe_decisions)
+             + (recipe.rounds + 1) * probe_budget)
     bar = progress_bar(total, "recipe", progress)
     t_start, seconds_before = time.perf_counter(), steps.data.get("seconds", 0.0)
     say = log if not progress or log is not print else tqdm.write     # lines above the bar, not through it
@@ -427,34 +450,31 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
 
     def probe_step(name: str, target: str) -> dict[str, Any]:
         if (done := steps.done(name)) is not None:
-            tick(name, n_probes * recipe.probe_decisions)
+            tick(name, probe_budget)
             return done
-        jobs, found = [], {}
-        for start in recipe.probe_starts:
-            for k in range(recipe.probe_seeds):
-                seed = recipe.seed + k
-                folder = probe_folder(out / name, start, seed)
-                if (folder / "exploit.json").is_file():
-                    found[start, seed] = json.loads((folder / "exploit.json").read_text(encoding="utf-8"))
-                    continue
-                jobs.append({"spec": target, "out": folder, "minutes": 0, "decisions": recipe.probe_decisions,
-                             "warm_start": start, "seed": seed, "eval_hands": recipe.probe_eval_hands,
-                             "eval_games": recipe.probe_eval_games, "preset": recipe.probe_preset,
-                             "resume": (folder / "checkpoint.pt").is_file(), "progress": False,
-                             "torch_threads": recipe.torch_threads, "command": f"{command} (step {name})"})
+        jobs, keys, found = [], [], {}
+        # the longest first: the others run beside it when there are fewer workers than probes
+        for label, start, seed, decisions in sorted(plan, key=lambda p: -p[3]):
+            folder = probe_folder(out / name, label, seed)
+            if (folder / "exploit.json").is_file():
+                found[label, seed] = json.loads((folder / "exploit.json").read_text(encoding="utf-8"))
+                continue
+            jobs.append({"spec": target, "out": folder, "minutes": 0, "decisions": decisions,
+                         "warm_start": start, "seed": seed, "eval_hands": recipe.probe_eval_hands,
+                         "eval_games": recipe.probe_eval_games, "preset": recipe.probe_preset,
+                         "resume": (folder / "checkpoint.pt").is_file(), "progress": False,
+                         "torch_threads": recipe.torch_threads, "command": f"{command} (step {name})"})
+            keys.append((label, seed))
         say(f"{name}: {len(jobs)} best response(s) against {target} ({workers} at once"
             + (f", Ray at {ray_address}" if ray_address else "") + ")")
         ran = run_probe_jobs(jobs, workers, ray_address, lambda *a: None, probe_fn)
-        for job, r in zip(jobs, ran, strict=True):
-            found[job["warm_start"], job["seed"]] = r
-        results = [found[s, recipe.seed + k] for s in recipe.probe_starts for k in range(recipe.probe_seeds)]
-        report = aggregate_probes(results)
+        found.update(zip(keys, ran, strict=True))
+        report = aggregate_probes([found[label, seed] for label, _, seed, _ in plan])
         report.pop("results")
-        report["policies"] = [str(probe_folder(out / name, s, recipe.seed + k) / "policy.pt")
-                              for s in recipe.probe_starts for k in range(recipe.probe_seeds)]
-        say(f"{name}: largest gain {report['max']['stones']:+.3f} stones/hand ({report['max']['start']} start), "
-            f"game win rate up to {report['max_win']['win']:.3f}")
-        tick(name, n_probes * recipe.probe_decisions)
+        report["policies"] = [str(probe_folder(out / name, label, seed) / "policy.pt") for label, _, seed, _ in plan]
+        say(f"{name}: largest gain {report['max']['stones']:+.3f} stones/hand ({report['max']['start']} start, "
+            f"{report['max']['decisions']:,} decisions), game win rate up to {report['max_win']['win']:.3f}")
+        tick(name, probe_budget)
         return steps.finish(name, report)
 
     def meta_step(name: str, specs: list[str]) -> dict[str, Any]:
@@ -513,8 +533,10 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         gains = [p["max"]["stones"] for p in probes]
         kept = keep_round(gains)
         shutil.copyfile(policies[kept], out / "policy.pt")
+        long_gains = [next((row["stones"] for row, (label, *_) in zip(p["probes"], plan, strict=True)
+                            if label.startswith("long-")), None) for p in probes]
         keep = steps.finish("keep", {"round": kept, "policy": policies[kept], "gains": gains,
-                                     "wins": [p["max_win"]["win"] for p in probes],
+                                     "wins": [p["max_win"]["win"] for p in probes], "long_gains": long_gains,
                                      "digest": _policy_digest(out / "policy.pt")})
         say(f"kept round {kept} (largest probe gains by round: " + ", ".join(f"{g:+.3f}" for g in gains)
             + f"): {out / 'policy.pt'}")
@@ -539,10 +561,14 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     rounds = sorted(int(k.split("/")[0][5:]) for k in s if k.startswith("round") and k.endswith("/train"))
     gains = keep["gains"]
     opponents = [row["opponent"] for row in s[f"round{rounds[0]}/report"]["rows"]] + ["previous"]   # rivals too
+    long_gains = keep.get("long_gains") or [None] * len(gains)
+    long_column = any(g is not None for g in long_gains)
     lines = ["# The recipe's rounds", "", f"`{data.get('command', 'mus league')}`, on {data.get('machine', '?')}; "
              f"{data.get('seconds', 0.0) / 60:.1f} minutes in all (trainings and probes).", "",
              "| round | decisions | minutes | " + " | ".join(f"vs {o}" for o in opponents[:-1])
-             + " | vs previous round | largest probe gain | its game win rate |", "|---" * (len(opponents) + 5) + "|"]
+             + " | vs previous round | largest probe gain | its game win rate |"
+             + (" long probe's gain |" if long_column else ""),
+             "|---" * (len(opponents) + 5 + long_column) + "|"]
     for r in rounds:
         t, rep = s[f"round{r}/train"], s[f"round{r}/report"]
         by = {row["opponent"]: row for row in rep["rows"]}
@@ -550,7 +576,8 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
                  for o in opponents]
         mark = " **kept**" if r == keep["round"] else ""
         lines.append(f"| {r}{mark} | {t['decisions']:,} | {t['minutes']:.1f} | " + " | ".join(cells)
-                     + f" | {gains[r]:+.3f} | {keep['wins'][r]:.3f} |")
+                     + f" | {gains[r]:+.3f} | {keep['wins'][r]:.3f} |"
+                     + (f" {long_gains[r]:+.3f} |" if long_column else ""))
     lines += ["", f"Kept: round {keep['round']} (the smallest largest gain of probes that never trained it), "
               f"`{keep['policy']}`, copied to `policy.pt`; its report card: `card.md`."]
     (out / "recipe.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
