@@ -9,8 +9,9 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
 2. **Round r = 1..R**, from ``P(r-1)``:
 
    a. *probes*: best responses trained against the frozen ``P(r-1)`` (every start of ``probe_starts`` and
-      ``probe_seeds`` seeds; :func:`experiments.population.exploit.probe`), as parallel processes (``workers``) or
-      Ray tasks (``ray_address``); their held-out gains measure ``P(r-1)``'s exploitability;
+      ``probe_seeds`` seeds, and with ``long_probe_decisions`` one long probe; :func:`probe_plan`,
+      :func:`experiments.population.exploit.probe`), as parallel processes (``workers``) or Ray tasks
+      (``ray_address``); their held-out gains measure ``P(r-1)``'s exploitability;
    b. *the meta-game*: a duplicate round robin of the population (``rule``, ``equity``, the ``rivals``, every
       round's policy, every probe's best response) and its Nash mixture
       (:func:`experiments.evaluate.ratings.nash_mixture` on stones per hand), the ``rivals`` together at most
