@@ -239,6 +239,20 @@ def test_the_refine_preset_is_the_ship_rounds_from_the_weights_its_probes_measur
     assert parameters_digest(build_net(load_policy_file(rc.CANDIDATE_E), rc.CANDIDATE_E)) in frozen and len(frozen) == 1
 
 
+def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
+    """``mus league --preset refine-long`` is the command line that made candidate H (its recipe.json, kept beside
+    its weights, records the settings it ran with): the refine rounds, two of them, with a 40M-decision probe from
+    the equity clone in each."""
+    folder = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "psro_h"
+    saved = json.loads((folder / "recipe.json").read_text())["settings"]
+    wanted = rc.make_recipe("refine-long").to_dict()
+    assert wanted == rc.make_recipe("refine", rounds=2, long_probe_decisions=40_000_000).to_dict()
+    # the run's warm start named candidate E's file in that machine's checkout; every other setting is the preset's
+    assert wanted["first"].pop("warm_start") == str(rc.CANDIDATE_E)
+    assert saved["first"].pop("warm_start").endswith("agents/data/candidates/psro_e/policy.pt")
+    assert saved == wanted
+
+
 def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, monkeypatch) -> None:
     """Ctrl-C in the middle of round 1's first best response, then in the middle of round 2's training: each
     resume goes on from the step's own checkpoint, and the recipe ends with the results of one never stopped."""

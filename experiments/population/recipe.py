@@ -161,15 +161,21 @@ _SHIP = Recipe(rounds=3, trainer_preset="default",
                eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None, rivals=("ppo", "ordago"),
                rival_floor=0.05)
 
+#: The ``refine`` preset (``refine-long`` adds the long probe).
+_REFINE = dataclasses.replace(
+    _SHIP, rival_cap=0.5,
+    first=dict(warm_start=str(CANDIDATE_E), total_decisions=8_000_000, magnet_coef=0.1, magnet_every=0,
+               league_mix=_LB, eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11))
+
 #: Named recipes. ``ship`` makes the shipped agent from the ``equity`` clone (sized for about 3 hours on 2 cores,
 #: best responses included); ``refine`` runs the same rounds from candidate E's weights (round 0: 8M decisions with
-#: the magnet fixed there; the rivals at most half of each Nash mixture); ``tiny`` runs in seconds (tests).
+#: the magnet fixed there; the rivals at most half of each Nash mixture); ``refine-long`` runs two of them with a
+#: 40M-decision probe from the ``equity`` clone in every round (candidate H, 71 minutes on 2 cores); ``tiny`` runs
+#: in seconds (tests).
 PRESETS: dict[str, Recipe] = {
     "ship": _SHIP,
-    "refine": dataclasses.replace(
-        _SHIP, rival_cap=0.5,
-        first=dict(warm_start=str(CANDIDATE_E), total_decisions=8_000_000, magnet_coef=0.1, magnet_every=0,
-                   league_mix=_LB, eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11)),
+    "refine": _REFINE,
+    "refine-long": dataclasses.replace(_REFINE, rounds=2, long_probe_decisions=40_000_000),
     "tiny": Recipe(rounds=2, trainer_preset="tiny",
                    first=dict(warm_start="none", magnet_coef=0.1, magnet_every=2),
                    round_train=dict(magnet_coef=0.1),
@@ -590,12 +596,17 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     ax1.set_xlabel("round")
     ax1.set_ylabel("stones/hand (held out)")
     ax1.legend(fontsize=8)
-    ax2.plot(rounds, gains[: len(rounds)], marker="s", color="C3")
+    ax2.plot(rounds, gains[: len(rounds)], marker="s", color="C3", label="largest")
+    if long_column:
+        ax2.plot(rounds, [long_gains[r] for r in rounds], marker="^", color="C2", label="the long probe")
+        ax2.legend(fontsize=8)
+    ax2.axhline(0, color="black", lw=0.6)
     ax2.axvline(keep["round"], color="grey", ls="--", lw=0.8)
-    ax2.set_xlabel("round")
-    ax2.set_ylabel("largest probe gain, stones/hand")
+    ax2.set_xlabel("round (dashed: kept)")
+    ax2.set_ylabel("probe gain, stones/hand")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
+        ax.set_xticks(rounds)
     fig.tight_layout()
     fig.savefig(out / "recipe.png", dpi=110)
     return out / "recipe.md"
