@@ -893,6 +893,32 @@ def test_the_kept_psro_candidate_loads_plays_and_beats_rule() -> None:
     assert mean > 0.5 and lo > 0, (mean, lo)
 
 
+def test_candidate_h_is_the_policy_its_recipe_kept_and_its_probes_measured() -> None:
+    """agents/data/candidates/psro_h/ (``mus league --preset refine-long``, 2026-12-04; not shipped): the weights are
+    the ones its recipe record kept, the four 80M-decision probes and both quick probes froze these very weights,
+    and it is a playable policy that beats ``rule``."""
+    from agents.policy import parameters_digest
+    from experiments.evaluate.deals import make_deals
+    from experiments.evaluate.duplicate import play_pair
+    from experiments.population.ship_agent import read_probes
+
+    folder = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "psro_h"
+    agent = make_agent(str(folder / "policy.pt"))
+    digest = parameters_digest(agent.net)
+    recipe = json.loads((folder / "recipe.json").read_text())
+    assert recipe["steps"]["keep"]["digest"] == digest and recipe["steps"]["keep"]["round"] == 2
+    long = read_probes([folder / "probes_80m.json"], agent.net)
+    assert long["n"] == 4 and {p["start"] for p in long["probes"]} == {"equity", "agent"}
+    # the recipe's own final quick probe (seed 0) named the round's file, the later one (seed 1) the kept copy
+    quick = [read_probes([folder / f"quick_probe_seed{k}.json"], agent.net)["max"] for k in (0, 1)]
+    assert [q["start"] for q in quick] == ["agent", "agent"] and [q["seed"] for q in quick] == [0, 1]
+    assert max(q["stones"] for q in quick) < long["max"]["stones"]
+    _plays_legal(agent)
+    result = play_pair(agent, make_agent("rule"), make_deals(600, seed=11), seed=11)
+    mean, lo, _ = result.mean_diff()
+    assert mean > 0.5 and lo > 0, (mean, lo)
+
+
 def test_the_shipped_card_is_the_one_its_weights_make_and_the_replaced_agent_is_kept(tmp_path) -> None:
     """agents/data/ppo.md is what ``mus ship-agent --card-only`` writes from agents/data/ppo.pt's meta (no
     hand-edited or stale card), its probes and lineage are of these weights, and the agent it replaced
