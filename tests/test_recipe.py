@@ -146,6 +146,31 @@ def test_a_long_probe_joins_the_population_and_decides_the_round_kept(tmp_path: 
     assert "long probe" not in (tmp_path / "quick" / "recipe.md").read_text()
 
 
+def test_every_probe_of_the_recipe_trains_at_its_probe_learning_rate(tmp_path: Path) -> None:
+    """``probe_learning_rate`` reaches every best response the recipe trains, quick and long; by default they train
+    at 3e-4, the rate of the measuring probes."""
+    rates: list[tuple[str, float]] = []
+
+    def stub(spec: str, out: Path, warm_start: str, seed: int, log: Any, **kw: Any) -> dict[str, Any]:
+        rates.append((Path(out).name, kw["learning_rate"]))
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(spec, out / "policy.pt")
+        g = {"stones": 0.1, "stones_lo": 0.0, "stones_hi": 0.2, "win": 0.5, "win_lo": 0.45, "win_hi": 0.55}
+        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
+             "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
+        (out / "exploit.json").write_text(json.dumps(r))
+        return r
+
+    recipe = rc.make_recipe("tiny", rounds=0, long_probe_decisions=32 * 8 * 8, long_probe_start="agent",
+                            probe_learning_rate=3e-3)
+    rc.run_recipe(recipe, tmp_path / "fast", probe_fn=stub, **QUIET)
+    assert sorted(rates) == [("agent-seed0", 3e-3), ("equity-seed0", 3e-3), ("long-agent-seed0", 3e-3)]
+    rates.clear()
+    rc.run_recipe(rc.make_recipe("tiny", rounds=0), tmp_path / "default", probe_fn=stub, **QUIET)
+    assert sorted(rates) == [("agent-seed0", ppo.LEARNING_RATE_2026_11), ("equity-seed0", ppo.LEARNING_RATE_2026_11)]
+
+
 def test_the_nash_shares_of_rock_paper_scissors_and_of_a_dominated_agent() -> None:
     rps = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=float)
     p, gap = nash_mixture(rps)
@@ -315,7 +340,9 @@ def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
                           ({"rival_floor": 0.5}, "leave room"), ({"rival_cap": 1.5}, "Recipe.rival_cap"),
                           ({"rival_cap": float("nan")}, "Recipe.rival_cap"),
                           ({"long_probe_decisions": -1}, "Recipe.long_probe_decisions must be an int >= 0"),
-                          ({"long_probe_start": "clone"}, "Recipe.long_probe_start")):
+                          ({"long_probe_start": "clone"}, "Recipe.long_probe_start"),
+                          ({"probe_learning_rate": 0}, "Recipe.probe_learning_rate must be a number in"),
+                          ({"probe_learning_rate": float("inf")}, "Recipe.probe_learning_rate")):
         with pytest.raises(ValueError, match=words):
             rc.make_recipe("tiny", **change)
     with pytest.raises(ValueError, match="unknown recipe preset"):
@@ -357,9 +384,11 @@ def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monk
 
     monkeypatch.setattr(rc, "run_recipe", fake_run)
     cmd.main(["--preset", "refine", "--baseline-floor", "0.2", "--rival-cap", "0.3", "--rounds", "4",
-              "--long-probe", "80000000", "--long-probe-start", "agent", "--out", str(tmp_path / "a")])
+              "--long-probe", "80000000", "--long-probe-start", "agent", "--probe-learning-rate", "0.003",
+              "--out", str(tmp_path / "a")])
     assert seen["settings"] == rc.make_recipe("refine", baseline_floor=0.2, rival_cap=0.3, rounds=4,
-                                              long_probe_decisions=80_000_000, long_probe_start="agent")
+                                              long_probe_decisions=80_000_000, long_probe_start="agent",
+                                              probe_learning_rate=0.003)
     with pytest.raises(SystemExit) as e:
         cmd.main(["--preset", "tiny", "--baseline-floor", "1.5", "--out", str(tmp_path / "b")])
     assert e.value.code == 2 and "Recipe.baseline_floor must be a number in [0, 1)" in capsys.readouterr().err

@@ -28,7 +28,8 @@ def parser() -> ArgumentParser:
     p = ArgumentParser(prog="mus league", description=recipe.__doc__.splitlines()[0])
     p.add_argument("--preset", choices=sorted(recipe.PRESETS), default="ship",
                    help="ship: the shipped agent's recipe from the equity clone (about 3 hours on 2 cores); refine: "
-                        "its rounds from candidate E's weights (the ppo of 2026-12-02; about 2 hours); tiny: "
+                        "its rounds from candidate E's weights (the ppo of 2026-12-02; about 2 hours); refine-long: "
+                        "two of them with a 40M-decision probe in each (candidate H, 71 minutes); tiny: "
                         "seconds (a smoke run)")
     p.add_argument("--out", default="runs/league", help="the recipe's folder")
     p.add_argument("--rounds", type=int_in(0, 100), default=None,
@@ -55,6 +56,9 @@ def parser() -> ArgumentParser:
                         "probes' budget")
     p.add_argument("--long-probe-start", choices=["equity", "agent", "none"], default=None,
                    help="the long probe's start (preset's: equity, the equity clone)")
+    p.add_argument("--probe-learning-rate", type=float, default=None, metavar="LR",
+                   help="the learning rate of the recipe's probes, quick and long (preset's: 3e-4, the measuring "
+                        "probes'); 3e-3 from a policy's own weights finds in 26M decisions what 3e-4 finds in 80M")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -67,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     given = (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads), ("rival_cap", a.rival_cap),
              ("baseline_floor", a.baseline_floor), ("long_probe_decisions", a.long_probe),
-             ("long_probe_start", a.long_probe_start))
+             ("long_probe_start", a.long_probe_start), ("probe_learning_rate", a.probe_learning_rate))
     changes = {k: v for k, v in given if v is not None}
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))
