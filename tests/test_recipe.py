@@ -275,6 +275,9 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     # the run's warm start named candidate E's file in that machine's checkout; every other setting is the preset's
     assert wanted["first"].pop("warm_start") == str(rc.CANDIDATE_E)
     assert saved["first"].pop("warm_start").endswith("agents/data/candidates/psro_e/policy.pt")
+    # written before probe_learning_rate existed: its probes ran at the default, the measuring probes' 3e-4
+    assert "probe_learning_rate" not in saved and wanted["probe_learning_rate"] == ppo.LEARNING_RATE_2026_11
+    saved["probe_learning_rate"] = ppo.LEARNING_RATE_2026_11
     assert saved == wanted
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -893,30 +894,74 @@ def test_the_kept_psro_candidate_loads_plays_and_beats_rule() -> None:
     assert mean > 0.5 and lo > 0, (mean, lo)
 
 
+def _kept_candidate(name: str, kept_round: int) -> tuple[Path, Any]:
+    """A candidate kept by ``mus league`` in agents/data/candidates/NAME: its folder and its agent, once checked to
+    be the weights its recipe record kept (round ``kept_round``), a playable policy that beats ``rule``."""
+    from agents.policy import parameters_digest
+    from experiments.evaluate.deals import make_deals
+    from experiments.evaluate.duplicate import play_pair
+
+    folder = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / name
+    agent = make_agent(str(folder / "policy.pt"))
+    keep = json.loads((folder / "recipe.json").read_text())["steps"]["keep"]
+    assert keep["digest"] == parameters_digest(agent.net) and keep["round"] == kept_round
+    _plays_legal(agent)
+    result = play_pair(agent, make_agent("rule"), make_deals(600, seed=11), seed=11)
+    mean, lo, _ = result.mean_diff()
+    assert mean > 0.5 and lo > 0, (mean, lo)
+    return folder, agent
+
+
 def test_candidate_h_is_the_policy_its_recipe_kept_and_its_probes_measured() -> None:
     """agents/data/candidates/psro_h/ (``mus league --preset refine-long``, 2026-12-04; not shipped): the weights are
     the ones its recipe record kept, the four 80M-decision probes and both quick probes froze these very weights,
     and it is a playable policy that beats ``rule``."""
-    from agents.policy import parameters_digest
-    from experiments.evaluate.deals import make_deals
-    from experiments.evaluate.duplicate import play_pair
     from experiments.population.ship_agent import read_probes
 
-    folder = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "psro_h"
-    agent = make_agent(str(folder / "policy.pt"))
-    digest = parameters_digest(agent.net)
-    recipe = json.loads((folder / "recipe.json").read_text())
-    assert recipe["steps"]["keep"]["digest"] == digest and recipe["steps"]["keep"]["round"] == 2
+    folder, agent = _kept_candidate("psro_h", 2)
     long = read_probes([folder / "probes_80m.json"], agent.net)
     assert long["n"] == 4 and {p["start"] for p in long["probes"]} == {"equity", "agent"}
     # the recipe's own final quick probe (seed 0) named the round's file, the later one (seed 1) the kept copy
     quick = [read_probes([folder / f"quick_probe_seed{k}.json"], agent.net)["max"] for k in (0, 1)]
     assert [q["start"] for q in quick] == ["agent", "agent"] and [q["seed"] for q in quick] == [0, 1]
     assert max(q["stones"] for q in quick) < long["max"]["stones"]
-    _plays_legal(agent)
-    result = play_pair(agent, make_agent("rule"), make_deals(600, seed=11), seed=11)
-    mean, lo, _ = result.mean_diff()
-    assert mean > 0.5 and lo > 0, (mean, lo)
+
+
+def test_candidate_i_is_the_policy_its_recipe_kept_and_its_probes_measured() -> None:
+    """agents/data/candidates/psro_i/ (``mus league --preset refine-long --long-probe-start agent
+    --probe-learning-rate 0.003``, 2026-12-04; not shipped): the recipe ran its probes at 3e-3 from the policy's own
+    weights, and the probes quoted in the docs froze these weights at the learning rates the docs name."""
+    from experiments.population.ship_agent import read_probes
+
+    folder, agent = _kept_candidate("psro_i", 1)
+    settings = json.loads((folder / "recipe.json").read_text())["settings"]
+    assert settings["probe_learning_rate"] == 3e-3 and settings["long_probe_start"] == "agent"
+    probes = {name: read_probes([folder / f"{name}.json"], agent.net)["max"]
+              for name in ("quick_probe_seed0", "quick_probe_seed1", "probe_80m_agent_seed0",
+                           "probe_80m_agent_seed0_lr3e3")}
+    assert {p["start"] for p in probes.values()} == {"agent"}
+    assert [probes[f"quick_probe_seed{k}"]["seed"] for k in (0, 1)] == [0, 1]
+    assert [p["learning_rate"] for p in probes.values()] == [3e-4, 3e-4, 3e-4, 3e-3]
+    assert [p["decisions"] // 1_000_000 for p in probes.values()] == [12, 12, 79, 79]
+    assert probes["probe_80m_agent_seed0"]["stones"] > 0.5 > probes["quick_probe_seed1"]["stones"]
+
+
+def test_the_faster_probes_of_ppo_froze_its_weights_and_found_more_than_the_protocols() -> None:
+    """agents/data/candidates/psro_e/probes_agent_lr3e3.json (Exploitability: "a probe at a larger learning rate
+    finds more"): two 80M probes from ``ppo``'s own weights at 3e-3 froze the shipped weights, and their largest
+    gain is above the largest of the protocol's probes at 3e-4 from the same start."""
+    from agents.policy import SHIPPED_POLICY
+    from experiments.population.ship_agent import read_probes
+
+    ppo = make_agent("ppo")
+    folder = SHIPPED_POLICY.parent / "candidates" / "psro_e"
+    fast = read_probes([folder / "probes_agent_lr3e3.json"], ppo.net)
+    slow = read_probes([folder / "probes_agent.json"], ppo.net)
+    assert fast["n"] == slow["n"] == 2 and {p["start"] for p in fast["probes"] + slow["probes"]} == {"agent"}
+    assert {p["learning_rate"] for p in fast["probes"]} == {3e-3}
+    assert {p["learning_rate"] for p in slow["probes"]} == {3e-4}          # written before the rate was recorded
+    assert {p["decisions"] for p in fast["probes"]} == {p["decisions"] for p in slow["probes"]}
+    assert fast["max"]["stones_lo"] > slow["max"]["stones_hi"]
 
 
 def test_the_shipped_card_is_the_one_its_weights_make_and_the_replaced_agent_is_kept(tmp_path) -> None:
