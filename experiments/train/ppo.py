@@ -144,8 +144,7 @@ class Args:
     ent_coef: float = 0.01
     """entropy bonus"""
     magnet_coef: float = 0.1
-    """weight of the reverse KL from the policy to the magnet policy (magnetic mirror descent / R-NaD; see the
-    module docstring); 0: off"""
+    """weight of the reverse KL from the policy to the magnet policy (magnetic mirror descent / R-NaD); 0: off"""
     magnet_every: int = 50
     """updates between refreshes of the magnet to a copy of the learner; 0: it stays the policy PPO started from"""
     vf_coef: float = 0.5
@@ -176,6 +175,8 @@ class Args:
     exploiter_reset_every: int = 0
     """with ``exploiter`` in the league_mix: updates between resets of the exploiter to a copy of the learner
     (0: never; it starts as a copy of the learner after the warm start)"""
+    exploiter_learning_rate: float = 0.0
+    """with ``exploiter`` in the league_mix: its learning rate, annealed as the learner's (0: the learner's)"""
     learner_decides: str = "all"
     """which of its decisions the learner makes: all, bidding (betting only), or one lance (grande, chica, pares,
     juego, punto); the others are played by the opposing agent's own policy (probes of mus exploit)"""
@@ -589,10 +590,9 @@ def _run(t: TrainState, run: RunSession, log: Any, max_updates: int | None, run_
         if a.magnet_coef and (t.magnet is None or (
                 a.magnet_every and t.update - t.magnet_born >= a.magnet_every)):
             t.refresh_magnet()
-        lr = a.learning_rate * (1.0 - t.update / t.num_updates) if a.anneal_lr else a.learning_rate
-        for opt in (t.opt, t.exploiter_opt):
+        for opt, rate in ((t.opt, a.learning_rate), (t.exploiter_opt, a.exploiter_learning_rate or a.learning_rate)):
             if opt is not None:
-                opt.param_groups[0]["lr"] = lr
+                opt.param_groups[0]["lr"] = rate * (1.0 - t.update / t.num_updates if a.anneal_lr else 1.0)
         timing = rollout(t)
         t1 = time.perf_counter()
         stats = learn(t, value_only=t.update < a.value_warmup)

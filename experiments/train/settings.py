@@ -55,6 +55,7 @@ _FLOATS = {
     "gamma": (0.0, 1.0, True), "gae_lambda": (0.0, 1.0, True), "ent_coef": (0.0, 1e6, True),
     "vf_coef": (0.0, 1e6, True), "target_kl": (0.0, 1e6, True), "max_minutes": (0.0, 1e7, True),
     "stones_coef": (0.0, 1e6, True), "game_coef": (0.0, 1e6, True), "magnet_coef": (0.0, 1e6, True),
+    "exploiter_learning_rate": (0.0, 1.0, True),
 }
 
 _AT_LEAST_ONE = ("total_decisions", "num_tables", "rollout_steps", "update_epochs", "minibatch_size",
@@ -118,6 +119,9 @@ def check_args(args: Any) -> None:
     if not split_specs(args.eval_opponents):
         raise ValueError("Args.eval_opponents must name at least one opponent (e.g. rule,equity)")
     check_league_args(args.league_mix, args.eval_opponents, args.learner_decides, args.exploiter_reset_every)
+    if args.exploiter_learning_rate and "exploiter" not in parse_mix(args.league_mix):
+        raise ValueError(f"Args.exploiter_learning_rate={args.exploiter_learning_rate:g} needs an exploiter in the "
+                         f"league_mix (e.g. 'exploiter:0.25'), got {args.league_mix!r}")
     if args.signals not in SIGNALS_CHOICES:
         raise ValueError(f"Args.signals must be one of {', '.join(SIGNALS_CHOICES)} (señas, RULES.md §8), "
                          f"got {args.signals!r}")
