@@ -42,6 +42,8 @@ COMMANDS = {
                 "best response to a frozen agent (a lower bound on its exploitability)"),
     "league": ("experiments.commands.league",
                "the shipped agent's recipe: rounds of best responses and a Nash league (needs the train extra)"),
+    "distill": ("experiments.commands.distill",
+                "fit one network to a mixture of policies (needs the train extra)"),
     "tournament": ("experiments.commands.tournament",
                    "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
     "evaluate": ("experiments.commands.evaluate",

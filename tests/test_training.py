@@ -835,6 +835,11 @@ def test_cloning_data_is_stored_coded_and_read_back_bit_for_bit() -> None:
     assert store.codes is None and store.floats is not None
     both = np.concatenate([noisy, raw[64:]])
     assert np.array_equal(store.take(np.arange(len(raw))).numpy(), both)
+    # so does a store whose very first rows hold more than 256 values
+    fresh = CodedObservations(128, obs.shape[1])
+    fresh.put(slice(0, 64), noisy)
+    fresh.put(slice(64, 128), raw[:64])
+    assert fresh.codes is None and np.array_equal(fresh.take(np.arange(128)).numpy(), np.concatenate([noisy, raw[:64]]))
 
 
 def test_the_exploiter_signal_is_its_margin_averaged_over_recent_updates() -> None:

@@ -50,7 +50,8 @@ class CodedObservations:
             if codes is not None:
                 self.codes[rows] = codes
                 return
-            self.floats = self.values[self.codes]           # too many values: decode what is stored so far
+            # too many values: decode what is stored so far (nothing yet if the first rows hold them all)
+            self.floats = self.values[self.codes] if len(self.values) else np.zeros(self.codes.shape, np.float32)
             self.codes = None
         self.floats[rows] = obs
 
