@@ -278,6 +278,9 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     # written before probe_learning_rate existed: its probes ran at the default, the measuring probes' 3e-4
     assert "probe_learning_rate" not in saved and wanted["probe_learning_rate"] == ppo.LEARNING_RATE_2026_11
     saved["probe_learning_rate"] = ppo.LEARNING_RATE_2026_11
+    # and before the distilled stage: it had none, the presets' default
+    assert "distill_rounds" not in saved and wanted["distill_rounds"] == 0
+    saved.update({k: wanted[k] for k in ("distill_rounds", "distill_decisions", "distill_epochs")})
     assert saved == wanted
 
 
@@ -396,3 +399,39 @@ def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monk
         cmd.main(["--preset", "tiny", "--baseline-floor", "1.5", "--out", str(tmp_path / "b")])
     assert e.value.code == 2 and "Recipe.baseline_floor must be a number in [0, 1)" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
+
+
+def test_the_distilled_mixture_of_the_last_rounds_is_probed_and_kept_when_least_exploitable(tmp_path: Path) -> None:
+    """With ``distill_rounds=2`` the recipe fits one network to the mixture of its last two policies, probes it as a
+    round's policy is, and keeps it when its largest gain is the smallest (stub probes: the distilled policy 0.1,
+    the rounds 0.3 and more); the report gives it a row of its own."""
+    targets: list[str] = []
+
+    def stub(spec: str, out: Path, warm_start: str, seed: int, log: Any, **kw: Any) -> dict[str, Any]:
+        targets.append(spec)
+        gain = {"round0": 0.3, "round1": 0.9, "round2": 0.5, "distilled": 0.1}[Path(spec).parent.parent.name]
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(spec, out / "policy.pt")
+        g = {"stones": gain, "stones_lo": gain - 0.1, "stones_hi": gain + 0.1, "win": 0.5, "win_lo": 0.45,
+             "win_hi": 0.55}
+        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
+             "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
+        (out / "exploit.json").write_text(json.dumps(r))
+        return r
+
+    recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1)
+    data = rc.run_recipe(recipe, tmp_path / "run", probe_fn=stub, **QUIET)
+    s = data["steps"]
+    assert list(s)[-6:] == ["final/probes", "distilled/train", "distilled/report", "distilled/probes", "keep", "card"]
+    student = s["distilled/train"]
+    assert student["members"] == [s["round1/train"]["policy"], s["round2/train"]["policy"]]
+    assert student["start"] == s["round2/train"]["policy"]          # the member with the smaller probe gain
+    assert targets[-2:] == [student["policy"]] * 2
+    keep = s["keep"]
+    assert keep["distilled"] and keep["round"] == 3 and keep["gains"] == pytest.approx([0.3, 0.9, 0.5, 0.1])
+    assert keep["digest"] == student["digest"] == rc._policy_digest(tmp_path / "run" / "policy.pt")
+    table = (tmp_path / "run" / "recipe.md").read_text()
+    assert "| distilled (2 policies) **kept** |" in table and "Kept: the distilled policy" in table
+    with pytest.raises(ValueError, match="distill_rounds: at most the 3 policies"):
+        rc.make_recipe("tiny", distill_rounds=4)

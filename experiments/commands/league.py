@@ -59,6 +59,10 @@ def parser() -> ArgumentParser:
     p.add_argument("--probe-learning-rate", type=float, default=None, metavar="LR",
                    help="the learning rate of the recipe's probes, quick and long (preset's: 3e-4, the measuring "
                         "probes'); 3e-3 from a policy's own weights finds in 26M decisions what 3e-4 finds in 80M")
+    p.add_argument("--distill-rounds", type=int_in(0, 101), default=None, metavar="N",
+                   help="after the rounds, fit one network to the equal mixture of the last N rounds' policies "
+                        "(mus distill), probe it as the rounds are, and keep it if it is the least exploitable "
+                        "(preset's: 0, none)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -71,7 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     given = (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads), ("rival_cap", a.rival_cap),
              ("baseline_floor", a.baseline_floor), ("long_probe_decisions", a.long_probe),
-             ("long_probe_start", a.long_probe_start), ("probe_learning_rate", a.probe_learning_rate))
+             ("long_probe_start", a.long_probe_start), ("probe_learning_rate", a.probe_learning_rate),
+             ("distill_rounds", a.distill_rounds))
     changes = {k: v for k, v in given if v is not None}
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))
@@ -83,7 +88,8 @@ def main(argv: list[str] | None = None) -> None:
     except (ValueError, ImportError, TrainingDiverged, KeyboardInterrupt) as e:
         fail("mus league", e, argv)
     keep = data["steps"]["keep"]
-    print(f"kept round {keep['round']}: {a.out}/policy.pt; the rounds in {a.out}/recipe.md, the card in "
+    kept = "the distilled policy" if keep.get("distilled") else f"round {keep['round']}"
+    print(f"kept {kept}: {a.out}/policy.pt; the rounds in {a.out}/recipe.md, the card in "
           f"{a.out}/card.md")
 
 
