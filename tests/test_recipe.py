@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -420,9 +421,15 @@ def test_the_distilled_mixture_of_the_last_rounds_is_probed_and_kept_when_least_
         (out / "exploit.json").write_text(json.dumps(r))
         return r
 
+    # a recipe run without the stage, then resumed with it: the rounds are not run again
+    plain = rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
+    assert plain["steps"]["keep"]["round"] == 0 and not plain["steps"]["keep"]["distilled"]
     recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1)
-    data = rc.run_recipe(recipe, tmp_path / "run", probe_fn=stub, **QUIET)
+    targets.clear()
+    data = rc.run_recipe(recipe, tmp_path / "run", probe_fn=stub, resume=True, **QUIET)
     s = data["steps"]
+    assert {k: s[k] for k in plain["steps"] if k.startswith("round")} == \
+        {k: v for k, v in plain["steps"].items() if k.startswith("round")}
     assert list(s)[-6:] == ["final/probes", "distilled/train", "distilled/report", "distilled/probes", "keep", "card"]
     student = s["distilled/train"]
     assert student["members"] == [s["round1/train"]["policy"], s["round2/train"]["policy"]]
@@ -433,5 +440,11 @@ def test_the_distilled_mixture_of_the_last_rounds_is_probed_and_kept_when_least_
     assert keep["digest"] == student["digest"] == rc._policy_digest(tmp_path / "run" / "policy.pt")
     table = (tmp_path / "run" / "recipe.md").read_text()
     assert "| distilled (2 policies) **kept** |" in table and "Kept: the distilled policy" in table
+    # resumed with another stage: the first is set aside, not deleted, and the new one fitted to the last round only
+    again = rc.run_recipe(dataclasses.replace(recipe, distill_rounds=1), tmp_path / "run", probe_fn=stub, resume=True,
+                          **QUIET)
+    assert again["steps"]["distilled/train"]["members"] == [s["round2/train"]["policy"]]
+    assert (tmp_path / "run" / "distilled-before-1" / "train" / "policy.pt").is_file()
+    assert again["settings"]["distill_rounds"] == 1
     with pytest.raises(ValueError, match="distill_rounds: at most the 3 policies"):
         rc.make_recipe("tiny", distill_rounds=4)

@@ -32,8 +32,9 @@ Every step is a run of its own folder under ``OUT`` (``round0/train``, ``round1/
 ``round1/meta.json``, ...) and is marked done in ``OUT/recipe.json`` when it ends; ``resume`` skips what is done
 and resumes a stopped training or probe from its checkpoint, so a resumed recipe ends exactly as one never
 stopped. A resume with more ``rounds`` makes a recipe longer (:func:`extend_rounds`): the final probes of its last
-policy become the next round's, and it ends as a recipe of that many rounds from the start would. One progress bar
-counts the whole recipe's decisions.
+policy become the next round's, and it ends as a recipe of that many rounds from the start would. A resume with
+other ``distill_*`` settings runs the distilled stage again on the rounds done (the old one's folder set aside).
+One progress bar counts the whole recipe's decisions.
 """
 
 from __future__ import annotations
@@ -328,6 +329,9 @@ class _Steps:
                 if "learning_rate" in wanted[stage] and "learning_rate" not in then:
                     settings[stage] = {**then, "learning_rate": ppo.LEARNING_RATE_2026_11}
             differ = sorted(k for k, v in wanted.items() if settings.get(k) != v)
+            # the distilled stage comes after every round: another one replaces it (the old one is set aside)
+            redistill = [k for k in differ if k in _DISTILL_FIELDS]
+            differ = [k for k in differ if k not in _DISTILL_FIELDS]
             longer = differ == ["rounds"] and recipe.rounds > settings["rounds"]
             if differ and not longer:
                 more = " (rounds can only grow: a longer recipe continues a shorter one)" if "rounds" in differ else ""
@@ -339,6 +343,9 @@ class _Steps:
                                  "started (another policy file): rerun it in a new folder, or restore the file")
             if longer:
                 saved = extend_rounds(out, saved, recipe.rounds)
+            elif redistill:
+                saved = _set_distilled_aside(out, saved)
+            saved["settings"] = {**saved["settings"], **{k: wanted[k] for k in _DISTILL_FIELDS}}
             self.data = {**saved, "rivals": rivals}
         else:
             self.data = {"settings": recipe.to_dict(), "command": command, "machine": machine_text(),
@@ -360,13 +367,28 @@ class _Steps:
         tmp.replace(self.path)
 
 
+#: The settings of the distilled stage, which a resume may change (:func:`_set_distilled_aside`).
+_DISTILL_FIELDS = ("distill_rounds", "distill_decisions", "distill_epochs")
+
+
+def _set_distilled_aside(out: Path, saved: dict[str, Any]) -> dict[str, Any]:
+    """``saved`` without its distilled stage, the keep and the card (chosen again at the end); the stage's folder,
+    if any, moved to ``distilled-before-<n>`` (``n`` counts the stages set aside), never deleted."""
+    if (out / "distilled").exists():
+        n = 1 + sum(1 for p in out.glob("distilled-before-*"))
+        (out / "distilled").replace(out / f"distilled-before-{n}")
+    steps = {k: v for k, v in saved["steps"].items() if k not in ("keep", "card") and not k.startswith("distilled/")}
+    return {**saved, "steps": steps}
+
+
 def extend_rounds(out: Path, saved: dict[str, Any], rounds: int) -> dict[str, Any]:
     """``saved`` (a recipe.json's content) made a recipe of ``rounds`` rounds: what ``--resume --rounds N`` does.
 
     Rounds already run stay as they are. The final probes of the shorter recipe's last policy are the probes of
     the next round (the same target, starts, seeds and budget), so their step and their folder
     (``final/probes``, finished or stopped) become ``round<R+1>/probes``; the kept policy and the card are chosen
-    again at the end. A recipe extended so ends exactly as one run with ``rounds`` from the start.
+    again at the end, and a distilled stage is set aside (its mixture was of the shorter recipe's rounds). A recipe
+    extended so ends exactly as one run with ``rounds`` from the start.
 
     Raises:
         ValueError: the next round's probes folder exists already (nothing is changed).
@@ -387,10 +409,8 @@ def extend_rounds(out: Path, saved: dict[str, Any], rounds: int) -> dict[str, An
             return str(target) + x[len(str(source)):]
         return x
 
-    steps = {k: v for k, v in saved["steps"].items()
-             if k not in ("final/probes", "keep", "card") and not k.startswith("distilled/")}
-    if (out / "distilled").exists():               # a mixture of the shorter recipe's rounds: kept aside, not reused
-        (out / "distilled").replace(out / f"distilled-of-{before}-rounds")
+    saved = _set_distilled_aside(out, saved)       # a mixture of the shorter recipe's rounds: not reused
+    steps = {k: v for k, v in saved["steps"].items() if k != "final/probes"}
     if "final/probes" in saved["steps"]:
         steps[name] = moved(saved["steps"]["final/probes"])
     if source.exists():
