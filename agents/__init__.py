@@ -3,7 +3,8 @@
 Specs (command line and tournaments): ``random``, ``rule``, ``equity``, ``ordago``, ``human``, ``ppo`` (the
 shipped trained agent), the path of a policy file or training checkpoint (``*.pt``, written by
 ``mus train``), an sb3-contrib ``MaskablePPO`` model trained on ``MusGymEnv`` (``*.zip``), or your own agent
-class as ``my_bot.py:MyBot`` (a Python file) or ``my_package.bots:MyBot`` (an importable module). ``ppo``,
+class as ``my_bot.py:MyBot`` (a Python file) or ``my_package.bots:MyBot`` (an importable module). Policy files
+joined by ``+`` (``a.pt+b.pt``) are their equal mixture, played decision by decision (:mod:`agents.mixture`). ``ppo``,
 ``*.pt`` and ``*.zip`` need the ``train`` extra (torch); ``TorchPolicyAgent`` and ``SB3PolicyAgent`` are
 imported on first use, so ``import agents`` works without torch. Any spec followed by ``-nosigns``
 (``rule-nosigns``) is that agent never signing (it still reads the rival signs it intercepts), ``-blind`` never
@@ -30,7 +31,8 @@ BLIND_SUFFIX = "-blind"
 
 __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
            "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX",
-           "BLIND_SUFFIX", "uniform_legal", "load_agent_class", "observation_size"]
+           "BLIND_SUFFIX", "uniform_legal", "load_agent_class", "observation_size", "is_mixture_spec",
+           "mixture_members"]
 
 #: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths).
 AGENT_SPECS = ("random", "rule", "equity", "ordago", "ppo", "human")
@@ -68,7 +70,8 @@ def observation_size(agent: object) -> int | None:
 
 def make_agent(spec: str, **kwargs: object) -> Agent:
     """Build an agent from a spec: ``random``, ``rule``, ``equity``, ``ordago``, ``ppo``, ``human``, a policy
-    file or checkpoint (``*.pt``), an sb3-contrib MaskablePPO model (``*.zip``), or ``FILE.py:NAME`` /
+    file or checkpoint (``*.pt``), the equal mixture of policy files (``a.pt+b.pt``), an sb3-contrib MaskablePPO
+    model (``*.zip``), or ``FILE.py:NAME`` /
     ``MODULE:NAME`` for an agent of your own (:func:`load_agent_class`).
 
     Keyword arguments go to the agent's constructor (``greedy=True`` for the policy agents). A spec ending
@@ -101,6 +104,11 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
             raise ValueError(f"the shipped agent's weights {policy.SHIPPED_POLICY} are missing from this install")
         kwargs.setdefault("name", "ppo")
         return policy.TorchPolicyAgent.from_file(policy.SHIPPED_POLICY, **kwargs)  # type: ignore[arg-type]
+    if is_mixture_spec(spec):
+        from .mixture import MixtureAgent
+
+        kwargs.setdefault("name", "mixture")
+        return MixtureAgent.from_files(mixture_members(spec), **kwargs)  # type: ignore[arg-type]
     path = Path(spec.strip())
     if ":" in spec and path.suffix.lower() not in (".pt", ".zip"):
         return load_agent_class(spec.strip(), **kwargs)
@@ -117,6 +125,18 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
         return SB3PolicyAgent.from_file(path, **kwargs)  # type: ignore[arg-type]
     raise ValueError(f"unknown agent spec {spec!r}; use one of {', '.join(AGENT_SPECS)}, a policy file (*.pt), "
                      "an sb3-contrib MaskablePPO model (*.zip) or your own class as my_bot.py:MyBot")
+
+
+def is_mixture_spec(spec: str) -> bool:
+    """Whether ``spec`` names a mixture of policy files, ``a.pt+b.pt`` (:class:`agents.mixture.MixtureAgent`, equal
+    weights: the members' probabilities averaged at each decision)."""
+    parts = str(spec).split("+")
+    return len(parts) > 1 and all(p.strip().lower().endswith(".pt") for p in parts)
+
+
+def mixture_members(spec: str) -> list[str]:
+    """The policy files of a mixture spec ``a.pt+b.pt``, in order."""
+    return [p.strip() for p in spec.split("+")]
 
 
 def load_agent_class(spec: str, **kwargs: object) -> Agent:

@@ -23,6 +23,7 @@ from agents import make_agent  # noqa: E402
 from agents.mixture import MixtureAgent, parse_members  # noqa: E402
 from agents.policy import PolicyNet, TorchPolicyAgent, load_policy_file, save_policy  # noqa: E402
 from experiments.population import distill as ds  # noqa: E402
+from experiments.population import exploit  # noqa: E402
 from mus_env import MusConfig, VectorMusEnv  # noqa: E402
 
 QUIET = dict(progress=False, log=lambda *a: None)
@@ -144,3 +145,21 @@ def test_mus_distill_refuses_a_bad_member_in_one_line(tmp_path: Path) -> None:
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().count("\n") == 0 and "weight after the last ':' must be a number" in r.stderr
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.filterwarnings("ignore:play_pair")
+def test_a_mixture_spec_plays_and_is_probed_from_its_first_members_weights(tmp_path: Path) -> None:
+    a, b = _policies(tmp_path)
+    spec = f"{a}+{b}"
+    mix = make_agent(spec)
+    obs, mask = _batch()
+    assert isinstance(mix, MixtureAgent) and mix.name == "mixture"
+    np.testing.assert_allclose(mix.probabilities(obs, mask), MixtureAgent.from_files([a, b]).probabilities(obs, mask))
+    assert exploit.policy_file_of(spec) == a and exploit.default_out(spec).name == "mixture"
+    with pytest.raises(ValueError, match="no such policy file"):
+        make_agent(f"{a}+{tmp_path}/missing.pt")
+    r = exploit.probe(spec, tmp_path / "probe", minutes=0, decisions=64 * 8 * 2, warm_start="agent", eval_hands=64,
+                      eval_games=8, preset="tiny", num_tables=64, rollout_steps=8, progress=False,
+                      log=lambda *a: None)
+    assert r["agent"] == spec and r["frozen"]["unchanged"] and r["trained"]["updates"] == 2
+    assert json.loads((tmp_path / "probe" / "args.json").read_text())["warm_start"] == a
