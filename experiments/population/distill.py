@@ -41,6 +41,7 @@ from agents.policy import (
     PolicyFileError,
     build_net,
     load_policy_file,
+    parameters_digest,
     sample_masked,
     save_file,
     save_policy,
@@ -165,8 +166,8 @@ def distill(members: str, out: str | Path, decisions: int = 4_000_000, epochs: i
         overwrite: replace a distillation already in ``out``.
 
     Returns:
-        The ``distill.json`` record: settings, ``kl`` (held-out KL before the first pass and after each) and
-        ``train_kl`` (the mean over each pass's minibatches).
+        The ``distill.json`` record: settings, ``member_digests`` (each member's weights), ``kl`` (held-out KL
+        before the first pass and after each) and ``train_kl`` (the mean over each pass's minibatches).
 
     Raises:
         ValueError: a bad member list or number, a member or start that cannot be read or plays with señas, an
@@ -190,8 +191,10 @@ def distill(members: str, out: str | Path, decisions: int = 4_000_000, epochs: i
     first = 0
     net = build_net(blobs[-1], start)
     opt = torch.optim.Adam(net.parameters(), lr=learning_rate)
-    record: dict[str, Any] = {"settings": dataclasses.asdict(settings), "kl": [], "train_kl": [],
-                              "command": command or f"mus distill {members}", "machine": machine_text()}
+    digests = [parameters_digest(build_net(b, p)) for p, b in zip(paths, blobs, strict=False)]
+    record: dict[str, Any] = {"settings": dataclasses.asdict(settings), "member_digests": digests, "kl": [],
+                              "train_kl": [], "command": command or f"mus distill {members}",
+                              "machine": machine_text()}
     if resume:
         first, record = _load_checkpoint(out / "checkpoint.pt", settings, net, opt)
     if torch_threads:
@@ -230,7 +233,8 @@ def distill(members: str, out: str | Path, decisions: int = 4_000_000, epochs: i
                                           "model": net.state_dict(), "optimizer": opt.state_dict()})
         log(f"distill: pass {epoch + 1}/{epochs}: KL {record['kl'][-1]:.4f} held out, {record['train_kl'][-1]:.4f} "
             f"fitted ({time.perf_counter() - t0:.0f} s)")
-    meta = {"distilled": {"members": paths, "weights": weights, "kl_held_out": record["kl"][-1]}}
+    meta = {"distilled": {"members": paths, "weights": weights, "member_digests": digests,
+                          "kl_held_out": record["kl"][-1]}}
     save_policy(out / "policy.pt", net, blobs[-1].get("config"), meta)
     (out / "distill.json").write_text(json.dumps(record, indent=2))
     log(f"distill: wrote {out / 'policy.pt'}; measure its leaks with: mus exploit {out / 'policy.pt'} "
