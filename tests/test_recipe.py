@@ -426,8 +426,11 @@ def test_the_distilled_mixture_of_the_last_rounds_is_probed_and_kept_when_least_
     assert plain["steps"]["keep"]["round"] == 0 and not plain["steps"]["keep"]["distilled"]
     recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1)
     targets.clear()
-    data = rc.run_recipe(recipe, tmp_path / "run", probe_fn=stub, resume=True, **QUIET)
+    data = rc.run_recipe(recipe, tmp_path / "run", probe_fn=stub, resume=True, command="mus league --distill-rounds 2",
+                         **QUIET)
     s = data["steps"]
+    assert data["resumed_with"] == ["mus league --distill-rounds 2"]
+    assert "resumed with `mus league --distill-rounds 2`" in (tmp_path / "run" / "recipe.md").read_text()
     assert {k: s[k] for k in plain["steps"] if k.startswith("round")} == \
         {k: v for k, v in plain["steps"].items() if k.startswith("round")}
     assert list(s)[-6:] == ["final/probes", "distilled/train", "distilled/report", "distilled/probes", "keep", "card"]

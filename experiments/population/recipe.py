@@ -347,6 +347,8 @@ class _Steps:
                 saved = _set_distilled_aside(out, saved)
             saved["settings"] = {**saved["settings"], **{k: wanted[k] for k in _DISTILL_FIELDS}}
             self.data = {**saved, "rivals": rivals}
+            if command != saved.get("command"):         # what each resume asked for (another distilled stage...)
+                self.data["resumed_with"] = [*saved.get("resumed_with", []), command]
         else:
             self.data = {"settings": recipe.to_dict(), "command": command, "machine": machine_text(),
                          "rivals": rivals, "steps": {}, "seconds": 0.0}
@@ -649,8 +651,10 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     opponents = [row["opponent"] for row in s[f"round{rounds[0]}/report"]["rows"]] + ["previous"]   # rivals too
     long_gains = keep.get("long_gains") or [None] * len(gains)
     long_column = any(g is not None for g in long_gains)
-    lines = ["# The recipe's rounds", "", f"`{data.get('command', 'mus league')}`, on {data.get('machine', '?')}; "
-             f"{data.get('seconds', 0.0) / 60:.1f} minutes in all (trainings and probes).", "",
+    resumed = "".join(f", resumed with `{c}`" for c in data.get("resumed_with", []))
+    lines = ["# The recipe's rounds", "", f"`{data.get('command', 'mus league')}`{resumed}, on "
+             f"{data.get('machine', '?')}; {data.get('seconds', 0.0) / 60:.1f} minutes in all (trainings and probes).",
+             "",
              "| round | decisions | minutes | " + " | ".join(f"vs {o}" for o in opponents[:-1])
              + " | vs previous round | largest probe gain | its game win rate |"
              + (" long probe's gain |" if long_column else ""),
