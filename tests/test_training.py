@@ -951,6 +951,24 @@ def test_candidate_i_is_the_policy_its_recipe_kept_and_its_probes_measured() -> 
     assert probes["probe_80m_agent_seed0"]["stones"] > 0.5 > probes["quick_probe_seed1"]["stones"]
 
 
+def test_candidate_k_is_the_distilled_policy_its_recipe_kept() -> None:
+    """agents/data/candidates/distill_k/ (candidate I's recipe resumed with ``--distill-rounds 2``, 2026-12-05; not
+    shipped): the weights are the distilled policy the recipe kept (its largest probe gain the smallest of all), fitted
+    to rounds 1 and 2, and every probe report kept beside it froze these weights."""
+    from experiments.population.ship_agent import read_probes
+
+    folder, agent = _kept_candidate("distill_k", 3)
+    data = json.loads((folder / "recipe.json").read_text())
+    steps, keep = data["steps"], data["steps"]["keep"]
+    assert keep["distilled"] and keep["digest"] == steps["distilled/train"]["digest"]
+    assert min(keep["gains"]) == keep["gains"][3] < min(keep["gains"][:3])
+    assert [Path(p).parent.parent.name for p in steps["distilled/train"]["members"]] == ["round1", "round2"]
+    assert data["settings"]["distill_rounds"] == 2 and "--distill-rounds 2" in data["resumed_with"][0]
+    assert json.loads((folder / "distill.json").read_text())["kl"] == steps["distilled/train"]["kl"]
+    for report in sorted(folder.glob("*probe*.json")):
+        assert read_probes([report], agent.net)["n"] >= 1, report
+
+
 def test_the_faster_probes_of_ppo_froze_its_weights_and_found_more_than_the_protocols() -> None:
     """agents/data/candidates/psro_e/probes_agent_lr3e3.json (Exploitability: "a probe at a larger learning rate
     finds more"): two 80M probes from ``ppo``'s own weights at 3e-3 froze the shipped weights, and their largest

@@ -681,6 +681,9 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     for o, color in (("rule", "C0"), ("equity", "C1")):
         y = [next(row["stones"] for row in s[f"round{r}/report"]["rows"] if row["opponent"] == o) for r in rounds]
         ax1.plot(rounds, y, marker="o", color=color, label=f"vs {o}")
+        if len(rows) > len(rounds):
+            d = next(row["stones"] for row in s["distilled/report"]["rows"] if row["opponent"] == o)
+            ax1.plot([len(rounds)], [d], marker="*", ms=12, ls="none", color=color)
     ax1.set_xlabel("round")
     ax1.set_ylabel("stones/hand (held out)")
     ax1.legend(fontsize=8)
@@ -697,7 +700,7 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     ax2.set_ylabel("probe gain, stones/hand")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
-        ax.set_xticks(list(range(len(rows))) if ax is ax2 else rounds)
+        ax.set_xticks(range(len(rows)), [str(r) for r in rounds] + ["distilled"] * (len(rows) - len(rounds)))
     fig.tight_layout()
     fig.savefig(out / "recipe.png", dpi=110)
     return out / "recipe.md"
