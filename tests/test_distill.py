@@ -192,3 +192,7 @@ def test_candidate_j_is_the_network_fitted_to_its_four_members_and_its_probes_fr
     assert mask[np.arange(len(acts)), acts].all()
     for report in sorted(CANDIDATE_J.glob("*probe*.json")):
         assert read_probes([report], j.net)["n"] >= 1, report      # refuses a probe of other weights
+    protocol = read_probes([CANDIDATE_J / "probes_80m.json"], j.net)   # issue 33's four: 2 starts x 2 seeds, 80M
+    assert sorted((p["start"], p["seed"]) for p in protocol["probes"]) == [("agent", 0), ("agent", 1), ("equity", 0),
+                                                                            ("equity", 1)]
+    assert all(p["decisions"] > 79_000_000 and p["learning_rate"] == 3e-4 for p in protocol["probes"])
