@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,29 @@ from experiments.train import ppo  # noqa: E402
 from experiments.train.session import TrainingInterrupted  # noqa: E402
 
 QUIET = dict(log=lambda *a: None, progress=False)
+
+
+def _stub_probe(gain_of: Callable[[str, str, dict[str, Any]], float]) -> Callable[..., dict[str, Any]]:
+    """A probe for ``run_recipe(probe_fn=)`` that trains nothing: its best response is the target's own weights and
+    its gain ``gain_of(spec, warm_start, kw)`` (``kw``: the probe's other arguments, ``out`` among them; 95% CI
+    +-0.1), written to ``exploit.json`` as a probe's is."""
+    def stub(spec: str, out: Path, warm_start: str, seed: int, log: Any, **kw: Any) -> dict[str, Any]:
+        gain = gain_of(spec, warm_start, {**kw, "out": out})
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(spec, out / "policy.pt")
+        g = {"stones": gain, "stones_lo": gain - 0.1, "stones_hi": gain + 0.1, "win": 0.5, "win_lo": 0.45,
+             "win_hi": 0.55}
+        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
+             "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
+        (out / "exploit.json").write_text(json.dumps(r))
+        return r
+    return stub
+
+
+def _round_of(spec: str) -> str:
+    """``round1`` for ``OUT/round1/train/policy.pt`` (``distilled`` for the distilled stage's)."""
+    return Path(spec).parent.parent.name
 
 
 def _comparable(data: dict[str, Any]) -> str:
@@ -86,18 +110,11 @@ def test_the_kept_round_is_the_least_exploitable_not_the_last(tmp_path: Path) ->
     is kept although two rounds came after it."""
     targets: list[str] = []
 
-    def stub(spec: str, out: Path, warm_start: str, seed: int, log: Any, **kw: Any) -> dict[str, Any]:
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
         targets.append(spec)
-        gain = {"round0": 0.2, "round1": 0.9, "round2": 0.5}[Path(spec).parent.parent.name]
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(spec, out / "policy.pt")                 # a best response: here the target's own weights
-        g = {"stones": gain + (0.1 if warm_start == "agent" else 0.0), "stones_lo": gain - 0.1, "stones_hi": gain + 0.1,
-             "win": 0.5, "win_lo": 0.45, "win_hi": 0.55}
-        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
-             "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
-        (out / "exploit.json").write_text(json.dumps(r))
-        return r
+        return {"round0": 0.2, "round1": 0.9, "round2": 0.5}[_round_of(spec)] + (0.1 if warm_start == "agent" else 0.0)
+
+    stub = _stub_probe(gain)
 
     data = rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
     keep = data["steps"]["keep"]
@@ -114,19 +131,11 @@ def test_a_long_probe_joins_the_population_and_decides_the_round_kept(tmp_path: 
     quick_gain, long_gain = {"round0": 0.2, "round1": 0.1}, {"round0": 0.3, "round1": 0.9}
     budget = 32 * 8 * 16
 
-    def stub(spec: str, out: Path, warm_start: str, seed: int, log: Any, **kw: Any) -> dict[str, Any]:
-        round_name = Path(spec).parent.parent.name
-        calls.append((round_name, warm_start, kw["decisions"]))
-        gain = (long_gain if kw["decisions"] == budget else quick_gain)[round_name]
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(spec, out / "policy.pt")
-        g = {"stones": gain, "stones_lo": gain - 0.1, "stones_hi": gain + 0.1, "win": 0.5, "win_lo": 0.45,
-             "win_hi": 0.55}
-        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
-             "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
-        (out / "exploit.json").write_text(json.dumps(r))
-        return r
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        calls.append((_round_of(spec), warm_start, kw["decisions"]))
+        return (long_gain if kw["decisions"] == budget else quick_gain)[_round_of(spec)]
+
+    stub = _stub_probe(gain)
 
     recipe = rc.make_recipe("tiny", rounds=1, long_probe_decisions=budget)
     assert rc.probe_plan(recipe)[-1] == ("long-equity", "equity", 0, budget)
@@ -152,16 +161,11 @@ def test_every_probe_of_the_recipe_trains_at_its_probe_learning_rate(tmp_path: P
     at 3e-4, the rate of the measuring probes."""
     rates: list[tuple[str, float]] = []
 
-    def stub(spec: str, out: Path, warm_start: str, seed: int, log: Any, **kw: Any) -> dict[str, Any]:
-        rates.append((Path(out).name, kw["learning_rate"]))
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(spec, out / "policy.pt")
-        g = {"stones": 0.1, "stones_lo": 0.0, "stones_hi": 0.2, "win": 0.5, "win_lo": 0.45, "win_hi": 0.55}
-        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
-             "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
-        (out / "exploit.json").write_text(json.dumps(r))
-        return r
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        rates.append((Path(kw["out"]).name, kw["learning_rate"]))
+        return 0.1
+
+    stub = _stub_probe(gain)
 
     recipe = rc.make_recipe("tiny", rounds=0, long_probe_decisions=32 * 8 * 8, long_probe_start="agent",
                             probe_learning_rate=3e-3)
@@ -408,18 +412,11 @@ def test_the_distilled_mixture_of_the_last_rounds_is_probed_and_kept_when_least_
     the rounds 0.3 and more); the report gives it a row of its own."""
     targets: list[str] = []
 
-    def stub(spec: str, out: Path, warm_start: str, seed: int, log: Any, **kw: Any) -> dict[str, Any]:
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
         targets.append(spec)
-        gain = {"round0": 0.3, "round1": 0.9, "round2": 0.5, "distilled": 0.1}[Path(spec).parent.parent.name]
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(spec, out / "policy.pt")
-        g = {"stones": gain, "stones_lo": gain - 0.1, "stones_hi": gain + 0.1, "win": 0.5, "win_lo": 0.45,
-             "win_hi": 0.55}
-        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
-             "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
-        (out / "exploit.json").write_text(json.dumps(r))
-        return r
+        return {"round0": 0.3, "round1": 0.9, "round2": 0.5, "distilled": 0.1}[_round_of(spec)]
+
+    stub = _stub_probe(gain)
 
     # a recipe run without the stage, then resumed with it: the rounds are not run again
     plain = rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
