@@ -49,6 +49,7 @@ from agents.policy import (
 )
 from experiments.train.report import machine_text, progress_bar
 from experiments.train.session import check_run_folder
+from experiments.train.settings import check_learning_rate
 from experiments.train.warm_start import CodedObservations
 from mus_env import MusConfig, VectorMusEnv
 from mus_env.observation import OBS_DIM
@@ -249,8 +250,7 @@ def _check_numbers(decisions: int, epochs: int, learning_rate: float, minibatch_
                         ("num_tables", num_tables, 1)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise ValueError(f"distill: {name} must be an int >= {lo}, got {v!r}")
-    if not (isinstance(learning_rate, (int, float)) and math.isfinite(learning_rate) and 0 < learning_rate < 1):
-        raise ValueError(f"distill: learning_rate must be a number in (0, 1), got {learning_rate!r}")
+    check_learning_rate(learning_rate, "distill: learning_rate")
     if not (isinstance(rival_share, (int, float)) and 0 <= rival_share <= 1):
         raise ValueError(f"distill: rival_share must be a number in [0, 1], got {rival_share!r}")
 

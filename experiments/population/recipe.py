@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -64,6 +63,7 @@ from experiments.population.exploit import policy_file_of, probe
 from experiments.population.exploit_seeds import STARTS, aggregate_probes, probe_folder, run_probe_jobs
 from experiments.train import ppo
 from experiments.train.report import machine_text, progress_bar
+from experiments.train.settings import check_learning_rate
 from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
@@ -244,9 +244,7 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     if r.distill_rounds > r.rounds + 1:
         raise ValueError(f"Recipe.distill_rounds: at most the {r.rounds + 1} policies of the recipe (rounds 0 to "
                          f"{r.rounds}), got {r.distill_rounds}")
-    lr = r.probe_learning_rate
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or not 0 < lr < 1:
-        raise ValueError(f"Recipe.probe_learning_rate must be a number in (0, 1), got {lr!r}")
+    check_learning_rate(r.probe_learning_rate, "Recipe.probe_learning_rate")
     return r
 
 

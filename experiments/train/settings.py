@@ -26,7 +26,8 @@ from experiments.train.league import League, check_league_args, frozen_agent, pa
 from mus_env import MusConfig
 from mus_env.config import SIGNALS_CHOICES, is_int
 
-__all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "build_league", "threads_for", "engine_threads_for"]
+__all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "build_league", "threads_for", "engine_threads_for",
+           "check_learning_rate"]
 
 
 class SettingsError(ValueError):
@@ -64,6 +65,14 @@ _AT_LEAST_ONE = ("total_decisions", "num_tables", "rollout_steps", "update_epoch
 _BOOLS = ("progress", "anneal_lr", "central_critic", "eval_greedy")
 
 _STRINGS = ("out", "signals", "league_mix", "eval_opponents", "learner_decides", "warm_start", "device")
+
+
+def check_learning_rate(value: Any, name: str) -> float:
+    """``value`` as a learning rate (a finite number in (0, 1)): the probes', a recipe's and a distillation's;
+    ``ValueError`` names ``name`` and the value otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 < value < 1:
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return float(value)
 
 
 def check_args(args: Any) -> None:
