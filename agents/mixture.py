@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .base import Agent
-from .policy import TorchPolicyAgent, sample_masked
+from .policy import TorchPolicyAgent, choose_actions
 
 __all__ = ["MixtureAgent", "parse_members"]
 
@@ -127,10 +127,7 @@ class MixtureAgent(Agent):
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
         if len(obs) == 0:
             return np.zeros(0, dtype=np.int64)
-        p = self.probabilities(obs, masks)
-        if self.greedy:
-            return np.where(np.asarray(masks) > 0, p, -1.0).argmax(axis=1).astype(np.int64)
-        return sample_masked(p, rng)
+        return choose_actions(self.probabilities(obs, masks), masks, self.greedy, rng)
 
     def __repr__(self) -> str:
         return f"MixtureAgent({len(self.members)} members, weights={np.round(self.weights, 3).tolist()}, " \

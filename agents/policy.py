@@ -42,7 +42,7 @@ from mus_env.signals import NUM_SIGNS, SIGNAL_DIM
 
 from .base import Agent
 
-__all__ = ["PolicyNet", "TorchPolicyAgent", "PolicyFileError", "masked_log_probs", "sample_masked",
+__all__ = ["PolicyNet", "TorchPolicyAgent", "PolicyFileError", "masked_log_probs", "sample_masked", "choose_actions",
            "save_policy", "save_file", "load_policy_file", "content_digest", "nonfinite_entries", "MASKED_LOGIT",
            "POLICY_FORMAT", "CHECKPOINT_FORMAT", "SHIPPED_POLICY", "DEVICES", "check_device_name", "resolve_device",
            "set_torch_threads", "parameters_digest"]
@@ -152,6 +152,15 @@ def sample_masked(probs: npt.NDArray[np.float32], rng: np.random.Generator) -> n
     # float rounding can put u on the last step; fall back to the last action of positive probability
     last = probs.shape[1] - 1 - np.argmax((probs > 0)[:, ::-1], axis=1)
     return np.minimum(a, last).astype(np.int64)
+
+
+def choose_actions(probs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8], greedy: bool,
+                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    """One action per row of ``probs``: the most likely legal one when ``greedy``, else drawn by
+    :func:`sample_masked` (how every policy agent plays its probabilities)."""
+    if greedy:
+        return np.where(np.asarray(masks) > 0, probs, -1.0).argmax(axis=1).astype(np.int64)
+    return sample_masked(probs, rng)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -475,10 +484,7 @@ class TorchPolicyAgent(Agent):
             # a policy trained without signs in a game with them: it never signs and sees no sign
             from .signs import SilentAgent
             return SilentAgent(_Unwrapped(self), obs_dim=OBS_DIM).act_batch(obs, masks, rng)
-        p = self.probabilities(obs, masks)
-        if self.greedy:
-            return np.where(np.asarray(masks) > 0, p, -1.0).argmax(axis=1).astype(np.int64)
-        return sample_masked(p, rng)
+        return choose_actions(self.probabilities(obs, masks), masks, self.greedy, rng)
 
     def __repr__(self) -> str:
         return f"TorchPolicyAgent(hidden={self.net.arch['hidden']}, greedy={self.greedy}, name={self.name!r})"
@@ -492,7 +498,4 @@ class _Unwrapped(Agent):
 
     def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
-        p = self.agent.probabilities(obs, masks)
-        if self.agent.greedy:
-            return np.where(np.asarray(masks) > 0, p, -1.0).argmax(axis=1).astype(np.int64)
-        return sample_masked(p, rng)
+        return choose_actions(self.agent.probabilities(obs, masks), masks, self.agent.greedy, rng)

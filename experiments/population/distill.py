@@ -37,10 +37,10 @@ import torch
 from agents import make_agent
 from agents.mixture import MixtureAgent, parse_members
 from agents.policy import (
-    MASKED_LOGIT,
     PolicyFileError,
     build_net,
     load_policy_file,
+    masked_log_probs,
     parameters_digest,
     sample_masked,
     save_file,
@@ -128,8 +128,7 @@ def collect(teacher: MixtureAgent, decisions: int, num_tables: int, rival_share:
 
 def _student_logp(net: Any, X: CodedObservations, M: np.ndarray, idx: np.ndarray) -> torch.Tensor:
     """The student's masked log-probabilities on the rows ``idx``."""
-    no = torch.from_numpy(M[idx]) == 0
-    return torch.log_softmax(net.logits(X.take(idx)).masked_fill(no, MASKED_LOGIT), dim=-1)
+    return masked_log_probs(net.logits(X.take(idx)), torch.from_numpy(M[idx]))
 
 
 def mean_kl(net: Any, X: CodedObservations, M: np.ndarray, P: np.ndarray, batch: int = 8192) -> float:
@@ -192,7 +191,7 @@ def distill(members: str, out: str | Path, decisions: int = 4_000_000, epochs: i
     first = 0
     net = build_net(blobs[-1], start)
     opt = torch.optim.Adam(net.parameters(), lr=learning_rate)
-    digests = [parameters_digest(build_net(b, p)) for p, b in zip(paths, blobs, strict=False)]
+    digests = [parameters_digest(build_net(b, p)) for p, b in zip(paths, blobs[:-1], strict=True)]
     record: dict[str, Any] = {"settings": dataclasses.asdict(settings), "member_digests": digests, "kl": [],
                               "train_kl": [], "command": command or f"mus distill {members}",
                               "machine": machine_text()}
