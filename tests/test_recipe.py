@@ -105,6 +105,45 @@ def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight)
     assert json.loads((out / rc.STATE_NAME).read_text())["steps"]["keep"] == s["keep"]
 
 
+def test_mus_ship_agent_ships_the_policy_a_recipe_kept_with_its_one_command_and_rounds(tmp_path: Path,
+                                                                                        capsys) -> None:
+    """``mus ship-agent RECIPE`` (a ``mus league --out`` folder, here moved elsewhere; stub probes make the middle
+    round the one kept): the kept weights, the card with the recipe's command, wall time, budget and every row of
+    its table, the training settings of the round kept (not the last's), and the rounds' curve; an unfinished
+    recipe and ``--ancestor`` are refused before anything is written."""
+    from agents.policy import build_net, load_policy_file, parameters_digest
+    from experiments.commands import ship_agent as ship_command
+
+    stub = _stub_probe(lambda spec, start, kw: {"round0": 0.9, "round1": 0.2, "round2": 0.5}[_round_of(spec)])
+    data = rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
+    out = tmp_path / "moved"
+    shutil.move(tmp_path / "run", out)
+    dest, curve = tmp_path / "ship", tmp_path / "curve.png"
+    ship_command.main([str(out), "--hands", "8", "--games", "2", "--dest", str(dest), "--curve", str(curve)])
+    blob = load_policy_file(dest / "ppo.pt")
+    s, meta = data["steps"], blob["meta"]
+    kept = s["keep"]["round"]
+    assert kept == 1 and parameters_digest(build_net(blob, dest / "ppo.pt")) == s["keep"]["digest"]
+    assert meta["args"]["seed"] == rc.make_recipe("tiny").seed + kept        # the kept round's training settings
+    trained = sum(s[f"round{r}/train"]["decisions"] for r in range(3))
+    assert meta["recipe"]["train_decisions"] == trained == meta["decisions"]
+    card = (dest / "ppo.md").read_text()
+    assert f"- Command: `{data['command']}`" in card and f"**{data['seconds'] / 60:.1f} minutes**" in card
+    assert f"{trained:,} decisions of `mus train` in 3 stages" in card and f"- Kept: round {kept}," in card
+    table = [x for x in (out / "recipe.md").read_text().splitlines() if x.startswith("|")]
+    assert len(table) == 5 and all(x in card for x in table)
+    assert curve.stat().st_size > 0
+    with pytest.raises(SystemExit):
+        ship_command.main([str(out), "--dest", str(tmp_path / "no"), "--ancestor", str(out / "round0" / "train")])
+    assert "--ancestor is for a run of mus train" in capsys.readouterr().err
+    state = json.loads((out / "recipe.json").read_text())
+    del state["steps"]["keep"]
+    (out / "recipe.json").write_text(json.dumps(state))
+    with pytest.raises(SystemExit):
+        ship_command.main([str(out), "--dest", str(tmp_path / "no")])
+    assert "not a finished recipe" in capsys.readouterr().err and not (tmp_path / "no").exists()
+
+
 def test_the_kept_round_is_the_least_exploitable_not_the_last(tmp_path: Path) -> None:
     """Stub probes whose gains are set by the policy they probe: round 0's policy is the least exploitable, so it
     is kept although two rounds came after it."""

@@ -12,7 +12,8 @@ __all__ = ["parser", "main"]
 def parser() -> ArgumentParser:
     """The ``mus ship-agent`` parser (defaults shown in ``-h``)."""
     p = ArgumentParser(prog="mus ship-agent", description=ship_agent.__doc__.splitlines()[0])
-    p.add_argument("run", help="a training run's folder (mus train --out)")
+    p.add_argument("run", help="a training run's folder (mus train --out), or a recipe's (mus league --out: the "
+                                "policy it kept, with its one command and its rounds in the card)")
     p.add_argument("--policy", default="policy.pt",
                    help="which of the run's policies: policy.pt (the last) or best_policy.pt")
     p.add_argument("--hands", type=int_in(1, MAX_DEALS), default=20000, help="duplicate deals played as single hands")

@@ -1,10 +1,11 @@
 """Ship a trained policy as the ``ppo`` agent: evaluate it in duplicate and write its weights and model card.
 
 ``mus ship-agent runs/ship`` (:func:`ship`) reads a training run's folder (``policy.pt``, ``args.json``,
-``run.json``, ``eval.csv``, ``learning_curve.png``), plays the policy in duplicate against every baseline
-(``--hands`` deals as single hands for stones/hand, ``--games`` deals as whole games for the game win rate,
-both with 95% confidence intervals and two-sided p-values; sampled play, and greedy play against ``rule``
-and ``equity``), and writes:
+``run.json``, ``eval.csv``, ``learning_curve.png``) or a recipe's (``mus league --out``: the policy it kept,
+``recipe.json``, ``recipe.md``, each round's training, :func:`read_recipe`), plays the policy in duplicate against
+every baseline (``--hands`` deals as single hands for stones/hand, ``--games`` deals as whole games for the game
+win rate, both with 95% confidence intervals and two-sided p-values; sampled play, and greedy play against
+``rule`` and ``equity``), and writes:
 
 * ``agents/data/ppo.pt``: the weights, with the exact command, seed, settings, wall time, machine and the
   evaluation in its ``meta`` (what ``make_agent("ppo")`` loads);
@@ -48,8 +49,8 @@ from experiments.evaluate.report_card import duplicate_row, p_value, report_card
 from experiments.population.exploit_seeds import aggregate_probes
 from experiments.train.report import learning_curve
 
-__all__ = ["ship", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve", "read_probes",
-           "read_lineage", "first_beats", "lineage_evals", "previous_agent", "BASELINES", "ROOT"]
+__all__ = ["ship", "read_recipe", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve",
+           "read_probes", "read_lineage", "first_beats", "lineage_evals", "previous_agent", "BASELINES", "ROOT"]
 
 #: The repository's root: ``agents/data`` and ``docs`` are written below it by default.
 ROOT = Path(__file__).resolve().parents[2]
@@ -371,24 +372,19 @@ def _kept_lines(text: str, lineage: bool) -> list[str]:
             f"a policy by the same recipe, {rebuild}; `mus league` runs rounds of this kind in one command."]
 
 
-def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
-    """The model card (markdown) from the shipped file's ``meta`` and the evaluation rows."""
+def _run_lines(meta: dict[str, Any]) -> list[str]:
+    """The card's "How it was made" for a policy of one ``mus train`` run (its command, settings and budget)."""
     run = meta.get("run", {})
     args = meta.get("args", {})
-    lines = [
-        "# Model card: `ppo`, the shipped mus-env policy", "",
-        "A masked PPO policy trained by self-play with a league on `VectorMusEnv` "
-        "(`experiments/train/ppo.py`). Load it with `agents.make_agent(\"ppo\")` "
-        "(`greedy=True` for argmax play); use it as `ppo` in `mus tournament` and `mus play`.", "",
-        "## How it was made", "",
+    network, game = _network_lines(meta)
+    return [
         f"- Command: `{meta.get('command', '?')}`",
         f"- Seed: {args.get('seed', '?')}; {_preset_text(meta)}",
         *([f"- Stopped and resumed (exactly, from its checkpoint) {len(run['sessions']) - 1} time(s): "
            + "; ".join(f"`{x.get('command', '?')}` at update {x.get('from_update', '?')}" for x in run["sessions"][1:])]
           if len(run.get("sessions", [])) > 1 else []),
         f"- Warm start: {_warm_start_text(args, bool(meta.get('lineage')))}",
-        f"- Network: MLP {meta.get('arch', {}).get('obs_dim', '?')} → {' → '.join(map(str, args.get('hidden', [])))} "
-        f"→ {meta.get('arch', {}).get('num_actions', '?')} logits + value; {meta.get('parameters', '?'):,} parameters",
+        network,
         f"- League: `{args.get('league_mix', '?')}`; snapshot every {args.get('snapshot_every', '?')} updates, "
         f"pool of {args.get('pool_size', '?')}",
         f"- Rewards: {args.get('stones_coef', '?')} × stones/target per hand + {args.get('game_coef', '?')} × "
@@ -397,14 +393,56 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         f"{meta.get('minutes', float('nan')):.1f} minutes of wall time (evaluations included)",
         f"- Machine: {run.get('machine', '?')}; torch {run.get('torch', '?')}, "
         f"{run.get('torch_threads') or args.get('torch_threads', '?')} torch thread(s)",
-        f"- Game: {args.get('kings', '?')} kings, target {args.get('target', '?')} (training capped mus rounds at "
-        f"{args.get('max_mus_rounds', '?')}"
-        + (f" and a lance's stake at {args['max_stake']} (`--max-stake`)" if args.get("max_stake") else "")
-        + "; evaluation plays uncapped)",
+        game,
         f"- mus-env observation version: OBS_DIM {meta.get('arch', {}).get('obs_dim', '?')}, "
         f"{meta.get('arch', {}).get('num_actions', '?')} actions", "",
         "Every setting is in `meta[\"args\"]` of `agents/data/ppo.pt` "
-        "(`agents.policy.load_policy_file(...)[\"meta\"]`).", "",
+        "(`agents.policy.load_policy_file(...)[\"meta\"]`).", ""
+    ]
+
+
+def _network_lines(meta: dict[str, Any]) -> list[str]:
+    """The card's lines on the network and the game it was trained for (``meta["args"]`` of its training)."""
+    args, arch = meta.get("args", {}), meta.get("arch", {})
+    return [f"- Network: MLP {arch.get('obs_dim', '?')} → {' → '.join(map(str, args.get('hidden', [])))} "
+            f"→ {arch.get('num_actions', '?')} logits + value; {meta.get('parameters', '?'):,} parameters",
+            f"- Game: {args.get('kings', '?')} kings, target {args.get('target', '?')} (training capped mus rounds at "
+            f"{args.get('max_mus_rounds', '?')}"
+            + (f" and a lance's stake at {args['max_stake']} (`--max-stake`)" if args.get("max_stake") else "")
+            + "; evaluation plays uncapped)"]
+
+
+def _recipe_lines(meta: dict[str, Any]) -> list[str]:
+    """The card's "How it was made" for a policy kept by ``mus league`` (:func:`read_recipe`): the one command, its
+    wall time, what it trained and probed, and its table of rounds."""
+    r = meta["recipe"]
+    resumed = "".join(f"; resumed (exactly, step by step) with `{c}`" for c in r.get("resumed_with", []))
+    return [
+        f"- Command: `{r['command']}`{resumed}",
+        f"- Wall time: **{r['minutes']:.1f} minutes** on {r.get('machine', '?')} (every training, probe, meta-game "
+        "and report of the recipe; the measuring probes below are not included)",
+        f"- Trained: {r['train_decisions']:,} decisions of `mus train` in {r['rounds'] + 1} stages (round 0, then "
+        f"{r['rounds']} rounds, each warm-started from the one before, its league from the Nash mixture of the "
+        "population)" + (f" and {r['distill_decisions']:,} decisions of `mus distill`" if r.get("distill_decisions")
+                         else "") + f"; probed: {r['probe_decisions']:,} decisions of best responses",
+        f"- First stage's warm start: {_warm_start_text({'warm_start': r.get('first_warm_start', '?')}, False)}",
+        f"- Kept: {r['kept']}, the candidate whose best responses gained least (probes that never trained it)",
+        *_network_lines(meta),
+        f"- mus-env observation version: OBS_DIM {meta.get('arch', {}).get('obs_dim', '?')}, "
+        f"{meta.get('arch', {}).get('num_actions', '?')} actions", "",
+        "The recipe's rounds (its `recipe.md`; margins on its own deals, probe gains at the recipe's probe budget):",
+        "", *r["table"], ""]
+
+
+def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
+    """The model card (markdown) from the shipped file's ``meta`` and the evaluation rows."""
+    lines = [
+        "# Model card: `ppo`, the shipped mus-env policy", "",
+        "A masked PPO policy trained by self-play with a league on `VectorMusEnv` "
+        "(`experiments/train/ppo.py`). Load it with `agents.make_agent(\"ppo\")` "
+        "(`greedy=True` for argmax play); use it as `ppo` in `mus tournament` and `mus play`.", "",
+        "## How it was made", "",
+        *(_recipe_lines(meta) if meta.get("recipe") else _run_lines(meta)),
         "## Evaluation", "",
         f"Duplicate, `{meta.get('ship_command', 'mus ship-agent')}` (deal seed "
         f"{meta.get('eval_seed', '?')}, disjoint from training; the weights are the run's "
@@ -442,6 +480,48 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
     return path
 
 
+def read_recipe(folder: Path) -> dict[str, Any] | None:
+    """What the card says of a policy kept by ``mus league`` (a recipe's ``--out`` folder, ``recipe.json``): its
+    command and the resumes, wall time, machine, what it trained (rounds, distillation) and probed, which candidate
+    it kept, and the table of its ``recipe.md``; with ``stages`` (each round's training folder, decisions and
+    minutes, for the curve) and ``args_policy`` (the policy file whose training settings the card gives: the kept
+    round's, or for a distilled policy the round it started from). Steps are found under ``folder`` whatever
+    folder the recipe ran in. None where ``folder`` holds no ``recipe.json``.
+
+    Raises:
+        ValueError: the recipe cannot be read or has not finished (no policy kept yet); the message says how to
+            finish it.
+    """
+    path = folder / "recipe.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        steps, keep = data["steps"], data["steps"]["keep"]
+        table = [x for x in (folder / "recipe.md").read_text(encoding="utf-8").splitlines() if x.startswith("|")]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ValueError(f"{folder}: not a finished recipe of mus league ({e}); finish it with mus league --resume "
+                         f"--out {folder}") from None
+
+    rounds = sorted(int(k.split("/")[0][5:]) for k in steps if k.startswith("round") and k.endswith("/train"))
+    stages = [{"folder": str(folder / f"round{r}/train"), "decisions": int(steps[f"round{r}/train"]["decisions"]),
+               "minutes": float(steps[f"round{r}/train"]["minutes"])} for r in rounds]
+    distilled = steps.get("distilled/train")
+    source = distilled["start"] if keep.get("distilled") else keep["policy"]
+    args_policy = folder / Path(source).parent.parent.name / "train" / "policy.pt"
+    return {"command": data.get("command", "mus league"), "resumed_with": list(data.get("resumed_with", [])),
+            "minutes": float(data.get("seconds", 0.0)) / 60, "machine": data.get("machine", "?"),
+            "rounds": len(rounds) - 1, "first_warm_start": str(data["settings"]["first"].get("warm_start", "?")),
+            "train_decisions": sum(s["decisions"] for s in stages),
+            "distill_decisions": int(distilled["decisions"]) if distilled else 0,
+            "probe_decisions": sum(int(p["decisions"]) for k, v in steps.items() if k.endswith("/probes")
+                                   for p in v["probes"]),
+            "kept": (f"the network fitted to the mixture of the last {len(distilled['members'])} rounds' policies "
+                     "(`mus distill`)" if keep.get("distilled") else f"round {keep['round']}"),
+            "gains": keep["gains"], "wins": keep["wins"], "table": table,
+            "stages": stages, "args_policy": str(args_policy)}
+
+
 def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: int = 2000, seed: int = 7,
          dest: str | Path = ROOT / "agents" / "data", curve: str | Path = ROOT / "docs" / "ppo_learning_curve.png",
          log: Any = print, exploit: Sequence[str | Path] = (), ancestors: Sequence[str | Path] = ()) -> list[Path]:
@@ -464,13 +544,22 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
     folder = Path(run)
     path = folder / policy
     if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist: give the folder of a run made by mus train (--out)")
+        raise FileNotFoundError(f"{path} does not exist: give the folder of a run made by mus train or of a recipe "
+                                "made by mus league (--out)")
+    recipe = read_recipe(folder)
+    if recipe and ancestors:
+        raise ValueError("--ancestor is for a run of mus train: a recipe of mus league gives its own rounds")
     blob = load_policy_file(path)
     net = build_net(blob, path)
     probes = read_probes(exploit, net) if exploit else None
     previous = previous_agent(Path(dest) / "ppo.pt", net)
     info = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
     train_meta = dict(blob.get("meta") or {})
+    if recipe:                          # the recipe's command and budget; the settings of the training it came from
+        args = dict(load_policy_file(Path(recipe["args_policy"])).get("meta") or {}).get("args", {})
+        info = {"command": recipe["command"], "machine": recipe["machine"]}
+        train_meta = {**train_meta, "args": args, "seconds": 60 * recipe["minutes"],
+                      "decisions": recipe["train_decisions"] + recipe["distill_decisions"]}
     lineage = read_lineage(_stage(train_meta, info, parameters_digest(net)), ancestors) if ancestors else []
     rows = evaluate_policy(path, hands, games, seed, kings=train_meta.get("args", {}).get("kings", 8),
                            target=train_meta.get("args", {}).get("target", 40), log=log)
@@ -478,6 +567,7 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
             "arch": dict(net.arch), "parameters": sum(p.numel() for p in net.parameters()),
             "decisions": train_meta.get("decisions"), "updates": train_meta.get("update"),
             "minutes": train_meta.get("seconds", float("nan")) / 60, "eval_seed": seed,
+            **({"recipe": recipe} if recipe else {}),
             "ship_command": f"mus ship-agent {run} --policy {policy} --hands {hands} --games {games} --seed {seed}"
                             + "".join(f" --exploit {e}" for e in exploit)
                             + "".join(f" --ancestor {a}" for a in ancestors),
@@ -486,7 +576,11 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
     dest = Path(dest)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
     write_card(dest / "ppo.md", meta, rows)
-    drawn = draw_curve(folder, Path(curve), lineage)
+    if recipe:                          # the rounds' trainings, one after the other
+        *before, last = recipe["stages"]
+        drawn = draw_curve(Path(last["folder"]), Path(curve), recipe["stages"] if before else ())
+    else:
+        drawn = draw_curve(folder, Path(curve), lineage)
     return [dest / "ppo.pt", dest / "ppo.md", *([drawn] if drawn else [])]
 
 
