@@ -969,6 +969,34 @@ def test_candidate_k_is_the_distilled_policy_its_recipe_kept() -> None:
         assert read_probes([report], agent.net)["n"] >= 1, report
 
 
+def test_candidate_m_and_record_l_continue_candidate_k_s_rounds() -> None:
+    """agents/data/candidates/distill_m/ (K's recipe with ``--distill-rounds 3``) and recipe_l/ (the same recipe run
+    on to four rounds with ``--distill-rounds 4``; a record, no weights), 2026-12-05: both hold K's very rounds (their
+    weights' digests); M kept the network fitted to rounds 0 to 2, and every probe report beside it froze these
+    weights; L's later rounds concede more and more to the recipe's probes, its distilled policy more than K's, and
+    it kept round 1 (the research notes' "More rounds, fewer members")."""
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    k, m, ell = (json.loads((root / name / "recipe.json").read_text())
+                 for name in ("distill_k", "distill_m", "recipe_l"))
+    for r in range(3):
+        assert m["steps"][f"round{r}/train"]["digest"] == k["steps"][f"round{r}/train"]["digest"]
+        assert ell["steps"][f"round{r}/train"]["digest"] == k["steps"][f"round{r}/train"]["digest"]
+    folder, agent = _kept_candidate("distill_m", 3)
+    assert m["steps"]["keep"]["distilled"] and m["settings"]["distill_rounds"] == 3
+    assert [Path(p).parent.parent.name for p in m["steps"]["distilled/train"]["members"]] == ["round0", "round1",
+                                                                                            "round2"]
+    assert json.loads((folder / "distill.json").read_text())["kl"] == m["steps"]["distilled/train"]["kl"]
+    for report in sorted(folder.glob("*probe*.json")):
+        assert read_probes([report], agent.net)["n"] >= 1, report
+    gains, keep = ell["steps"]["keep"]["gains"], ell["steps"]["keep"]
+    assert gains[2] < gains[3] < gains[4] and gains[5] > k["steps"]["keep"]["gains"][3]
+    assert keep["round"] == 1 and not keep["distilled"] and keep["digest"] == k["steps"]["round1/train"]["digest"]
+    assert [Path(p).parent.parent.name for p in ell["steps"]["distilled/train"]["members"]] == [
+        "round1", "round2", "round3", "round4"]
+
+
 def test_the_faster_probes_of_ppo_froze_its_weights_and_found_more_than_the_protocols() -> None:
     """agents/data/candidates/psro_e/probes_agent_lr3e3.json (Exploitability: "a probe at a larger learning rate
     finds more"): two 80M probes from ``ppo``'s own weights at 3e-3 froze the shipped weights, and their largest
