@@ -26,6 +26,7 @@ torch = pytest.importorskip("torch")
 
 from experiments.evaluate.ratings import nash_mixture  # noqa: E402
 from experiments.population import recipe as rc  # noqa: E402
+from experiments.population.ship_agent import read_recipe  # noqa: E402
 from experiments.train import ppo  # noqa: E402
 from experiments.train.session import TrainingInterrupted  # noqa: E402
 
@@ -323,8 +324,8 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     assert "probe_learning_rate" not in saved and wanted["probe_learning_rate"] == ppo.LEARNING_RATE_2026_11
     saved["probe_learning_rate"] = ppo.LEARNING_RATE_2026_11
     # and before the distilled stage: it had none, the presets' default
-    assert "distill_rounds" not in saved and wanted["distill_rounds"] == 0
-    saved.update({k: wanted[k] for k in ("distill_rounds", "distill_decisions", "distill_epochs")})
+    assert "distill_rounds" not in saved and wanted["distill_rounds"] == 0 and wanted["distill_replicas"] == 1
+    saved.update({k: wanted[k] for k in ("distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas")})
     assert saved == wanted
 
 
@@ -487,3 +488,45 @@ def test_the_distilled_mixture_of_the_last_rounds_is_probed_and_kept_when_least_
     assert again["settings"]["distill_rounds"] == 1
     with pytest.raises(ValueError, match="distill_rounds: at most the 3 policies"):
         rc.make_recipe("tiny", distill_rounds=4)
+def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> None:
+    """``distill_replicas=2``: the rounds run again with the next seed (a recipe of its own in ``OUT/replica1``) and
+    the last two policies of both runs make the distilled mixture, started from the member with the smallest probe
+    gain (here the replica's round 1); the first run's rounds are not run again; without ``distill_rounds`` it is
+    refused; a resume with one replica fits the first run's rounds only (the stage set aside, the replica kept)."""
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        mine = {"round0": 0.3, "round1": 0.9, "round2": 0.5, "distilled": 0.1}
+        replica = {"round0": 0.6, "round1": 0.2, "round2": 0.7}
+        return (replica if "replica1" in Path(spec).parts else mine)[_round_of(spec)]
+
+    stub = _stub_probe(gain)
+    out = tmp_path / "run"
+    plain = rc.run_recipe(rc.make_recipe("tiny"), out, probe_fn=stub, **QUIET)
+    recipe = rc.make_recipe("tiny", distill_rounds=2, distill_replicas=2, distill_decisions=2048, distill_epochs=1)
+    data = rc.run_recipe(recipe, out, probe_fn=stub, resume=True, **QUIET)
+    s = data["steps"]
+    assert {k: s[k] for k in plain["steps"] if k.startswith("round")} == \
+        {k: v for k, v in plain["steps"].items() if k.startswith("round")}
+    replica = json.loads((out / "replica1" / rc.STATE_NAME).read_text())
+    assert replica["settings"]["seed"] == 1 and replica["settings"]["distill_rounds"] == 0
+    assert s["replica1"]["gains"] == pytest.approx([0.6, 0.2, 0.7])
+    theirs = [replica["steps"][f"round{r}/train"]["policy"] for r in (1, 2)]
+    assert replica["steps"]["round1/train"]["digest"] != s["round1/train"]["digest"]     # another seed, another run
+    student = s["distilled/train"]
+    assert student["members"] == [s["round1/train"]["policy"], s["round2/train"]["policy"], *theirs]
+    assert student["start"] == theirs[0]
+    assert s["keep"]["distilled"] and s["keep"]["gains"] == pytest.approx([0.3, 0.9, 0.5, 0.1])
+    assert "| distilled (4 policies of 2 runs) **kept** |" in (out / "recipe.md").read_text()
+    card = read_recipe(out)                              # what mus ship-agent's card says it took to make
+    assert card["replicas"] == 1 and card["replica_decisions"] == sum(
+        replica["steps"][f"round{r}/train"]["decisions"] for r in range(3)) > 0
+    assert card["probe_decisions"] == sum(p["decisions"] for x in (s, replica["steps"]) for k, v in x.items()
+                                          if k.endswith("/probes") for p in v["probes"])
+    with pytest.raises(ValueError, match="distill_replicas: 2 runs of the rounds make the distilled mixture only"):
+        rc.make_recipe("tiny", distill_replicas=2)
+    again = rc.run_recipe(dataclasses.replace(recipe, distill_replicas=1), out, probe_fn=stub, resume=True, **QUIET)
+    assert again["steps"]["distilled/train"]["members"] == [s["round1/train"]["policy"], s["round2/train"]["policy"]]
+    assert (out / "distilled-before-1").is_dir() and (out / "replica1" / "policy.pt").is_file()
+    assert "| distilled (2 policies) **kept** |" in (out / "recipe.md").read_text()
+    assert read_recipe(out)["replicas"] == 0                  # the replica is kept, not counted: not in the mixture
+
+

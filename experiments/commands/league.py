@@ -63,6 +63,10 @@ def parser() -> ArgumentParser:
                    help="after the rounds, fit one network to the equal mixture of the last N rounds' policies "
                         "(mus distill), probe it as the rounds are, and keep it if it is the least exploitable "
                         "(preset's: 0, none)")
+    p.add_argument("--distill-replicas", type=int_in(1, 101), default=None, metavar="K",
+                   help="with --distill-rounds N: the mixture also takes the last N policies of K-1 more runs of the "
+                        "rounds (seeds --seed+1 ...; each in OUT/replica<k>, run before the distillation) (preset's: "
+                        "1, this run only)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -76,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     given = (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads), ("rival_cap", a.rival_cap),
              ("baseline_floor", a.baseline_floor), ("long_probe_decisions", a.long_probe),
              ("long_probe_start", a.long_probe_start), ("probe_learning_rate", a.probe_learning_rate),
-             ("distill_rounds", a.distill_rounds))
+             ("distill_rounds", a.distill_rounds), ("distill_replicas", a.distill_replicas))
     changes = {k: v for k, v in given if v is not None}
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))

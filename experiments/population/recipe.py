@@ -22,7 +22,9 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
 3. **Final probes** of ``PR``, for the measurement only.
 3b. With ``distill_rounds`` N: **one network fitted to the equal mixture of the last N policies**
    (:mod:`experiments.population.distill`: the mixture's leaks cost a share of each member's), its report and
-   its own probes (``distilled/train``, ``distilled/report``, ``distilled/probes``).
+   its own probes (``distilled/train``, ``distilled/report``, ``distilled/probes``); with ``distill_replicas`` K,
+   the mixture also takes the last N policies of K - 1 more runs of the rounds (seeds ``seed + 1`` ...; steps
+   ``replica<k>``, each a recipe of its own in ``OUT/replica<k>``, run one after the other before the stage).
 4. **Keep** the policy whose largest probe gain is the smallest, each measured by the probes of the next round,
    which never trained it (never simply the last round; the distilled policy by its own probes); ``OUT/policy.pt``.
 5. **The card**: ``mus evaluate``'s report card of the kept policy (``OUT/card.md``, ``card.json``), and the
@@ -147,6 +149,12 @@ class Recipe:
     """decisions played to make the distillation's data"""
     distill_epochs: int = 4
     """the distillation's passes over its data"""
+    distill_replicas: int = 1
+    """runs of the rounds whose last ``distill_rounds`` policies make the mixture: this recipe's, and
+    ``distill_replicas - 1`` more, each the same recipe with the next seed (``seed + k``), run before the stage in
+    ``OUT/replica<k>`` (a recipe of its own, without a distilled stage). The one network that conceded least to
+    the 80M probes (candidate J, +0.48 and +0.50) was fitted to the last two rounds of two recipes; the last two or
+    three rounds of one recipe (K, M) conceded +0.54 and +0.61, its last four (L) more than its own round 1"""
     seed: int = 0
     torch_threads: int = 1
     """torch threads of every training and probe (1: several share the cores)"""
@@ -220,7 +228,7 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     r = dataclasses.replace(PRESETS[preset], **changes)
     for name in ("rounds", "probe_seeds", "probe_decisions", "meta_hands", "eval_hands", "eval_games",
                  "probe_eval_hands", "probe_eval_games", "torch_threads", "long_probe_decisions", "distill_rounds",
-                 "distill_decisions", "distill_epochs"):
+                 "distill_decisions", "distill_epochs", "distill_replicas"):
         v = getattr(r, name)
         least = 0 if name in ("rounds", "long_probe_decisions", "distill_rounds") else 1
         if isinstance(v, bool) or not isinstance(v, int) or v < least:
@@ -244,6 +252,9 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     if r.distill_rounds > r.rounds + 1:
         raise ValueError(f"Recipe.distill_rounds: at most the {r.rounds + 1} policies of the recipe (rounds 0 to "
                          f"{r.rounds}), got {r.distill_rounds}")
+    if r.distill_replicas > 1 and not r.distill_rounds:
+        raise ValueError(f"Recipe.distill_replicas: {r.distill_replicas} runs of the rounds make the distilled "
+                         "mixture only with distill_rounds (--distill-rounds N) above 0")
     check_learning_rate(r.probe_learning_rate, "Recipe.probe_learning_rate")
     return r
 
@@ -368,7 +379,7 @@ class _Steps:
 
 
 #: The settings of the distilled stage, which a resume may change (:func:`_set_distilled_aside`).
-_DISTILL_FIELDS = ("distill_rounds", "distill_decisions", "distill_epochs")
+_DISTILL_FIELDS = ("distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas")
 
 
 def _set_distilled_aside(out: Path, saved: dict[str, Any]) -> dict[str, Any]:
@@ -410,7 +421,8 @@ def extend_rounds(out: Path, saved: dict[str, Any], rounds: int) -> dict[str, An
         return x
 
     saved = _set_distilled_aside(out, saved)       # a mixture of the shorter recipe's rounds: not reused
-    steps = {k: v for k, v in saved["steps"].items() if k != "final/probes"}
+    # the replicas' rounds are made as long again when the stage runs (each resumed with the new rounds)
+    steps = {k: v for k, v in saved["steps"].items() if k != "final/probes" and not k.startswith("replica")}
     if "final/probes" in saved["steps"]:
         steps[name] = moved(saved["steps"]["final/probes"])
     if source.exists():
@@ -473,8 +485,9 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
     probe_budget = sum(decisions for *_, decisions in plan)
     first_args = ppo.make_args(recipe.trainer_preset, **recipe.first)
     round_args = ppo.make_args(recipe.trainer_preset, **recipe.round_train)
-    total = (first_args.total_decisions + recipe.rounds * round_args.total_decisions
-             + (recipe.rounds + 1) * probe_budget
+    rounds_budget = (first_args.total_decisions + recipe.rounds * round_args.total_decisions
+                     + (recipe.rounds + 1) * probe_budget)
+    total = (rounds_budget * (1 + (recipe.distill_replicas - 1) * bool(recipe.distill_rounds))
              + (recipe.distill_decisions + probe_budget) * bool(recipe.distill_rounds))
     bar = progress_bar(total, "recipe", progress)
     t_start, seconds_before = time.perf_counter(), steps.data.get("seconds", 0.0)
@@ -575,6 +588,24 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         tick(name, result["budget"])
         return steps.finish(name, result)
 
+    def replica_step(k: int) -> dict[str, Any]:
+        name = f"replica{k}"
+        if (done := steps.done(name)) is not None:
+            tick(name, rounds_budget)
+            return done
+        folder = out / name
+        sub = dataclasses.replace(recipe, distill_rounds=0, distill_replicas=1, seed=recipe.seed + k)
+        say(f"{name}: the rounds again with seed {sub.seed}, a recipe of its own in {folder}")
+        data = run_recipe(sub, folder, resume=(folder / STATE_NAME).is_file(), workers=workers,
+                          ray_address=ray_address, log=lambda *a: None, progress=False,
+                          command=f"{command} (step {name})", probe_fn=probe_fn)
+        s = data["steps"]
+        result = {"recipe": str(folder / STATE_NAME), "seed": sub.seed,
+                  "policies": [s[f"round{r}/train"]["policy"] for r in range(sub.rounds + 1)],
+                  "gains": s["keep"]["gains"], "minutes": float(data.get("seconds", 0.0)) / 60}
+        tick(name, rounds_budget)
+        return steps.finish(name, result)
+
     def report_step(name: str, policy: str, previous: str | None) -> dict[str, Any]:
         if (done := steps.done(name)) is not None:
             return done
@@ -608,7 +639,12 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         candidates = list(policies)
         if recipe.distill_rounds:
             members = policies[-recipe.distill_rounds:]
-            start = members[keep_round([p["max"]["stones"] for p in probes[-len(members):]])]
+            member_gains = [p["max"]["stones"] for p in probes[-len(members):]]
+            for k in range(1, recipe.distill_replicas):       # the same rounds with other seeds
+                replica = replica_step(k)
+                members += replica["policies"][-recipe.distill_rounds:]
+                member_gains += replica["gains"][-recipe.distill_rounds:]
+            start = members[keep_round(member_gains)]
             student = distill_step("distilled/train", members, start)["policy"]
             report_step("distilled/report", student, policies[-1])
             probes.append(probe_step("distilled/probes", student))
@@ -660,7 +696,8 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     rows = [(str(r), f"round{r}") for r in rounds]
     if "distilled/train" in s:                  # the network fitted to the last rounds' mixture, after them
         members = s["distilled/train"]["members"]
-        rows.append((f"distilled ({len(members)} policies)", "distilled"))
+        runs = int(data["settings"].get("distill_replicas", 1))
+        rows.append((f"distilled ({len(members)} policies" + (f" of {runs} runs)" if runs > 1 else ")"), "distilled"))
     for i, (label, step) in enumerate(rows):
         t, rep = s[f"{step}/train"], s[f"{step}/report"]
         by = {row["opponent"]: row for row in rep["rows"]}

@@ -423,8 +423,10 @@ def _recipe_lines(meta: dict[str, Any]) -> list[str]:
         "and report of the recipe; the measuring probes below are not included)",
         f"- Trained: {r['train_decisions']:,} decisions of `mus train` in {r['rounds'] + 1} stages (round 0, then "
         f"{r['rounds']} rounds, each warm-started from the one before, its league from the Nash mixture of the "
-        "population)" + (f" and {r['distill_decisions']:,} decisions of `mus distill`" if r.get("distill_decisions")
-                         else "") + f"; probed: {r['probe_decisions']:,} decisions of best responses",
+        "population)" + (f", {r['replicas']} more run(s) of them with other seeds ({r['replica_decisions']:,} "
+                         "decisions)" if r.get("replicas") else "")
+        + (f" and {r['distill_decisions']:,} decisions of `mus distill`" if r.get("distill_decisions") else "")
+        + f"; probed: {r['probe_decisions']:,} decisions of best responses",
         f"- First stage's warm start: {_warm_start_text({'warm_start': r.get('first_warm_start', '?')}, False)}",
         f"- Kept: {r['kept']}, the candidate whose best responses gained least (probes that never trained it)",
         *_network_lines(meta),
@@ -504,6 +506,11 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
                          f"--out {folder}") from None
 
     rounds = sorted(int(k.split("/")[0][5:]) for k in steps if k.startswith("round") and k.endswith("/train"))
+    try:                                # more runs of the rounds whose policies joined the distilled mixture
+        replicas = [json.loads((folder / f"replica{k}" / "recipe.json").read_text(encoding="utf-8"))
+                    for k in range(1, int(data["settings"].get("distill_replicas", 1)))]
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{folder}: a replica of the recipe's rounds cannot be read ({e})") from None
     stages = [{"folder": str(folder / f"round{r}/train"), "decisions": int(steps[f"round{r}/train"]["decisions"]),
                "minutes": float(steps[f"round{r}/train"]["minutes"])} for r in rounds]
     distilled = steps.get("distilled/train")
@@ -513,9 +520,12 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
             "minutes": float(data.get("seconds", 0.0)) / 60, "machine": data.get("machine", "?"),
             "rounds": len(rounds) - 1, "first_warm_start": str(data["settings"]["first"].get("warm_start", "?")),
             "train_decisions": sum(s["decisions"] for s in stages),
+            "replicas": len(replicas),
+            "replica_decisions": sum(v["decisions"] for x in replicas for k, v in x["steps"].items()
+                                     if k.endswith("/train")),
             "distill_decisions": int(distilled["decisions"]) if distilled else 0,
-            "probe_decisions": sum(int(p["decisions"]) for k, v in steps.items() if k.endswith("/probes")
-                                   for p in v["probes"]),
+            "probe_decisions": sum(int(p["decisions"]) for x in [data, *replicas] for k, v in x["steps"].items()
+                                   if k.endswith("/probes") for p in v["probes"]),
             "kept": (f"the network fitted to the mixture of the last {len(distilled['members'])} rounds' policies "
                      "(`mus distill`)" if keep.get("distilled") else f"round {keep['round']}"),
             "gains": keep["gains"], "wins": keep["wins"], "table": table,
