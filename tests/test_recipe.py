@@ -26,7 +26,7 @@ torch = pytest.importorskip("torch")
 
 from experiments.evaluate.ratings import nash_mixture  # noqa: E402
 from experiments.population import recipe as rc  # noqa: E402
-from experiments.population.ship_agent import read_recipe  # noqa: E402
+from experiments.population.ship_agent import read_recipe, write_card  # noqa: E402
 from experiments.train import ppo  # noqa: E402
 from experiments.train.session import TrainingInterrupted  # noqa: E402
 
@@ -517,6 +517,8 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
     assert s["keep"]["distilled"] and s["keep"]["gains"] == pytest.approx([0.3, 0.9, 0.5, 0.1])
     assert "| distilled (4 policies of 2 runs) **kept** |" in (out / "recipe.md").read_text()
     card = read_recipe(out)                              # what mus ship-agent's card says it took to make
+    write_card(tmp_path / "card.md", {"recipe": card, "args": {}, "arch": {}, "parameters": 0}, [])
+    assert "One network fitted by `mus distill`" in (tmp_path / "card.md").read_text()
     assert card["replicas"] == 1 and card["replica_decisions"] == sum(
         replica["steps"][f"round{r}/train"]["decisions"] for r in range(3)) > 0
     assert card["probe_decisions"] == sum(p["decisions"] for x in (s, replica["steps"]) for k, v in x.items()

@@ -440,8 +440,11 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
     """The model card (markdown) from the shipped file's ``meta`` and the evaluation rows."""
     lines = [
         "# Model card: `ppo`, the shipped mus-env policy", "",
-        "A masked PPO policy trained by self-play with a league on `VectorMusEnv` "
-        "(`experiments/train/ppo.py`). Load it with `agents.make_agent(\"ppo\")` "
+        ("One network fitted by `mus distill` (`experiments/population/distill.py`) to the mixture of masked PPO "
+         "policies trained by self-play with a league on `VectorMusEnv` (`experiments/train/ppo.py`)."
+         if (meta.get("recipe") or {}).get("distilled") else
+         "A masked PPO policy trained by self-play with a league on `VectorMusEnv` (`experiments/train/ppo.py`).")
+        + " Load it with `agents.make_agent(\"ppo\")` "
         "(`greedy=True` for argmax play); use it as `ppo` in `mus tournament` and `mus play`.", "",
         "## How it was made", "",
         *(_recipe_lines(meta) if meta.get("recipe") else _run_lines(meta)),
@@ -528,7 +531,7 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
                                    if k.endswith("/probes") for p in v["probes"]),
             "kept": (f"the network fitted to the mixture of the last {len(distilled['members'])} rounds' policies "
                      "(`mus distill`)" if keep.get("distilled") else f"round {keep['round']}"),
-            "gains": keep["gains"], "wins": keep["wins"], "table": table,
+            "gains": keep["gains"], "wins": keep["wins"], "table": table, "distilled": bool(keep.get("distilled")),
             "stages": stages, "args_policy": str(args_policy)}
 
 
