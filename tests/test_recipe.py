@@ -494,8 +494,8 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
     gain (here the replica's round 1); the first run's rounds are not run again; without ``distill_rounds`` it is
     refused; a resume with one replica fits the first run's rounds only (the stage set aside, the replica kept)."""
     def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
-        mine = {"round0": 0.3, "round1": 0.9, "round2": 0.5, "distilled": 0.1}
-        replica = {"round0": 0.6, "round1": 0.2, "round2": 0.7}
+        mine = {"round0": 0.3, "round1": 0.9, "round2": 0.5, "round3": 0.4, "distilled": 0.1}
+        replica = {"round0": 0.6, "round1": 0.2, "round2": 0.7, "round3": 0.8}
         return (replica if "replica1" in Path(spec).parts else mine)[_round_of(spec)]
 
     stub = _stub_probe(gain)
@@ -530,5 +530,11 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
     assert (out / "distilled-before-1").is_dir() and (out / "replica1" / "policy.pt").is_file()
     assert "| distilled (2 policies) **kept** |" in (out / "recipe.md").read_text()
     assert read_recipe(out)["replicas"] == 0                  # the replica is kept, not counted: not in the mixture
+    # made longer: the replica's rounds grow too, and the mixture takes the last two of both (rounds 2 and 3)
+    longer = rc.run_recipe(dataclasses.replace(recipe, rounds=3), out, probe_fn=stub, resume=True, **QUIET)
+    replica = json.loads((out / "replica1" / rc.STATE_NAME).read_text())
+    assert replica["settings"]["rounds"] == 3 and "round3/train" in replica["steps"]
+    assert [Path(p).parent.parent.name for p in longer["steps"]["distilled/train"]["members"]] == [
+        "round2", "round3", "round2", "round3"]
 
 
