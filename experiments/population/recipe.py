@@ -69,7 +69,7 @@ from experiments.train.settings import check_learning_rate
 from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
-           "STATE_NAME", "rival_digests", "extend_rounds", "probe_plan"]
+           "STATE_NAME", "rival_digests", "extend_rounds", "probe_plan", "trained_rounds", "replica_folder"]
 
 #: The recipe's record of its settings and finished steps (in ``OUT``).
 STATE_NAME = "recipe.json"
@@ -307,6 +307,16 @@ def probe_plan(recipe: Recipe) -> list[tuple[str, str, int, int]]:
         plan.append((f"long-{recipe.long_probe_start}", recipe.long_probe_start, recipe.seed,
                      recipe.long_probe_decisions))
     return plan
+
+
+def trained_rounds(steps: dict[str, Any]) -> list[int]:
+    """The rounds whose training is done in a recipe's ``steps`` (``recipe.json``), in order."""
+    return sorted(int(k.split("/")[0][5:]) for k in steps if k.startswith("round") and k.endswith("/train"))
+
+
+def replica_folder(out: Path, k: int) -> Path:
+    """Where the ``k``-th more run of a recipe's rounds (``distill_replicas``) is: a recipe of its own."""
+    return out / f"replica{k}"
 
 
 def keep_round(gains: Sequence[float]) -> int:
@@ -589,11 +599,11 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         return steps.finish(name, result)
 
     def replica_step(k: int) -> dict[str, Any]:
-        name = f"replica{k}"
+        folder = replica_folder(out, k)
+        name = folder.name
         if (done := steps.done(name)) is not None:
             tick(name, rounds_budget)
             return done
-        folder = out / name
         sub = dataclasses.replace(recipe, distill_rounds=0, distill_replicas=1, seed=recipe.seed + k)
         say(f"{name}: the rounds again with seed {sub.seed}, a recipe of its own in {folder}")
         data = run_recipe(sub, folder, resume=(folder / STATE_NAME).is_file(), workers=workers,
@@ -680,7 +690,7 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     """``OUT/recipe.md`` and ``OUT/recipe.png``: every round's budget, margins, probe gain and head to head, and
     the policy kept."""
     s = data["steps"]
-    rounds = sorted(int(k.split("/")[0][5:]) for k in s if k.startswith("round") and k.endswith("/train"))
+    rounds = trained_rounds(s)
     gains = keep["gains"]
     opponents = [row["opponent"] for row in s[f"round{rounds[0]}/report"]["rows"]] + ["previous"]   # rivals too
     long_gains = keep.get("long_gains") or [None] * len(gains)

@@ -47,6 +47,7 @@ from typing import Any
 from agents.policy import build_net, load_policy_file, parameters_digest, save_policy
 from experiments.evaluate.report_card import duplicate_row, p_value, report_card
 from experiments.population.exploit_seeds import aggregate_probes
+from experiments.population.recipe import STATE_NAME, replica_folder, trained_rounds
 from experiments.train.report import learning_curve
 
 __all__ = ["ship", "read_recipe", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve",
@@ -497,7 +498,7 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
         ValueError: the recipe cannot be read or has not finished (no policy kept yet); the message says how to
             finish it.
     """
-    path = folder / "recipe.json"
+    path = folder / STATE_NAME
     if not path.is_file():
         return None
     try:
@@ -508,9 +509,9 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
         raise ValueError(f"{folder}: not a finished recipe of mus league ({e}); finish it with mus league --resume "
                          f"--out {folder}") from None
 
-    rounds = sorted(int(k.split("/")[0][5:]) for k in steps if k.startswith("round") and k.endswith("/train"))
+    rounds = trained_rounds(steps)
     try:                                # more runs of the rounds whose policies joined the distilled mixture
-        replicas = [json.loads((folder / f"replica{k}" / "recipe.json").read_text(encoding="utf-8"))
+        replicas = [json.loads((replica_folder(folder, k) / STATE_NAME).read_text(encoding="utf-8"))
                     for k in range(1, int(data["settings"].get("distill_replicas", 1)))]
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{folder}: a replica of the recipe's rounds cannot be read ({e})") from None
