@@ -573,7 +573,8 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
         args = dict(load_policy_file(Path(recipe["args_policy"])).get("meta") or {}).get("args", {})
         info = {"command": recipe["command"], "machine": recipe["machine"]}
         train_meta = {**train_meta, "args": args, "seconds": 60 * recipe["minutes"],
-                      "decisions": recipe["train_decisions"] + recipe["distill_decisions"]}
+                      "decisions": sum(recipe[k] for k in ("train_decisions", "replica_decisions",
+                                                           "distill_decisions"))}
     lineage = read_lineage(_stage(train_meta, info, parameters_digest(net)), ancestors) if ancestors else []
     rows = evaluate_policy(path, hands, games, seed, kings=train_meta.get("args", {}).get("kings", 8),
                            target=train_meta.get("args", {}).get("target", 40), log=log)
