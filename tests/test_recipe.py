@@ -492,7 +492,12 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
     """``distill_replicas=2``: the rounds run again with the next seed (a recipe of its own in ``OUT/replica1``) and
     the last two policies of both runs make the distilled mixture, started from the member with the smallest probe
     gain (here the replica's round 1); the first run's rounds are not run again; without ``distill_rounds`` it is
-    refused; a resume with one replica fits the first run's rounds only (the stage set aside, the replica kept)."""
+    refused; a resume with one replica fits the first run's rounds only (the stage set aside, the replica kept).
+    ``mus ship-agent`` counts the replica's training in the card's budget and gives the settings of the replica's
+    round the mixture started from."""
+    from agents.policy import load_policy_file
+    from experiments.commands import ship_agent as ship_command
+
     def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
         mine = {"round0": 0.3, "round1": 0.9, "round2": 0.5, "round3": 0.4, "distilled": 0.1}
         replica = {"round0": 0.6, "round1": 0.2, "round2": 0.7, "round3": 0.8}
@@ -523,6 +528,14 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
         replica["steps"][f"round{r}/train"]["decisions"] for r in range(3)) > 0
     assert card["probe_decisions"] == sum(p["decisions"] for x in (s, replica["steps"]) for k, v in x.items()
                                           if k.endswith("/probes") for p in v["probes"])
+    assert "the last 2 rounds' policies of 2 runs" in card["kept"]
+    ship_command.main([str(out), "--hands", "8", "--games", "2", "--dest", str(tmp_path / "ship"),
+                       "--curve", str(tmp_path / "curve.png")])
+    meta = load_policy_file(tmp_path / "ship" / "ppo.pt")["meta"]                 # the shipped card's budget and
+    assert meta["decisions"] == card["decisions"] == sum(                            # settings: the replica's start
+        v["decisions"] for x in (s, replica["steps"]) for k, v in x.items() if k.endswith("/train")) > 0
+    assert meta["args"] == load_policy_file(Path(theirs[0]))["meta"]["args"] != load_policy_file(
+        Path(s["round1/train"]["policy"]))["meta"]["args"]
     with pytest.raises(ValueError, match="distill_replicas: 2 runs of the rounds make the distilled mixture only"):
         rc.make_recipe("tiny", distill_replicas=2)
     again = rc.run_recipe(dataclasses.replace(recipe, distill_replicas=1), out, probe_fn=stub, resume=True, **QUIET)

@@ -488,7 +488,8 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
 
 def read_recipe(folder: Path) -> dict[str, Any] | None:
     """What the card says of a policy kept by ``mus league`` (a recipe's ``--out`` folder, ``recipe.json``): its
-    command and the resumes, wall time, machine, what it trained (rounds, distillation) and probed, which candidate
+    command and the resumes, wall time, machine, what it trained (rounds, replicas, distillation: ``decisions`` in
+    all) and probed, which candidate
     it kept, and the table of its ``recipe.md``; with ``stages`` (each round's training folder, decisions and
     minutes, for the curve) and ``args_policy`` (the policy file whose training settings the card gives: the kept
     round's, or for a distilled policy the round it started from). Steps are found under ``folder`` whatever
@@ -518,20 +519,24 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
     stages = [{"folder": str(folder / f"round{r}/train"), "decisions": int(steps[f"round{r}/train"]["decisions"]),
                "minutes": float(steps[f"round{r}/train"]["minutes"])} for r in rounds]
     distilled = steps.get("distilled/train")
-    source = distilled["start"] if keep.get("distilled") else keep["policy"]
-    args_policy = folder / Path(source).parent.parent.name / "train" / "policy.pt"
+    source = Path(distilled["start"] if keep.get("distilled") else keep["policy"])  # [replicaK/]roundN/train/policy.pt
+    runs = {replica_folder(Path(), k).name for k in range(1, len(replicas) + 1)}
+    tail = 4 if len(source.parts) >= 4 and source.parts[-4] in runs else 3      # a replica's round or the first run's
+    args_policy = folder.joinpath(*source.parts[-tail:])
+    train, distill = sum(s["decisions"] for s in stages), int(distilled["decisions"]) if distilled else 0
+    replica_train = sum(int(v["decisions"]) for x in replicas for k, v in x["steps"].items() if k.endswith("/train"))
+    members = len(distilled["members"]) if distilled else 0
+    mixture = (f"the last {members // (len(replicas) + 1)} rounds' policies of {len(replicas) + 1} runs" if replicas
+               else f"the last {members} rounds' policies")
     return {"command": data.get("command", "mus league"), "resumed_with": list(data.get("resumed_with", [])),
             "minutes": float(data.get("seconds", 0.0)) / 60, "machine": data.get("machine", "?"),
             "rounds": len(rounds) - 1, "first_warm_start": str(data["settings"]["first"].get("warm_start", "?")),
-            "train_decisions": sum(s["decisions"] for s in stages),
-            "replicas": len(replicas),
-            "replica_decisions": sum(v["decisions"] for x in replicas for k, v in x["steps"].items()
-                                     if k.endswith("/train")),
-            "distill_decisions": int(distilled["decisions"]) if distilled else 0,
+            "train_decisions": train, "replicas": len(replicas), "replica_decisions": replica_train,
+            "distill_decisions": distill, "decisions": train + replica_train + distill,
             "probe_decisions": sum(int(p["decisions"]) for x in [data, *replicas] for k, v in x["steps"].items()
                                    if k.endswith("/probes") for p in v["probes"]),
-            "kept": (f"the network fitted to the mixture of the last {len(distilled['members'])} rounds' policies "
-                     "(`mus distill`)" if keep.get("distilled") else f"round {keep['round']}"),
+            "kept": (f"the network fitted to the mixture of {mixture} (`mus distill`)" if keep.get("distilled")
+                     else f"round {keep['round']}"),
             "gains": keep["gains"], "wins": keep["wins"], "table": table, "distilled": bool(keep.get("distilled")),
             "stages": stages, "args_policy": str(args_policy)}
 
@@ -573,8 +578,7 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
         args = dict(load_policy_file(Path(recipe["args_policy"])).get("meta") or {}).get("args", {})
         info = {"command": recipe["command"], "machine": recipe["machine"]}
         train_meta = {**train_meta, "args": args, "seconds": 60 * recipe["minutes"],
-                      "decisions": sum(recipe[k] for k in ("train_decisions", "replica_decisions",
-                                                           "distill_decisions"))}
+                      "decisions": recipe["decisions"]}
     lineage = read_lineage(_stage(train_meta, info, parameters_digest(net)), ancestors) if ancestors else []
     rows = evaluate_policy(path, hands, games, seed, kings=train_meta.get("args", {}).get("kings", 8),
                            target=train_meta.get("args", {}).get("target", 40), log=log)
