@@ -529,6 +529,14 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
     assert card["probe_decisions"] == sum(p["decisions"] for x in (s, replica["steps"]) for k, v in x.items()
                                           if k.endswith("/probes") for p in v["probes"])
     assert "the last 2 rounds' policies of 2 runs" in card["kept"]
+    assert card["minutes"] == data["seconds"] / 60 and card["replica_minutes_outside"] == 0   # the replica ran here
+    state = json.loads((out / rc.STATE_NAME).read_text())          # as if it had been run by a command of its own
+    state["steps"]["replica1"]["minutes_here"] = 0.0                 # and found done by this recipe
+    (out / rc.STATE_NAME).write_text(json.dumps(state))
+    alone = read_recipe(out)
+    assert alone["minutes"] == pytest.approx((data["seconds"] + replica["seconds"]) / 60)
+    write_card(tmp_path / "card.md", {"recipe": alone, "args": {}, "arch": {}, "parameters": 0}, [])
+    assert "minutes of replicas run by a command of their own included" in (tmp_path / "card.md").read_text()
     ship_command.main([str(out), "--hands", "8", "--games", "2", "--dest", str(tmp_path / "ship"),
                        "--curve", str(tmp_path / "curve.png")])
     meta = load_policy_file(tmp_path / "ship" / "ppo.pt")["meta"]                 # the shipped card's budget and

@@ -606,13 +606,15 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             return done
         sub = dataclasses.replace(recipe, distill_rounds=0, distill_replicas=1, seed=recipe.seed + k)
         say(f"{name}: the rounds again with seed {sub.seed}, a recipe of its own in {folder}")
+        t_here = time.perf_counter()
         data = run_recipe(sub, folder, resume=(folder / STATE_NAME).is_file(), workers=workers,
                           ray_address=ray_address, log=lambda *a: None, progress=False,
                           command=f"{command} (step {name})", probe_fn=probe_fn)
         s = data["steps"]
         result = {"recipe": str(folder / STATE_NAME), "seed": sub.seed,
                   "policies": [s[f"round{r}/train"]["policy"] for r in range(sub.rounds + 1)],
-                  "gains": s["keep"]["gains"], "minutes": float(data.get("seconds", 0.0)) / 60}
+                  "gains": s["keep"]["gains"], "minutes": float(data.get("seconds", 0.0)) / 60,
+                  "minutes_here": (time.perf_counter() - t_here) / 60}     # the rest ran by a command of its own
         tick(name, rounds_budget)
         return steps.finish(name, result)
 

@@ -421,7 +421,9 @@ def _recipe_lines(meta: dict[str, Any]) -> list[str]:
     return [
         f"- Command: `{r['command']}`{resumed}",
         f"- Wall time: **{r['minutes']:.1f} minutes** on {r.get('machine', '?')} (every training, probe, meta-game "
-        "and report of the recipe; the measuring probes below are not included)",
+        "and report of the recipe" + (f", the {r['replica_minutes_outside']:.1f} minutes of replicas run by a command "
+                                      "of their own included" if r.get("replica_minutes_outside") else "")
+        + "; the measuring probes below are not included)",
         f"- Trained: {r['train_decisions']:,} decisions of `mus train` in {r['rounds'] + 1} stages (round 0, then "
         f"{r['rounds']} rounds, each warm-started from the one before, its league from the Nash mixture of the "
         "population)" + (f", {r['replicas']} more run(s) of them with other seeds ({r['replica_decisions']:,} "
@@ -488,12 +490,12 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
 
 def read_recipe(folder: Path) -> dict[str, Any] | None:
     """What the card says of a policy kept by ``mus league`` (a recipe's ``--out`` folder, ``recipe.json``): its
-    command and the resumes, wall time, machine, what it trained (rounds, replicas, distillation: ``decisions`` in
-    all) and probed, which candidate
-    it kept, and the table of its ``recipe.md``; with ``stages`` (each round's training folder, decisions and
-    minutes, for the curve) and ``args_policy`` (the policy file whose training settings the card gives: the kept
-    round's, or for a distilled policy the round it started from). Steps are found under ``folder`` whatever
-    folder the recipe ran in. None where ``folder`` holds no ``recipe.json``.
+    command and the resumes, wall time (with the time of any replica run by a command of its own), machine, what
+    it trained (rounds, replicas, distillation: ``decisions`` in all) and probed, which candidate it kept, and the
+    table of its ``recipe.md``; with ``stages`` (each round's training folder, decisions and minutes, for the
+    curve) and ``args_policy`` (the policy file whose training settings the card gives: the kept round's, or for a
+    distilled policy the round it started from). Steps are found under ``folder`` whatever folder the recipe ran
+    in. None where ``folder`` holds no ``recipe.json``.
 
     Raises:
         ValueError: the recipe cannot be read or has not finished (no policy kept yet); the message says how to
@@ -525,11 +527,14 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
     args_policy = folder.joinpath(*source.parts[-tail:])
     train, distill = sum(s["decisions"] for s in stages), int(distilled["decisions"]) if distilled else 0
     replica_train = sum(int(v["decisions"]) for x in replicas for k, v in x["steps"].items() if k.endswith("/train"))
+    outside = sum(max(0.0, float(steps[name]["minutes"]) - float(steps[name].get("minutes_here", 0.0)))
+                  for name in (replica_folder(Path(), k).name for k in range(1, len(replicas) + 1)))
     members = len(distilled["members"]) if distilled else 0
     mixture = (f"the last {members // (len(replicas) + 1)} rounds' policies of {len(replicas) + 1} runs" if replicas
                else f"the last {members} rounds' policies")
     return {"command": data.get("command", "mus league"), "resumed_with": list(data.get("resumed_with", [])),
-            "minutes": float(data.get("seconds", 0.0)) / 60, "machine": data.get("machine", "?"),
+            "minutes": float(data.get("seconds", 0.0)) / 60 + outside, "replica_minutes_outside": outside,
+            "machine": data.get("machine", "?"),
             "rounds": len(rounds) - 1, "first_warm_start": str(data["settings"]["first"].get("warm_start", "?")),
             "train_decisions": train, "replicas": len(replicas), "replica_decisions": replica_train,
             "distill_decisions": distill, "decisions": train + replica_train + distill,
