@@ -997,6 +997,48 @@ def test_candidate_m_and_record_l_continue_candidate_k_s_rounds() -> None:
         "round1", "round2", "round3", "round4"]
 
 
+def test_candidate_n_mixes_candidate_k_s_rounds_with_a_second_seed_s() -> None:
+    """agents/data/candidates/distill_n/ (K's recipe with ``--distill-rounds 2 --distill-replicas 2``, 2026-12-05):
+    it holds K's very rounds, its replica ran the rounds again with seed 1, and it kept the network fitted to rounds
+    1 and 2 of both runs; every probe report beside it froze these weights; its card's wall time counts the replica
+    (run by a command of its own) and stays within the three hours of the target."""
+    from experiments.population.ship_agent import read_probes, read_recipe
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    k, n = (json.loads((root / name / "recipe.json").read_text()) for name in ("distill_k", "distill_n"))
+    replica = json.loads((root / "distill_n" / "replica1" / "recipe.json").read_text())
+    for r in range(3):
+        assert n["steps"][f"round{r}/train"]["digest"] == k["steps"][f"round{r}/train"]["digest"]
+        assert replica["steps"][f"round{r}/train"]["digest"] != k["steps"][f"round{r}/train"]["digest"]
+    folder, agent = _kept_candidate("distill_n", 3)
+    assert n["steps"]["keep"]["distilled"] and replica["settings"]["seed"] == n["settings"]["seed"] + 1
+    members = n["steps"]["distilled/train"]["members"]
+    assert [Path(p).parts[-4:-2] for p in members] == [("rl3", "round1"), ("rl3", "round2"), ("replica1", "round1"),
+                                                        ("replica1", "round2")]
+    assert json.loads((folder / "distill.json").read_text())["kl"] == n["steps"]["distilled/train"]["kl"]
+    reports = sorted(folder.glob("*probe*.json"))
+    assert reports and all(read_probes([report], agent.net)["n"] >= 1 for report in reports)
+    card = read_recipe(folder)
+    assert card["minutes"] == pytest.approx(n["seconds"] / 60 + replica["seconds"] / 60) and card["minutes"] <= 180
+
+
+def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
+    """The README's before/after table (experiments/tools/candidates.py) reads every probe result in a candidate's
+    record: each one played the weights of that record's ``policy.pt`` (its frozen digest), so no figure of the
+    table is another agent's."""
+    from experiments.population.ship_agent import read_probes
+    from experiments.tools.candidates import CANDIDATES, CANDIDATES_DIR
+
+    for _, name, _, _ in CANDIDATES:
+        folder = Path(__file__).resolve().parents[1] / CANDIDATES_DIR / name
+        net = make_agent(str(folder / "policy.pt")).net
+        probes = [path for path in sorted(folder.glob("*.json"))
+                  if {"gain", "results"} & set(json.loads(path.read_text(encoding="utf-8")))]
+        assert probes, f"{name}: no probe in its record"
+        for path in probes:
+            assert read_probes([path], net)["n"] >= 1, path
+
+
 def test_the_faster_probes_of_ppo_froze_its_weights_and_found_more_than_the_protocols() -> None:
     """agents/data/candidates/psro_e/probes_agent_lr3e3.json (Exploitability: "a probe at a larger learning rate
     finds more"): two 80M probes from ``ppo``'s own weights at 3e-3 froze the shipped weights, and their largest
