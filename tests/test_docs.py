@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from hang_guards import PROCESS_S
 
+from experiments.tools.candidates import CANDIDATES_DIR, candidate_row
 from experiments.tools.update_docs import BLOCKS, REFERENCE_LADDER, code_blocks, section, update_docs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,17 +99,41 @@ def test_quick_start_has_two_commands() -> None:
 
 def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
     """Regenerating every block from the code and the measurement files (:data:`MEASURED`: the ladder, the
-    bench, the probes of the exploitability page, the benchmark's rows, the reference ladder that labels the ladder)
-    changes nothing."""
+    bench, the probes of the exploitability page, the benchmark's rows, the reference ladder that labels the ladder;
+    and the candidates' records) changes nothing."""
     for path in [*set(BLOCKS.values()), *MEASURED]:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, tmp_path / path)
+    shutil.copytree(ROOT / CANDIDATES_DIR, tmp_path / CANDIDATES_DIR, ignore=shutil.ignore_patterns("*.pt"))
     changed = update_docs(root=tmp_path)
     assert changed == [], f"out of date: {changed}; run: mus update-docs"
     # and the check can fail: a stale table is rewritten
     env = tmp_path / "docs" / "environments.md"
     env.write_text(env.read_text(encoding="utf-8").replace("| 24 | QUIERO |", "| 24 | QUIERO? |"), encoding="utf-8")
     assert update_docs(root=tmp_path) == [env]
+
+
+def test_the_candidates_table_shows_protocol_and_quick_probes_only(tmp_path: Path) -> None:
+    """A candidate's row: its report card's margins, the largest of its 80M-decision probes at 3e-4 (a probe at
+    another rate or budget does not count, however large), the largest game win rate among them, the quick probes
+    (13M, own weights) by seed, and no wall time when no recipe made it."""
+    record = ROOT / CANDIDATES_DIR / "distill_k"
+    probe = json.loads((record / "probe_80m_agent_seed0.json").read_text(encoding="utf-8"))
+    quick = json.loads((record / "quick_probe_seed1.json").read_text(encoding="utf-8"))
+    faster = json.loads(json.dumps(probe))
+    faster["learning_rate"], faster["gain"]["stones"], faster["gain"]["win"] = 3e-3, 9.0, 0.9
+    shorter = json.loads(json.dumps(probe))                    # 40M decisions from the clone: not the protocol
+    shorter["trained"]["decisions"], shorter["warm_start"], shorter["gain"]["stones"] = 39_976_960, "equity", 8.0
+    for name, data in [("a.json", probe), ("b.json", quick), ("c.json", faster), ("d.json", shorter)]:
+        (tmp_path / name).write_text(json.dumps(data), encoding="utf-8")
+    shutil.copy(record / "card.json", tmp_path / "card.json")
+    row = candidate_row(tmp_path)
+    assert row["protocol_n"] == 1 and row["protocol"] == probe["gain"]["stones"] and row["win"] == probe["gain"]["win"]
+    assert row["quick"] == {1: quick["gain"]["stones"]} and row["minutes"] is None
+    assert row["margins"]["equity"] == next(r["stones"] for r in json.loads((record / "card.json").read_text(
+        encoding="utf-8"))["rows"] if r["play"] == "sampled" and r["opponent"] == "equity")
+    assert candidate_row(record)["minutes"] == pytest.approx(json.loads((record / "recipe.json").read_text(
+        encoding="utf-8"))["seconds"] / 60)
 
 
 def test_a_ladder_is_labelled_as_the_reference_only_when_it_is_the_reference() -> None:

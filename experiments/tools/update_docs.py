@@ -18,6 +18,8 @@ Each block sits between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` in one
   show, ``exploit_names=``, to ``docs/exploit_results.json``; rebuilt from the copy every time), with the bar chart
   ``docs/exploit.png`` (redrawn when new results are given);
 * ``signals-value`` (``docs/senas.md``): from a ``mus signals`` run;
+* ``candidates`` (``README.md``): the before/after table of the shipped agent and the candidates for its place,
+  from their records under ``agents/data/candidates/`` (:mod:`experiments.tools.candidates`); rebuilt every time;
 * ``benchmark`` (``docs/benchmarks.md``): from the rows' results kept in ``docs/benchmark_results.json`` (written by
   ``mus benchmark table --docs``, which also draws ``docs/benchmark-curves.png``); rebuilt from the copy every time.
 
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.benchmark.table import benchmark_markdown
+from experiments.tools.candidates import candidates_markdown
 from mus_env.actions import action_table
 from mus_env.cards import NUM_CARDS
 from mus_env.config import MusConfig
@@ -76,6 +79,7 @@ BLOCKS = {
     "bench-summary": "README.md",
     "exploit": "docs/exploitability.md",
     "benchmark": "docs/benchmarks.md",
+    "candidates": "README.md",
 }
 
 
@@ -480,6 +484,7 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
         _write_block(blocks, "exploit", exploit_markdown(shown))
     if signal_data is not None:
         _write_block(blocks, "signals-value", signals_markdown(signal_data))
+    _write_block(blocks, "candidates", candidates_markdown(base))
     benchmark_path = base / "docs" / "benchmark_results.json"
     _write_block(blocks, "benchmark", benchmark_markdown(read(benchmark_path) if benchmark_path.is_file() else []))
     if ladder is not None:
