@@ -522,13 +522,13 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
                "minutes": float(steps[f"round{r}/train"]["minutes"])} for r in rounds]
     distilled = steps.get("distilled/train")
     source = Path(distilled["start"] if keep.get("distilled") else keep["policy"])  # [replicaK/]roundN/train/policy.pt
-    runs = {replica_folder(Path(), k).name for k in range(1, len(replicas) + 1)}
+    runs = [replica_folder(Path(), k).name for k in range(1, len(replicas) + 1)]     # their steps' names too
     tail = 4 if len(source.parts) >= 4 and source.parts[-4] in runs else 3      # a replica's round or the first run's
     args_policy = folder.joinpath(*source.parts[-tail:])
     train, distill = sum(s["decisions"] for s in stages), int(distilled["decisions"]) if distilled else 0
     replica_train = sum(int(v["decisions"]) for x in replicas for k, v in x["steps"].items() if k.endswith("/train"))
     outside = sum(max(0.0, float(steps[name]["minutes"]) - float(steps[name].get("minutes_here", 0.0)))
-                  for name in (replica_folder(Path(), k).name for k in range(1, len(replicas) + 1)))
+                  for name in runs)
     members = len(distilled["members"]) if distilled else 0
     mixture = (f"the last {members // (len(replicas) + 1)} rounds' policies of {len(replicas) + 1} runs" if replicas
                else f"the last {members} rounds' policies")
