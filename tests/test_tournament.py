@@ -149,6 +149,22 @@ def test_hand_results_add_up() -> None:
     assert 0.0 <= s["envido_rate_a"] <= 1.0 and s["deals"] == 200
 
 
+def test_stones_by_lance_say_where_the_margin_comes_from() -> None:
+    """The four lances' differences and the órdago credit add up to the duplicate margin, each lance is a's
+    stones minus b's there, and the credit is what órdagos added beyond their lance (random plays órdago often)."""
+    deals = make_deals(300, seed=4)
+    res = play_pair(make_agent("ordago"), RandomAgent(), deals, seed=1, names=("ordago", "random"))
+    where = res.stones_by_lance()
+    assert list(where) == ["grande", "chica", "pares", "juego", "ordago_credit"]
+    assert np.isclose(sum(where.values()), res.mean_diff()[0])
+    pares = (res.lance_stones[:, :, 2, 0] - res.lance_stones[:, :, 2, 1]).mean()
+    assert np.isclose(where["pares"], pares)
+    credit = (res.hand_value - (res.hand_stones[:, :, 0] - res.hand_stones[:, :, 1])).mean()
+    assert abs(where["ordago_credit"]) > 0.1 and np.isclose(where["ordago_credit"], credit)
+    assert res.summary()["ordago_credit"] == where["ordago_credit"]
+    assert PairResult("a", "b").stones_by_lance() == {}
+
+
 def test_elo_orders_agents_by_game_results() -> None:
     n = 300
 

@@ -98,6 +98,19 @@ class PairResult:
             return (float("nan"),) * 3
         return _mean_ci(self.game_wins.mean(axis=1))
 
+    def stones_by_lance(self) -> dict[str, float]:
+        """Where a's duplicate margin comes from (hands mode): per hand, a's stones minus b's in each lance slot
+        (``grande``, ``chica``, ``pares``, ``juego``: the fourth slot, punto when nobody has juego) and
+        ``ordago_credit``, what accepted órdagos that ended the game added beyond their lance's stones (the rest of
+        the target, see ``hand_diff``). The five add up to :meth:`mean_diff`'s mean; empty without hands."""
+        if not len(self.hand_diff):
+            return {}
+        per = self.lance_stones.mean(axis=(0, 1))                   # (4 slots, 2)
+        out = {name: float(per[s, 0] - per[s, 1]) for s, name in enumerate(SLOT_NAMES)}
+        stones = (self.hand_stones[..., 0] - self.hand_stones[..., 1]).mean()
+        out["ordago_credit"] = float(self.hand_value.mean() - stones)
+        return out
+
     def match_scores(self) -> npt.NDArray[np.float64]:
         """Per deal, a's score in [0, 1] over the two paired games, for the Elo fit (games mode only)."""
         if not len(self.game_wins):
@@ -106,7 +119,8 @@ class PairResult:
         return self.game_wins.mean(axis=1).astype(np.float64)
 
     def summary(self) -> dict[str, Any]:
-        """One flat row: deals, the means with their 95% CIs, stones per lance slot (``grande_a``, ...), the
+        """One flat row: deals, the means with their 95% CIs, stones per lance slot (``grande_a``, ...) and the
+        órdago credit (:meth:`stones_by_lance`), the
         envido / órdago / no-quiero rates of each side, ``seconds`` and ``abandoned`` (``pairs.csv``'s columns)."""
         m, lo, hi = self.mean_diff()
         w, wlo, whi = self.game_win_rate()
@@ -118,6 +132,7 @@ class PairResult:
             for s, name in enumerate(SLOT_NAMES):
                 out[f"{name}_a"] = float(per[s, 0])
                 out[f"{name}_b"] = float(per[s, 1])
+            out["ordago_credit"] = self.stones_by_lance()["ordago_credit"]
         for who in (self.a, self.b):
             st = self.stats.get(who, {})
             key = "a" if who == self.a else "b"
