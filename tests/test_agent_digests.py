@@ -30,6 +30,7 @@ from agents.equity import EquityAgent
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.duplicate import PairResult, play_pair
 from mus_env import MusConfig
+from mus_env.observation import SLOT_NAMES
 
 DEALS = 2000
 DEAL_SEED = 20231
@@ -127,7 +128,9 @@ def _results_digest(r: PairResult) -> str:
     h = hashlib.sha256()
     for arr in (r.hand_value, r.hand_stones, r.lance_stones, r.game_wins, r.game_hands):
         h.update(np.ascontiguousarray(arr).tobytes())
-    h.update(repr(sorted((k, sorted(v.items())) for k, v in r.stats.items())).encode())
+    # the totals only: the per-lance counters (2026-12-05) split them and came after the digests were recorded
+    totals = {k: {c: n for c, n in v.items() if c.split("_")[0] not in SLOT_NAMES} for k, v in r.stats.items()}
+    h.update(repr(sorted((k, sorted(v.items())) for k, v in totals.items())).encode())
     return h.hexdigest()[:16]
 
 

@@ -53,6 +53,7 @@ DEAL_CHUNK = 65_536
 _ENVIDO = np.zeros(NUM_ACTIONS + NUM_SIGNS, dtype=bool)          # sign ids 31..46 too (signals on)
 _ENVIDO[int(Action.ENVIDO_2):int(Action.ENVIDO_10) + 1] = True
 _NUM_PHASES = max(NUM_PHASES, int(Phase.SIGNAL) + 1)        # phase codes of the decision counters
+_NUM_SLOTS = len(SLOT_NAMES) + 1                             # the counters' slot axis: the lance slots, then "no lance"
 
 
 @dataclass
@@ -69,7 +70,10 @@ class PairResult:
         game_wins: ``(m, 2 sides)`` 1 where a won the game (games mode).
         game_hands: ``(m, 2 sides)`` hands the game lasted.
         stats: per agent name, counts of ``bets`` (betting decisions), ``envido``, ``ordago``,
-            ``responses`` (answers to a bet), ``no_quiero``, ``decisions``.
+            ``responses`` (answers to a bet), ``no_quiero``, ``decisions``; and per lance slot ``<lance>_opens``
+            (decisions of its opening round), ``<lance>_bets`` (envido or órdago there), ``<lance>_responses``,
+            ``<lance>_no_quiero`` and ``<lance>_raises`` (an envido or órdago answering a bet), as
+            :meth:`PairResult.rates_by_lance` reads them.
         abandoned: deals dropped because a hand of one of their seatings passed ``max_hand_decisions`` (two
             agents that keep re-raising: Mus has no cap on raises, RULES.md §5.2); the arrays above hold the
             other deals only.
@@ -109,6 +113,20 @@ class PairResult:
         out = {name: float(per[s, 0] - per[s, 1]) for s, name in enumerate(SLOT_NAMES)}
         stones = (self.hand_stones[..., 0] - self.hand_stones[..., 1]).mean()
         out["ordago_credit"] = float(self.hand_value.mean() - stones)
+        return out
+
+    def rates_by_lance(self, who: str) -> dict[str, dict[str, float]]:
+        """How agent ``who`` (``a`` or ``b``'s name) bet in each lance slot: ``bet`` (share of its opening-round
+        decisions that were an envido or an órdago), ``no_quiero`` and ``raise`` (shares of its answers to a bet that
+        refused it or raised it), and the counts ``opens`` and ``responses`` they are shares of."""
+        st = self.stats.get(who, {})
+        out = {}
+        for lance in SLOT_NAMES:
+            opens, responses = st.get(f"{lance}_opens", 0), st.get(f"{lance}_responses", 0)
+            out[lance] = {"bet": st.get(f"{lance}_bets", 0) / max(opens, 1),
+                          "no_quiero": st.get(f"{lance}_no_quiero", 0) / max(responses, 1),
+                          "raise": st.get(f"{lance}_raises", 0) / max(responses, 1),
+                          "opens": opens, "responses": responses}
         return out
 
     def match_scores(self) -> npt.NDArray[np.float64]:
@@ -205,9 +223,10 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     wins = np.zeros((n, 2), dtype=np.int8)
     hands_played = np.zeros((n, 2), dtype=np.int32)
     done_count = np.zeros(n, dtype=np.int8)
-    # decisions counted per (agent, phase, action) of the tables still playing a deal; stats are read from it at the end
+    # decisions counted per (agent, lance slot, phase, action) of the tables still playing a deal; stats are read from
+    # it at the end
     width = venv.num_actions
-    decisions = np.zeros(2 * _NUM_PHASES * width, dtype=np.int64)
+    decisions = np.zeros(2 * _NUM_SLOTS * _NUM_PHASES * width, dtype=np.int64)
     start_idx = np.where(active, current, 0)
     obs, mask = venv.reset_from_decks(deals.decks[start_idx], deals.mano[start_idx], scores[start_idx],
                                       deals.seeds[start_idx])
@@ -218,12 +237,14 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     while active.any():
         who = (venv.current_player & 1) ^ side
         phase = venv.phase.astype(np.int64)
+        slot = np.where(venv.slot < 0, _NUM_SLOTS - 1, venv.slot).astype(np.int64)
         for k in (0, 1):
             sel = np.flatnonzero(who == k)
             if sel.size:
                 actions[sel] = agents[k].act_batch(obs.take(sel, axis=0), mask.take(sel, axis=0), rng)
         obs, mask, rewards, done, info = venv.step(actions)          # (refuses an illegal action, naming it)
-        decisions += np.bincount(((who * _NUM_PHASES + phase) * width + actions)[active], minlength=decisions.size)
+        decisions += np.bincount((((who * _NUM_SLOTS + slot) * _NUM_PHASES + phase) * width + actions)[active],
+                                 minlength=decisions.size)
         hand_len += 1
         hand_len[info["hand_finished"]] = 0
         endless = active & (hand_len > max_hand_decisions)
@@ -259,9 +280,19 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
                 obs, mask = venv.reset_tables(r, deals.decks[dd], deals.mano[dd], scores[dd], deals.seeds[dd])
     stats = {k: {"decisions": 0, "bets": 0, "envido": 0, "ordago": 0, "responses": 0, "no_quiero": 0}
              for k in (name_a, name_b)}
-    for k, counts in enumerate(decisions.reshape(2, _NUM_PHASES, width)):
-        bets = counts[Phase.BET_OPEN:Phase.BET_CONFIRM + 1].sum(axis=0)
+    raising = _ENVIDO[:width].copy()
+    raising[Action.ORDAGO] = True
+    for k, by_slot in enumerate(decisions.reshape(2, _NUM_SLOTS, _NUM_PHASES, width)):
         st = stats[(name_a, name_b)[k]]
+        for lance, c in zip(SLOT_NAMES, by_slot, strict=False):
+            answers = c[Phase.BET_RESPOND] + c[Phase.BET_CONFIRM]
+            st[f"{lance}_opens"] = int(c[Phase.BET_OPEN].sum())
+            st[f"{lance}_bets"] = int(c[Phase.BET_OPEN, raising].sum())
+            st[f"{lance}_responses"] = int(answers.sum())
+            st[f"{lance}_no_quiero"] = int(answers[Action.NO_QUIERO])
+            st[f"{lance}_raises"] = int(answers[raising].sum())
+        counts = by_slot.sum(axis=0)
+        bets = counts[Phase.BET_OPEN:Phase.BET_CONFIRM + 1].sum(axis=0)
         st["decisions"] += int(counts.sum())
         st["bets"] += int(bets.sum())
         st["envido"] += int(bets[_ENVIDO[:width]].sum())

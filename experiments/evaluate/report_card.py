@@ -66,8 +66,8 @@ def p_value(mean: float, lo: float, hi: float, null: float) -> float:
 def card_row(h: PairResult, g: PairResult) -> dict[str, Any]:
     """One row of a card from a pair's duplicate hands ``h`` and games ``g``: stones/hand and game win rate with
     95% CIs and p-values, hands per game, the bidding rates of both sides, deals dropped as endless raise wars,
-    and ``by_lance``: where the stones came from
-    (:meth:`~experiments.evaluate.duplicate.PairResult.stones_by_lance`)."""
+    ``by_lance``: where the stones came from (:meth:`~experiments.evaluate.duplicate.PairResult.stones_by_lance`),
+    and how each side bet in each lance (``lance_rates``, ``opp_lance_rates``: ``PairResult.rates_by_lance``)."""
     s = h.summary()
     m, lo, hi = h.mean_diff()
     w, wlo, whi = g.game_win_rate()
@@ -78,7 +78,8 @@ def card_row(h: PairResult, g: PairResult) -> dict[str, Any]:
             "envido_rate": s["envido_rate_a"], "ordago_rate": s["ordago_rate_a"],
             "no_quiero_rate": s["no_quiero_rate_a"], "opp_envido_rate": s["envido_rate_b"],
             "opp_ordago_rate": s["ordago_rate_b"], "opp_no_quiero_rate": s["no_quiero_rate_b"],
-            "abandoned": h.abandoned + g.abandoned, "by_lance": h.stones_by_lance()}
+            "abandoned": h.abandoned + g.abandoned, "by_lance": h.stones_by_lance(),
+            "lance_rates": h.rates_by_lance(h.a), "opp_lance_rates": h.rates_by_lance(h.b)}
 
 
 def duplicate_results(me: Any, opp: Any, names: tuple[str, str], hand_deals: Any, game_deals: Any,
