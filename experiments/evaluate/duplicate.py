@@ -138,8 +138,8 @@ class PairResult:
 
     def summary(self) -> dict[str, Any]:
         """One flat row: deals, the means with their 95% CIs, stones per lance slot (``grande_a``, ...) and the
-        órdago credit (:meth:`stones_by_lance`), the
-        envido / órdago / no-quiero rates of each side, ``seconds`` and ``abandoned`` (``pairs.csv``'s columns)."""
+        órdago credit (:meth:`stones_by_lance`), the envido / órdago / no-quiero rates of each side, ``seconds`` and
+        ``abandoned`` (``pairs.csv``'s columns)."""
         m, lo, hi = self.mean_diff()
         w, wlo, whi = self.game_win_rate()
         out = {"a": self.a, "b": self.b, "deals": int(len(self.hand_diff)), "games_deals": int(len(self.game_wins)),
@@ -284,7 +284,8 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     raising[Action.ORDAGO] = True
     for k, by_slot in enumerate(decisions.reshape(2, _NUM_SLOTS, _NUM_PHASES, width)):
         st = stats[(name_a, name_b)[k]]
-        for lance, c in zip(SLOT_NAMES, by_slot, strict=False):
+        for s, lance in enumerate(SLOT_NAMES):                       # (the last slot, "no lance", has no bets)
+            c = by_slot[s]
             answers = c[Phase.BET_RESPOND] + c[Phase.BET_CONFIRM]
             st[f"{lance}_opens"] = int(c[Phase.BET_OPEN].sum())
             st[f"{lance}_bets"] = int(c[Phase.BET_OPEN, raising].sum())
