@@ -326,6 +326,9 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     # and before the distilled stage: it had none, the presets' default
     assert "distill_rounds" not in saved and wanted["distill_rounds"] == 0 and wanted["distill_replicas"] == 1
     saved.update({k: wanted[k] for k in ("distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas")})
+    # and before the refined stage (2026-12-05): none
+    assert "refine_decisions" not in saved and wanted["refine_decisions"] == 0
+    saved["refine_decisions"] = 0
     assert saved == wanted
 
 
@@ -436,10 +439,11 @@ def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monk
     monkeypatch.setattr(rc, "run_recipe", fake_run)
     cmd.main(["--preset", "refine", "--baseline-floor", "0.2", "--rival-cap", "0.3", "--rounds", "4",
               "--long-probe", "80000000", "--long-probe-start", "agent", "--probe-learning-rate", "0.003",
-              "--out", str(tmp_path / "a")])
+              "--distill-rounds", "2", "--refine-distilled", "30000000", "--out", str(tmp_path / "a")])
     assert seen["settings"] == rc.make_recipe("refine", baseline_floor=0.2, rival_cap=0.3, rounds=4,
                                               long_probe_decisions=80_000_000, long_probe_start="agent",
-                                              probe_learning_rate=0.003)
+                                              probe_learning_rate=0.003, distill_rounds=2,
+                                              refine_decisions=30_000_000)
     with pytest.raises(SystemExit) as e:
         cmd.main(["--preset", "tiny", "--baseline-floor", "1.5", "--out", str(tmp_path / "b")])
     assert e.value.code == 2 and "Recipe.baseline_floor must be a number in [0, 1)" in capsys.readouterr().err
@@ -559,3 +563,59 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
         "round2", "round3", "round2", "round3"]
 
 
+
+
+def test_the_distilled_network_refined_against_its_own_probes_is_probed_and_kept_when_least_exploitable(
+        tmp_path: Path) -> None:
+    """``refine_decisions``: after the distilled stage, its network trains once more from its own weights, the
+    magnet fixed there, against a league holding the distilled stage's probes; it is reported and probed as a round
+    is, and kept when its largest gain is the smallest (stub probes: refined 0.1, distilled 0.2). Resumed with
+    another budget, the refined stage runs again (the first set aside) and the keep rule chooses again (the
+    distilled policy, when the refined one concedes more). ``mus ship-agent``'s card counts its decisions."""
+    refined_gain = [0.1]
+
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        return {"round0": 0.3, "round1": 0.9, "round2": 0.5, "distilled": 0.2,
+                "refined": refined_gain[0]}[_round_of(spec)]
+
+    stub = _stub_probe(gain)
+    out = tmp_path / "run"
+    recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1,
+                            refine_decisions=1024)
+    data = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    s = data["steps"]
+    assert list(s)[-5:] == ["refined/train", "refined/report", "refined/probes", "keep", "card"]
+    args = json.loads((out / "refined" / "train" / "args.json").read_text())
+    assert args["warm_start"] == s["distilled/train"]["policy"] and args["magnet_every"] == 0
+    assert f"{out / 'distilled' / 'probes'}:0.3000" in rc.refine_league(out / "distilled" / "probes", recipe)
+    league = dict(x.rsplit(":", 1) for x in args["league_mix"].split(","))     # the folder, as its best responses
+    theirs = {k: float(v) for k, v in league.items() if k.startswith(str(out / "distilled" / "probes"))}
+    assert sorted(theirs) == sorted(s["distilled/probes"]["policies"]) and sum(theirs.values()) == pytest.approx(0.3)
+    assert float(league["self"]) == pytest.approx(0.3) and float(league["ordago"]) == pytest.approx(0.1)
+    assert args["total_decisions"] == 1024 and s["refined/train"]["decisions"] >= 1024
+    assert s["refined/probes"]["probes"][0]["stones"] == pytest.approx(0.1)
+    keep = s["keep"]
+    assert keep["refined"] and not keep["distilled"] and keep["round"] == 4
+    assert keep["gains"] == pytest.approx([0.3, 0.9, 0.5, 0.2, 0.1])
+    assert keep["digest"] == s["refined/train"]["digest"] == rc._policy_digest(out / "policy.pt")
+    table = (out / "recipe.md").read_text()
+    assert "| refined (the distilled, against its probes) **kept** |" in table
+    assert "Kept: the refined policy" in table
+    card = read_recipe(out)
+    assert card["refined"] and card["refine_decisions"] == s["refined/train"]["decisions"]
+    assert card["decisions"] == sum(v["decisions"] for k, v in s.items() if k.endswith("/train"))
+    assert f"trained {card['refine_decisions']:,} decisions more against its own probes" in card["kept"]
+    write_card(tmp_path / "card.md", {"recipe": card, "args": {}, "arch": {}, "parameters": 0}, [])
+    assert "then trained against its own best responses" in (tmp_path / "card.md").read_text()
+    # another budget: the refined stage again, the first set aside; now it concedes more and the distilled is kept
+    refined_gain[0] = 0.6
+    again = rc.run_recipe(dataclasses.replace(recipe, refine_decisions=2048), out, probe_fn=stub, resume=True,
+                          **QUIET)
+    assert (out / "refined-before-1" / "train" / "policy.pt").is_file()
+    assert again["steps"]["distilled/train"] == s["distilled/train"]              # the distillation is not redone
+    assert again["steps"]["keep"]["distilled"] and not again["steps"]["keep"]["refined"]
+    assert again["steps"]["keep"]["gains"] == pytest.approx([0.3, 0.9, 0.5, 0.2, 0.6])
+    with pytest.raises(ValueError, match="refine_decisions: 1,000 decisions refine the distilled network"):
+        rc.make_recipe("tiny", refine_decisions=1000)
+    # without rivals, their share is the learner's own
+    assert rc.refine_league(Path("p"), rc.make_recipe("tiny", rivals=())).startswith("self:0.4000,snapshot:0.1000")

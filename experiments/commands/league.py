@@ -67,6 +67,10 @@ def parser() -> ArgumentParser:
                    help="with --distill-rounds N: the mixture also takes the last N policies of K-1 more runs of the "
                         "rounds (seeds --seed+1 ...; each in OUT/replica<k>, run before the distillation) (preset's: "
                         "1, this run only)")
+    p.add_argument("--refine-distilled", type=int_in(0, 10**12), default=None, metavar="DECISIONS",
+                   help="with --distill-rounds N: train the distilled network DECISIONS more against its own probes "
+                        "(its league: REFINE_SHARES), probe it, and keep it if it is the least exploitable "
+                        "(preset's: 0, no such stage)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -80,7 +84,8 @@ def main(argv: list[str] | None = None) -> None:
     given = (("rounds", a.rounds), ("seed", a.seed), ("torch_threads", a.torch_threads), ("rival_cap", a.rival_cap),
              ("baseline_floor", a.baseline_floor), ("long_probe_decisions", a.long_probe),
              ("long_probe_start", a.long_probe_start), ("probe_learning_rate", a.probe_learning_rate),
-             ("distill_rounds", a.distill_rounds), ("distill_replicas", a.distill_replicas))
+             ("distill_rounds", a.distill_rounds), ("distill_replicas", a.distill_replicas),
+             ("refine_decisions", a.refine_distilled))
     changes = {k: v for k, v in given if v is not None}
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))
@@ -92,8 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     except (ValueError, ImportError, TrainingDiverged, KeyboardInterrupt) as e:
         fail("mus league", e, argv)
     keep = data["steps"]["keep"]
-    kept = "the distilled policy" if keep.get("distilled") else f"round {keep['round']}"
-    print(f"kept {kept}: {a.out}/policy.pt; the rounds in {a.out}/recipe.md, the card in "
+    print(f"kept {recipe.kept_text(keep)}: {a.out}/policy.pt; the rounds in {a.out}/recipe.md, the card in "
           f"{a.out}/card.md")
 
 

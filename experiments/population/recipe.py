@@ -25,8 +25,13 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
    its own probes (``distilled/train``, ``distilled/report``, ``distilled/probes``); with ``distill_replicas`` K,
    the mixture also takes the last N policies of K - 1 more runs of the rounds (seeds ``seed + 1`` ...; steps
    ``replica<k>``, each a recipe of its own in ``OUT/replica<k>``, run one after the other before the stage).
+3c. With ``refine_decisions`` D as well: **the distilled network trained once more**, D decisions from its own
+   weights against its probes (the distilled stage's, as a folder of best responses), the baselines, the rivals and
+   itself, the magnet fixed at its start (:func:`refine_league`; ``refined/train``, ``refined/report``,
+   ``refined/probes``): the probes of a fitted mixture find one weakness, and this step answers it.
 4. **Keep** the policy whose largest probe gain is the smallest, each measured by the probes of the next round,
-   which never trained it (never simply the last round; the distilled policy by its own probes); ``OUT/policy.pt``.
+   which never trained it (never simply the last round; the distilled and refined policies by their own probes);
+   ``OUT/policy.pt``.
 5. **The card**: ``mus evaluate``'s report card of the kept policy (``OUT/card.md``, ``card.json``), and the
    recipe's own report (``OUT/recipe.md``, ``recipe.png``: every round's margins, probes and head to head).
 
@@ -35,7 +40,8 @@ Every step is a run of its own folder under ``OUT`` (``round0/train``, ``round1/
 and resumes a stopped training or probe from its checkpoint, so a resumed recipe ends exactly as one never
 stopped. A resume with more ``rounds`` makes a recipe longer (:func:`extend_rounds`): the final probes of its last
 policy become the next round's, and it ends as a recipe of that many rounds from the start would. A resume with
-other ``distill_*`` settings runs the distilled stage again on the rounds done (the old one's folder set aside).
+other ``distill_*`` settings runs the distilled stage again on the rounds done (the old one's folder set aside), and
+one with another ``refine_decisions`` the refined stage again.
 One progress bar counts the whole recipe's decisions.
 """
 
@@ -69,7 +75,8 @@ from experiments.train.settings import check_learning_rate
 from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
-           "STATE_NAME", "rival_digests", "extend_rounds", "probe_plan", "trained_rounds", "replica_folder"]
+           "STATE_NAME", "rival_digests", "extend_rounds", "probe_plan", "trained_rounds", "replica_folder",
+           "refine_league", "REFINE_SHARES", "kept_text"]
 
 #: The recipe's record of its settings and finished steps (in ``OUT``).
 STATE_NAME = "recipe.json"
@@ -155,6 +162,11 @@ class Recipe:
     ``OUT/replica<k>`` (a recipe of its own, without a distilled stage). The one network that conceded least to
     the 80M probes (candidate J, +0.48 and +0.50) was fitted to the last two rounds of two recipes; the last two or
     three rounds of one recipe (K, M) conceded +0.54 and +0.61, its last four (L) more than its own round 1"""
+    refine_decisions: int = 0
+    """with ``distill_rounds``: train the distilled network this many decisions more against its own probes (0: no
+    such stage; :func:`refine_league`). From candidate N's weights, 30M decisions against its four 80M probes
+    lowered a fresh 80M probe's gain from +0.53 to +0.48 (game win 0.543 to 0.530), mostly by winning more of the
+    órdagos the probes took on (2026-12-05)"""
     seed: int = 0
     torch_threads: int = 1
     """torch threads of every training and probe (1: several share the cores)"""
@@ -228,9 +240,9 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     r = dataclasses.replace(PRESETS[preset], **changes)
     for name in ("rounds", "probe_seeds", "probe_decisions", "meta_hands", "eval_hands", "eval_games",
                  "probe_eval_hands", "probe_eval_games", "torch_threads", "long_probe_decisions", "distill_rounds",
-                 "distill_decisions", "distill_epochs", "distill_replicas"):
+                 "distill_decisions", "distill_epochs", "distill_replicas", "refine_decisions"):
         v = getattr(r, name)
-        least = 0 if name in ("rounds", "long_probe_decisions", "distill_rounds") else 1
+        least = 0 if name in ("rounds", "long_probe_decisions", "distill_rounds", "refine_decisions") else 1
         if isinstance(v, bool) or not isinstance(v, int) or v < least:
             raise ValueError(f"Recipe.{name} must be an int >= {least}, got {v!r}")
     for name in ("self_share", "snapshot_share", "baseline_floor", "min_share", "rival_floor"):
@@ -255,6 +267,9 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     if r.distill_replicas > 1 and not r.distill_rounds:
         raise ValueError(f"Recipe.distill_replicas: {r.distill_replicas} runs of the rounds make the distilled "
                          "mixture only with distill_rounds (--distill-rounds N) above 0")
+    if r.refine_decisions and not r.distill_rounds:
+        raise ValueError(f"Recipe.refine_decisions: {r.refine_decisions:,} decisions refine the distilled network, "
+                         "so they need distill_rounds (--distill-rounds N) above 0")
     check_learning_rate(r.probe_learning_rate, "Recipe.probe_learning_rate")
     return r
 
@@ -295,6 +310,22 @@ def cap_rivals(specs: Sequence[str], payoff: npt.ArrayLike, mixture: Sequence[fl
     capped[is_rival] = p[is_rival] * (recipe.rival_cap / held)
     capped[members] = inner * (1.0 - recipe.rival_cap)
     return capped
+
+
+#: The refined stage's league: its own share, the snapshots', each baseline's, the distilled network's probes (a
+#: folder of best responses) and the rivals' together (what was measured from candidate N's weights on 2026-12-05,
+#: with the rivals ppo and ordago at 0.05 each).
+REFINE_SHARES = {"self": 0.3, "snapshot": 0.1, "baseline": 0.1, "probes": 0.3, "rivals": 0.1}
+
+
+def refine_league(probes: Path, recipe: Recipe) -> str:
+    """The ``league_mix`` of the refined stage: :data:`REFINE_SHARES`, the folder ``probes`` standing for its best
+    responses, the rivals' share split equally among them (without rivals it is the learner's own)."""
+    sh, rivals = REFINE_SHARES, recipe.rivals
+    parts = [("self", sh["self"] + (0.0 if rivals else sh["rivals"])), ("snapshot", sh["snapshot"]),
+             *((b, sh["baseline"]) for b in BASELINES), (str(probes), sh["probes"]),
+             *((r, sh["rivals"] / len(rivals)) for r in rivals)]
+    return ",".join(f"{k}:{w:.4f}" for k, w in parts)
 
 
 def probe_plan(recipe: Recipe) -> list[tuple[str, str, int, int]]:
@@ -350,7 +381,8 @@ class _Steps:
             differ = sorted(k for k, v in wanted.items() if settings.get(k) != v)
             # the distilled stage comes after every round: another one replaces it (the old one is set aside)
             redistill = [k for k in differ if k in _DISTILL_FIELDS]
-            differ = [k for k in differ if k not in _DISTILL_FIELDS]
+            rerefine = [k for k in differ if k in _REFINE_FIELDS]
+            differ = [k for k in differ if k not in _DISTILL_FIELDS + _REFINE_FIELDS]
             longer = differ == ["rounds"] and recipe.rounds > settings["rounds"]
             if differ and not longer:
                 more = " (rounds can only grow: a longer recipe continues a shorter one)" if "rounds" in differ else ""
@@ -364,7 +396,9 @@ class _Steps:
                 saved = extend_rounds(out, saved, recipe.rounds)
             elif redistill:
                 saved = _set_distilled_aside(out, saved)
-            saved["settings"] = {**saved["settings"], **{k: wanted[k] for k in _DISTILL_FIELDS}}
+            elif rerefine:
+                saved = _set_stage_aside(out, saved, "refined")
+            saved["settings"] = {**saved["settings"], **{k: wanted[k] for k in _DISTILL_FIELDS + _REFINE_FIELDS}}
             self.data = {**saved, "rivals": rivals}
             if command != saved.get("command"):         # what each resume asked for (another distilled stage...)
                 self.data["resumed_with"] = [*saved.get("resumed_with", []), command]
@@ -390,16 +424,24 @@ class _Steps:
 
 #: The settings of the distilled stage, which a resume may change (:func:`_set_distilled_aside`).
 _DISTILL_FIELDS = ("distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas")
+#: The settings of the refined stage, which a resume may change (:func:`_set_stage_aside`).
+_REFINE_FIELDS = ("refine_decisions",)
+
+
+def _set_stage_aside(out: Path, saved: dict[str, Any], stage: str) -> dict[str, Any]:
+    """``saved`` without the steps of ``stage`` (``distilled`` or ``refined``), the keep and the card (chosen again
+    at the end); the stage's folder, if any, moved to ``<stage>-before-<n>`` (``n`` counts the stages set aside),
+    never deleted."""
+    if (out / stage).exists():
+        n = 1 + sum(1 for p in out.glob(f"{stage}-before-*"))
+        (out / stage).replace(out / f"{stage}-before-{n}")
+    steps = {k: v for k, v in saved["steps"].items() if k not in ("keep", "card") and not k.startswith(f"{stage}/")}
+    return {**saved, "steps": steps}
 
 
 def _set_distilled_aside(out: Path, saved: dict[str, Any]) -> dict[str, Any]:
-    """``saved`` without its distilled stage, the keep and the card (chosen again at the end); the stage's folder,
-    if any, moved to ``distilled-before-<n>`` (``n`` counts the stages set aside), never deleted."""
-    if (out / "distilled").exists():
-        n = 1 + sum(1 for p in out.glob("distilled-before-*"))
-        (out / "distilled").replace(out / f"distilled-before-{n}")
-    steps = {k: v for k, v in saved["steps"].items() if k not in ("keep", "card") and not k.startswith("distilled/")}
-    return {**saved, "steps": steps}
+    """``saved`` without its distilled stage and the refined stage that started from it (:func:`_set_stage_aside`)."""
+    return _set_stage_aside(out, _set_stage_aside(out, saved, "distilled"), "refined")
 
 
 def extend_rounds(out: Path, saved: dict[str, Any], rounds: int) -> dict[str, Any]:
@@ -498,7 +540,8 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
     rounds_budget = (first_args.total_decisions + recipe.rounds * round_args.total_decisions
                      + (recipe.rounds + 1) * probe_budget)
     total = (rounds_budget * (1 + (recipe.distill_replicas - 1) * bool(recipe.distill_rounds))
-             + (recipe.distill_decisions + probe_budget) * bool(recipe.distill_rounds))
+             + (recipe.distill_decisions + probe_budget) * bool(recipe.distill_rounds)
+             + (recipe.refine_decisions + probe_budget) * bool(recipe.refine_decisions))
     bar = progress_bar(total, "recipe", progress)
     t_start, seconds_before = time.perf_counter(), steps.data.get("seconds", 0.0)
     say = log if not progress or log is not print else tqdm.write     # lines above the bar, not through it
@@ -661,17 +704,26 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             report_step("distilled/report", student, policies[-1])
             probes.append(probe_step("distilled/probes", student))
             candidates.append(student)
+            if recipe.refine_decisions:                        # the distilled network against its own probes
+                overrides = {**recipe.round_train, "warm_start": student, "magnet_every": 0,
+                             "league_mix": refine_league(out / "distilled" / "probes", recipe),
+                             "total_decisions": recipe.refine_decisions, "seed": recipe.seed + recipe.rounds + 1}
+                refined = train_step("refined/train", overrides)["policy"]
+                report_step("refined/report", refined, student)
+                probes.append(probe_step("refined/probes", refined))
+                candidates.append(refined)
         gains = [p["max"]["stones"] for p in probes]
         kept = keep_round(gains)
         shutil.copyfile(candidates[kept], out / "policy.pt")
         long_gains = [next((row["stones"] for row, (label, *_) in zip(p["probes"], plan, strict=True)
                             if label.startswith("long-")), None) for p in probes]
         keep = steps.finish("keep", {"round": kept, "policy": candidates[kept], "gains": gains,
-                                     "distilled": kept == len(policies),
+                                     "distilled": kept == len(policies), "refined": kept == len(policies) + 1,
                                      "wins": [p["max_win"]["win"] for p in probes], "long_gains": long_gains,
                                      "digest": _policy_digest(out / "policy.pt")})
-        say(f"kept {'the distilled policy' if keep['distilled'] else f'round {kept}'} (largest probe gains by "
-            "round" + (", then the distilled policy" if recipe.distill_rounds else "") + ": "
+        say(f"kept {kept_text(keep)} (largest probe gains by round"
+            + (", then the distilled policy" if recipe.distill_rounds else "")
+            + (" and the refined one" if recipe.refine_decisions else "") + ": "
             + ", ".join(f"{g:+.3f}" for g in gains)
             + f"): {out / 'policy.pt'}")
         if steps.done("card") is None:
@@ -688,6 +740,13 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
 
 # ----------------------------------------------------------------------------------------------------
 # the report
+def kept_text(keep: dict[str, Any]) -> str:
+    """Which candidate a recipe kept, in words: ``round 1``, ``the distilled policy`` or ``the refined policy``."""
+    if keep.get("refined"):
+        return "the refined policy"
+    return "the distilled policy" if keep.get("distilled") else f"round {keep['round']}"
+
+
 def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     """``OUT/recipe.md`` and ``OUT/recipe.png``: every round's budget, margins, probe gain and head to head, and
     the policy kept."""
@@ -710,6 +769,8 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
         members = s["distilled/train"]["members"]
         runs = int(data["settings"].get("distill_replicas", 1))
         rows.append((f"distilled ({len(members)} policies" + (f" of {runs} runs)" if runs > 1 else ")"), "distilled"))
+    if "refined/train" in s:                    # the distilled network trained against its own probes
+        rows.append(("refined (the distilled, against its probes)", "refined"))
     for i, (label, step) in enumerate(rows):
         t, rep = s[f"{step}/train"], s[f"{step}/report"]
         by = {row["opponent"]: row for row in rep["rows"]}
@@ -719,8 +780,7 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
         lines.append(f"| {label}{mark} | {t['decisions']:,} | {t['minutes']:.1f} | " + " | ".join(cells)
                      + f" | {gains[i]:+.3f} | {keep['wins'][i]:.3f} |"
                      + (f" {long_gains[i]:+.3f} |" if long_column else ""))
-    what = "the distilled policy" if keep.get("distilled") else f"round {keep['round']}"
-    lines += ["", f"Kept: {what} (the smallest largest gain of probes that never trained it), "
+    lines += ["", f"Kept: {kept_text(keep)} (the smallest largest gain of probes that never trained it), "
               f"`{keep['policy']}`, copied to `policy.pt`; its report card: `card.md`."]
     (out / "recipe.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     fig = Figure(figsize=(9, 3.6))
@@ -728,9 +788,9 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     for o, color in (("rule", "C0"), ("equity", "C1")):
         y = [next(row["stones"] for row in s[f"round{r}/report"]["rows"] if row["opponent"] == o) for r in rounds]
         ax1.plot(rounds, y, marker="o", color=color, label=f"vs {o}")
-        if len(rows) > len(rounds):
-            d = next(row["stones"] for row in s["distilled/report"]["rows"] if row["opponent"] == o)
-            ax1.plot([len(rounds)], [d], marker="*", ms=12, ls="none", color=color)
+        for i, (_, step) in enumerate(rows[len(rounds):]):
+            d = next(row["stones"] for row in s[f"{step}/report"]["rows"] if row["opponent"] == o)
+            ax1.plot([len(rounds) + i], [d], marker="*" if step == "distilled" else "P", ms=12, ls="none", color=color)
     ax1.set_xlabel("round")
     ax1.set_ylabel("stones/hand (held out)")
     ax1.legend(fontsize=8)
@@ -738,8 +798,9 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     if long_column:
         ax2.plot(rounds, [long_gains[r] for r in rounds], marker="^", color="C2", label="the long probe")
         ax2.legend(fontsize=8)
-    if len(rows) > len(rounds):
-        ax2.plot([len(rounds)], [gains[len(rounds)]], marker="*", ms=12, ls="none", color="C4", label="distilled")
+    for i, (_, step) in enumerate(rows[len(rounds):]):
+        ax2.plot([len(rounds) + i], [gains[len(rounds) + i]], marker="*" if step == "distilled" else "P", ms=12,
+                 ls="none", color="C4" if step == "distilled" else "C5", label=step)
         ax2.legend(fontsize=8)
     ax2.axhline(0, color="black", lw=0.6)
     ax2.axvline(keep["round"], color="grey", ls="--", lw=0.8)
@@ -747,7 +808,7 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     ax2.set_ylabel("probe gain, stones/hand")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
-        ax.set_xticks(range(len(rows)), [str(r) for r in rounds] + ["distilled"] * (len(rows) - len(rounds)))
+        ax.set_xticks(range(len(rows)), [str(r) for r in rounds] + [step for _, step in rows[len(rounds):]])
     fig.tight_layout()
     fig.savefig(out / "recipe.png", dpi=110)
     return out / "recipe.md"

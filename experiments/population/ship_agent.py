@@ -429,6 +429,8 @@ def _recipe_lines(meta: dict[str, Any]) -> list[str]:
         "population)" + (f", {r['replicas']} more run(s) of them with other seeds ({r['replica_decisions']:,} "
                          "decisions)" if r.get("replicas") else "")
         + (f" and {r['distill_decisions']:,} decisions of `mus distill`" if r.get("distill_decisions") else "")
+        + (f", then {r['refine_decisions']:,} decisions of `mus train` of the distilled network against its own "
+           "probes" if r.get("refine_decisions") else "")
         + f"; probed: {r['probe_decisions']:,} decisions of best responses",
         f"- First stage's warm start: {_warm_start_text({'warm_start': r.get('first_warm_start', '?')}, False)}",
         f"- Kept: {r['kept']}, the candidate whose best responses gained least (probes that never trained it)",
@@ -444,7 +446,8 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
     lines = [
         "# Model card: `ppo`, the shipped mus-env policy", "",
         ("One network fitted by `mus distill` (`experiments/population/distill.py`) to the mixture of masked PPO "
-         "policies trained by self-play with a league on `VectorMusEnv` (`experiments/train/ppo.py`)."
+         "policies trained by self-play with a league on `VectorMusEnv` (`experiments/train/ppo.py`)"
+         + (", then trained against its own best responses." if (meta.get("recipe") or {}).get("refined") else ".")
          if (meta.get("recipe") or {}).get("distilled") else
          "A masked PPO policy trained by self-play with a league on `VectorMusEnv` (`experiments/train/ppo.py`).")
         + " Load it with `agents.make_agent(\"ppo\")` "
@@ -526,6 +529,7 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
     tail = 4 if len(source.parts) >= 4 and source.parts[-4] in runs else 3      # a replica's round or the first run's
     args_policy = folder.joinpath(*source.parts[-tail:])
     train, distill = sum(s["decisions"] for s in stages), int(distilled["decisions"]) if distilled else 0
+    refine = int(steps["refined/train"]["decisions"]) if "refined/train" in steps else 0
     replica_train = sum(int(v["decisions"]) for x in replicas for k, v in x["steps"].items() if k.endswith("/train"))
     outside = sum(max(0.0, float(steps[name]["minutes"]) - float(steps[name].get("minutes_here", 0.0)))
                   for name in runs)
@@ -537,12 +541,16 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
             "machine": data.get("machine", "?"),
             "rounds": len(rounds) - 1, "first_warm_start": str(data["settings"]["first"].get("warm_start", "?")),
             "train_decisions": train, "replicas": len(replicas), "replica_decisions": replica_train,
-            "distill_decisions": distill, "decisions": train + replica_train + distill,
+            "distill_decisions": distill, "refine_decisions": refine,
+            "decisions": train + replica_train + distill + refine,
             "probe_decisions": sum(int(p["decisions"]) for x in [data, *replicas] for k, v in x["steps"].items()
                                    if k.endswith("/probes") for p in v["probes"]),
-            "kept": (f"the network fitted to the mixture of {mixture} (`mus distill`)" if keep.get("distilled")
+            "kept": (f"the network fitted to the mixture of {mixture} (`mus distill`), trained {refine:,} decisions "
+                     "more against its own probes" if keep.get("refined") else
+                     f"the network fitted to the mixture of {mixture} (`mus distill`)" if keep.get("distilled")
                      else f"round {keep['round']}"),
-            "gains": keep["gains"], "wins": keep["wins"], "table": table, "distilled": bool(keep.get("distilled")),
+            "gains": keep["gains"], "wins": keep["wins"], "table": table,
+            "distilled": bool(keep.get("distilled") or keep.get("refined")), "refined": bool(keep.get("refined")),
             "stages": stages, "args_policy": str(args_policy)}
 
 
