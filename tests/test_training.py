@@ -1022,6 +1022,37 @@ def test_candidate_n_mixes_candidate_k_s_rounds_with_a_second_seed_s() -> None:
     assert card["minutes"] == pytest.approx(n["seconds"] / 60 + replica["seconds"] / 60) and card["minutes"] <= 180
 
 
+def test_records_p_and_q_train_a_fitted_network_against_its_own_probes() -> None:
+    """agents/data/candidates/refine_q/ (K's recipe resumed with ``--refine-distilled 30000000``, 2026-12-05) holds K's
+    very rounds and distilled network; its refined network started from that network against a league holding the
+    distilled stage's probes, conceded more to its own probes than the distilled one, so the recipe kept the
+    distilled one. refine_p/ (N trained by hand against N's four 80M probes): its weights started from N's, and both
+    probes beside it froze them; the recipe's fast probe found more than the protocol's (the research notes' "Where
+    the probes win"). Every probe report in refine_q/ froze the refined weights kept there."""
+    from agents.policy import parameters_digest
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    k, q = (json.loads((root / name / "recipe.json").read_text()) for name in ("distill_k", "refine_q"))
+    for step in ("round0/train", "round1/train", "round2/train", "distilled/train"):
+        assert q["steps"][step]["digest"] == k["steps"][step]["digest"], step
+    refined = make_agent(str(root / "refine_q" / "policy.pt"))
+    assert q["steps"]["refined/train"]["digest"] == parameters_digest(refined.net)
+    keep, gains = q["steps"]["keep"], q["steps"]["keep"]["gains"]
+    assert keep["distilled"] and not keep["refined"] and gains[4] > gains[3] == min(gains)
+    assert q["settings"]["refine_decisions"] == 30_000_000 and "--refine-distilled 30000000" in q["resumed_with"][-1]
+    reports = sorted((root / "refine_q").glob("*probe*.json"))
+    assert reports and all(read_probes([r], refined.net)["n"] >= 1 for r in reports)
+    p = make_agent(str(root / "refine_p" / "policy.pt"))
+    args = json.loads((root / "refine_p" / "train_args.json").read_text())
+    assert args["warm_start"].endswith("distill_n/policy.pt") and args["magnet_every"] == 0
+    assert sum(float(w) for x in args["league_mix"].split(",") for name, w in [x.rsplit(":", 1)]
+               if "n_p80" in name) == pytest.approx(0.3)
+    slow, fast = (read_probes([root / "refine_p" / f], p.net) for f in (
+        "probe_80m_agent_seed0.json", "probe_40m_lr3e-3_agent_seed0.json"))
+    assert fast["max"]["stones"] > slow["max"]["stones"] + 0.3 and fast["max"]["learning_rate"] == 0.003
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads every probe result in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), so no figure of the
