@@ -115,7 +115,8 @@ def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
 
 def test_the_candidates_table_shows_protocol_and_quick_probes_only(tmp_path: Path) -> None:
     """A candidate's row: its report card's margins, the largest of its 80M-decision probes at 3e-4 (a probe at
-    another rate or budget does not count, however large), the largest game win rate among them, the quick probes
+    another rate or budget, or one whose learner decides one lance only, does not count, however large), the largest
+    game win rate among them, the quick probes
     (13M, own weights) by seed, and no wall time when no recipe made it."""
     record = ROOT / CANDIDATES_DIR / "distill_k"
     probe = json.loads((record / "probe_80m_agent_seed0.json").read_text(encoding="utf-8"))
@@ -124,7 +125,10 @@ def test_the_candidates_table_shows_protocol_and_quick_probes_only(tmp_path: Pat
     faster["learning_rate"], faster["gain"]["stones"], faster["gain"]["win"] = 3e-3, 9.0, 0.9
     shorter = json.loads(json.dumps(probe))                    # 40M decisions from the clone: not the protocol
     shorter["trained"]["decisions"], shorter["warm_start"], shorter["gain"]["stones"] = 39_976_960, "equity", 8.0
-    for name, data in [("a.json", probe), ("b.json", quick), ("c.json", faster), ("d.json", shorter)]:
+    pares = json.loads(json.dumps(probe))                      # the learner bet only at pares: not a whole probe
+    pares["learner_decides"], pares["gain"]["stones"] = "pares", 7.0
+    for name, data in [("a.json", probe), ("b.json", quick), ("c.json", faster), ("d.json", shorter),
+                       ("e.json", pares)]:
         (tmp_path / name).write_text(json.dumps(data), encoding="utf-8")
     shutil.copy(record / "card.json", tmp_path / "card.json")
     row = candidate_row(tmp_path)

@@ -71,7 +71,8 @@ def candidate_row(folder: Path) -> dict[str, Any]:
         for row in json.loads(card_path.read_text(encoding="utf-8"))["rows"]:
             if row["play"] == "sampled" and row["opponent"] in margins:
                 margins[row["opponent"]] = float(row["stones"])
-    rows = [aggregate_probes([p])["probes"][0] for p in _probe_results(folder)]   # (probed as a file, or by name)
+    rows = [aggregate_probes([p])["probes"][0] for p in _probe_results(folder)     # (probed as a file, or by name)
+            if p.get("learner_decides", "all") == "all"]                           # whole-game probes only
     protocol = [r for r in rows if _near(r["decisions"], PROTOCOL_DECISIONS) and r["learning_rate"] == RATE
                 and r["start"] in ("equity", "agent")]
     quick = [r for r in rows if _near(r["decisions"], QUICK_DECISIONS) and r["learning_rate"] == RATE
