@@ -28,7 +28,8 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
 3c. With ``refine_decisions`` D as well: **the distilled network trained once more**, D decisions from its own
    weights against its probes (the distilled stage's, as a folder of best responses), the baselines, the rivals and
    itself, the magnet fixed at its start (:func:`refine_league`; ``refined/train``, ``refined/report``,
-   ``refined/probes``): the probes of a fitted mixture find one weakness, and this step answers it.
+   ``refined/probes``), kept only if its probes find less (on candidate K's recipe they found more: +1.35 against
+   +0.50, 2026-12-05).
 4. **Keep** the policy whose largest probe gain is the smallest, each measured by the probes of the next round,
    which never trained it (never simply the last round; the distilled and refined policies by their own probes);
    ``OUT/policy.pt``.
@@ -164,9 +165,10 @@ class Recipe:
     three rounds of one recipe (K, M) conceded +0.54 and +0.61, its last four (L) more than its own round 1"""
     refine_decisions: int = 0
     """with ``distill_rounds``: train the distilled network this many decisions more against its own probes (0: no
-    such stage; :func:`refine_league`). From candidate N's weights, 30M decisions against its four 80M probes
-    lowered a fresh 80M probe's gain from +0.53 to +0.48 (game win 0.543 to 0.530), mostly by winning more of the
-    órdagos the probes took on (2026-12-05)"""
+    such stage; :func:`refine_league`). On candidate K's recipe (30M decisions, 2026-12-05) the refined network
+    conceded +1.35 to the recipe's probe and +1.31 to an 80M probe (K: +0.50, +0.54), and the recipe kept K's; from
+    N's weights by hand, against N's four 80M probes, +0.48 to a fresh 80M probe (N +0.53) but +0.87 to the recipe's
+    (N +0.56)"""
     seed: int = 0
     torch_threads: int = 1
     """torch threads of every training and probe (1: several share the cores)"""
