@@ -329,6 +329,9 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     # and before the refined stage (2026-12-05): none
     assert "refine_decisions" not in saved and wanted["refine_decisions"] == 0
     saved["refine_decisions"] = 0
+    # and before the stage probes (2026-12-05): a round's probes
+    assert "stage_probe_decisions" not in saved and wanted["stage_probe_decisions"] == 0
+    saved.update({k: wanted[k] for k in ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate")})
     assert saved == wanted
 
 
@@ -439,11 +442,13 @@ def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monk
     monkeypatch.setattr(rc, "run_recipe", fake_run)
     cmd.main(["--preset", "refine", "--baseline-floor", "0.2", "--rival-cap", "0.3", "--rounds", "4",
               "--long-probe", "80000000", "--long-probe-start", "agent", "--probe-learning-rate", "0.003",
-              "--distill-rounds", "2", "--refine-distilled", "30000000", "--out", str(tmp_path / "a")])
+              "--distill-rounds", "2", "--refine-distilled", "30000000", "--stage-probes", "80000000",
+              "--stage-probe-seeds", "3", "--stage-probe-learning-rate", "0.001", "--out", str(tmp_path / "a")])
     assert seen["settings"] == rc.make_recipe("refine", baseline_floor=0.2, rival_cap=0.3, rounds=4,
                                               long_probe_decisions=80_000_000, long_probe_start="agent",
                                               probe_learning_rate=0.003, distill_rounds=2,
-                                              refine_decisions=30_000_000)
+                                              refine_decisions=30_000_000, stage_probe_decisions=80_000_000,
+                                              stage_probe_seeds=3, stage_probe_learning_rate=0.001)
     with pytest.raises(SystemExit) as e:
         cmd.main(["--preset", "tiny", "--baseline-floor", "1.5", "--out", str(tmp_path / "b")])
     assert e.value.code == 2 and "Recipe.baseline_floor must be a number in [0, 1)" in capsys.readouterr().err
@@ -619,3 +624,47 @@ def test_the_distilled_network_refined_against_its_own_probes_is_probed_and_kept
         rc.make_recipe("tiny", refine_decisions=1000)
     # without rivals, their share is the learner's own
     assert rc.refine_league(Path("p"), rc.make_recipe("tiny", rivals=())).startswith("self:0.4000,snapshot:0.1000")
+
+
+def test_stage_probes_measure_the_distilled_and_refined_networks_as_the_protocol_does(tmp_path: Path) -> None:
+    """``stage_probe_decisions``: the distilled and refined networks are probed by every start with
+    ``stage_probe_seeds`` seeds of that budget at ``stage_probe_learning_rate`` (the protocol's kind), the rounds by
+    their own plan; the refined stage trains against those probes. Resumed with another stage budget, the distilled
+    network stays, its probes and the refined stage run again (the old ones set aside)."""
+    seen: list[tuple[str, str, int, float]] = []
+
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        folder = Path(kw["out"])
+        seen.append((f"{folder.parent.parent.name}/{folder.name}", warm_start, kw["decisions"], kw["learning_rate"]))
+        return {"round0": 0.3, "round1": 0.9, "distilled": 0.2, "refined": 0.1}[_round_of(spec)]
+
+    stub = _stub_probe(gain)
+    out = tmp_path / "run"
+    quick, long = 32 * 8 * 4, 32 * 8 * 8
+    recipe = rc.make_recipe("tiny", rounds=1, distill_rounds=2, distill_decisions=2048, distill_epochs=1,
+                            refine_decisions=1024, stage_probe_decisions=long, stage_probe_seeds=2,
+                            stage_probe_learning_rate=1e-3)
+    data = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    s = data["steps"]
+    by_step: dict[str, list[tuple[str, str, int, float]]] = {}
+    for where, start, decisions, lr in seen:
+        by_step.setdefault(where.split("/")[0], []).append((where.split("/")[1], start, decisions, lr))
+    assert sorted(by_step["round1"]) == [("agent-seed0", "agent", quick, 3e-4), ("equity-seed0", "equity", quick, 3e-4)]
+    stage = sorted([(f"{st}-seed{k}", st, long, 1e-3) for st in ("equity", "agent") for k in (0, 1)])
+    assert sorted(by_step["distilled"]) == stage and sorted(by_step["refined"]) == stage
+    assert s["distilled/probes"]["labels"] == ["equity", "equity", "agent", "agent"]
+    league = json.loads((out / "refined" / "train" / "args.json").read_text())["league_mix"]
+    theirs = [x.rsplit(":", 1)[0] for x in league.split(",") if x.startswith(str(out / "distilled" / "probes"))]
+    assert sorted(theirs) == sorted(s["distilled/probes"]["policies"]) and len(theirs) == 4
+    assert s["keep"]["refined"] and s["keep"]["gains"] == pytest.approx([0.3, 0.9, 0.2, 0.1])
+    # another stage budget: the distilled network is kept, its probes and the refined stage are run again
+    seen.clear()
+    again = rc.run_recipe(dataclasses.replace(recipe, stage_probe_decisions=quick), out, probe_fn=stub,
+                          resume=True, **QUIET)
+    assert again["steps"]["distilled/train"] == s["distilled/train"]
+    assert (out / "distilled" / "probes-before-1" / "agent-seed1" / "exploit.json").is_file()
+    assert (out / "refined-before-1" / "train" / "policy.pt").is_file()
+    assert sorted(w.split("/")[0] for w, *_ in seen) == ["distilled"] * 4 + ["refined"] * 4
+    assert {d for _, _, d, _ in seen} == {quick}
+    with pytest.raises(ValueError, match="stage_probe_decisions: 1,000-decision probes measure the distilled"):
+        rc.make_recipe("tiny", stage_probe_decisions=1000)

@@ -71,6 +71,15 @@ def parser() -> ArgumentParser:
                    help="with --distill-rounds N: train the distilled network DECISIONS more against its own probes "
                         "(its league: REFINE_SHARES), probe it, and keep it if it is the least exploitable "
                         "(preset's: 0, no such stage)")
+    p.add_argument("--stage-probes", type=int_in(0, 10**12), default=None, metavar="DECISIONS",
+                   help="with --distill-rounds N: probe the distilled (and refined) network as the docs measure an "
+                        "agent, every start with --stage-probe-seeds seeds of DECISIONS each (80000000: the "
+                        "protocol), instead of by a round's probes; the refined stage trains against them "
+                        "(preset's: 0, a round's probes)")
+    p.add_argument("--stage-probe-seeds", type=int_in(1, 100), default=None, metavar="N",
+                   help="with --stage-probes: training seeds per start (preset's: 2)")
+    p.add_argument("--stage-probe-learning-rate", type=float, default=None, metavar="LR",
+                   help="with --stage-probes: their learning rate (preset's: 3e-4, the measuring probes')")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -85,7 +94,8 @@ def main(argv: list[str] | None = None) -> None:
              ("baseline_floor", a.baseline_floor), ("long_probe_decisions", a.long_probe),
              ("long_probe_start", a.long_probe_start), ("probe_learning_rate", a.probe_learning_rate),
              ("distill_rounds", a.distill_rounds), ("distill_replicas", a.distill_replicas),
-             ("refine_decisions", a.refine_distilled))
+             ("refine_decisions", a.refine_distilled), ("stage_probe_decisions", a.stage_probes),
+             ("stage_probe_seeds", a.stage_probe_seeds), ("stage_probe_learning_rate", a.stage_probe_learning_rate))
     changes = {k: v for k, v in given if v is not None}
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))

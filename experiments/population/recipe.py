@@ -24,7 +24,9 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
    (:mod:`experiments.population.distill`: the mixture's leaks cost a share of each member's), its report and
    its own probes (``distilled/train``, ``distilled/report``, ``distilled/probes``); with ``distill_replicas`` K,
    the mixture also takes the last N policies of K - 1 more runs of the rounds (seeds ``seed + 1`` ...; steps
-   ``replica<k>``, each a recipe of its own in ``OUT/replica<k>``, run one after the other before the stage).
+   ``replica<k>``, each a recipe of its own in ``OUT/replica<k>``, run one after the other before the stage);
+   with ``stage_probe_decisions``, its probes (and the refined network's) are the protocol's kind instead of a
+   round's (every start, ``stage_probe_seeds`` seeds, that many decisions at ``stage_probe_learning_rate``).
 3c. With ``refine_decisions`` D as well: **the distilled network trained once more**, D decisions from its own
    weights against its probes (the distilled stage's, as a folder of best responses), the baselines, the rivals and
    itself, the magnet fixed at its start (:func:`refine_league`; ``refined/train``, ``refined/report``,
@@ -41,8 +43,9 @@ Every step is a run of its own folder under ``OUT`` (``round0/train``, ``round1/
 and resumes a stopped training or probe from its checkpoint, so a resumed recipe ends exactly as one never
 stopped. A resume with more ``rounds`` makes a recipe longer (:func:`extend_rounds`): the final probes of its last
 policy become the next round's, and it ends as a recipe of that many rounds from the start would. A resume with
-other ``distill_*`` settings runs the distilled stage again on the rounds done (the old one's folder set aside), and
-one with another ``refine_decisions`` the refined stage again.
+other ``distill_*`` settings runs the distilled stage again on the rounds done (the old one's folder set aside),
+one with another ``refine_decisions`` the refined stage again, and one with other ``stage_probe_*`` settings the
+distilled network's probes and the refined stage again.
 One progress bar counts the whole recipe's decisions.
 """
 
@@ -169,6 +172,17 @@ class Recipe:
     conceded +1.35 to the recipe's probe and +1.31 to an 80M probe (K: +0.50, +0.54), and the recipe kept K's; from
     N's weights by hand, against N's four 80M probes, +0.48 to a fresh 80M probe (N +0.53) but +0.87 to the recipe's
     (N +0.56)"""
+    stage_probe_decisions: int = 0
+    """with ``distill_rounds``: the distilled and refined networks are probed as the docs measure an agent (every
+    start of ``probe_starts``, ``stage_probe_seeds`` seeds each, this many decisions at
+    ``stage_probe_learning_rate``: 80M at 3e-4 is the protocol) instead of by a round's probes (0: a round's;
+    :func:`probe_plan`). The refined stage then trains against such probes: N trained 30M decisions against its
+    four 80M probes conceded +0.48 to a fresh 80M probe (record P), against +1.31 for K trained against the
+    recipe's 40M probes at 3e-3 (record Q)"""
+    stage_probe_seeds: int = 2
+    """the stage probes' training seeds per start (``seed`` ...)"""
+    stage_probe_learning_rate: float = ppo.LEARNING_RATE_2026_11
+    """the stage probes' learning rate (3e-4: the measuring probes')"""
     seed: int = 0
     torch_threads: int = 1
     """torch threads of every training and probe (1: several share the cores)"""
@@ -242,9 +256,11 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     r = dataclasses.replace(PRESETS[preset], **changes)
     for name in ("rounds", "probe_seeds", "probe_decisions", "meta_hands", "eval_hands", "eval_games",
                  "probe_eval_hands", "probe_eval_games", "torch_threads", "long_probe_decisions", "distill_rounds",
-                 "distill_decisions", "distill_epochs", "distill_replicas", "refine_decisions"):
+                 "distill_decisions", "distill_epochs", "distill_replicas", "refine_decisions",
+                 "stage_probe_decisions", "stage_probe_seeds"):
         v = getattr(r, name)
-        least = 0 if name in ("rounds", "long_probe_decisions", "distill_rounds", "refine_decisions") else 1
+        least = 0 if name in ("rounds", "long_probe_decisions", "distill_rounds", "refine_decisions",
+                              "stage_probe_decisions") else 1
         if isinstance(v, bool) or not isinstance(v, int) or v < least:
             raise ValueError(f"Recipe.{name} must be an int >= {least}, got {v!r}")
     for name in ("self_share", "snapshot_share", "baseline_floor", "min_share", "rival_floor"):
@@ -272,7 +288,11 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     if r.refine_decisions and not r.distill_rounds:
         raise ValueError(f"Recipe.refine_decisions: {r.refine_decisions:,} decisions refine the distilled network, "
                          "so they need distill_rounds (--distill-rounds N) above 0")
+    if r.stage_probe_decisions and not r.distill_rounds:
+        raise ValueError(f"Recipe.stage_probe_decisions: {r.stage_probe_decisions:,}-decision probes measure the "
+                         "distilled and refined networks, so they need distill_rounds (--distill-rounds N) above 0")
     check_learning_rate(r.probe_learning_rate, "Recipe.probe_learning_rate")
+    check_learning_rate(r.stage_probe_learning_rate, "Recipe.stage_probe_learning_rate")
     return r
 
 
@@ -330,10 +350,16 @@ def refine_league(probes: Path, recipe: Recipe) -> str:
     return ",".join(f"{k}:{w:.4f}" for k, w in parts)
 
 
-def probe_plan(recipe: Recipe) -> list[tuple[str, str, int, int]]:
+def probe_plan(recipe: Recipe, stage: bool = False) -> list[tuple[str, str, int, int]]:
     """Every probe of a round as ``(label, start, seed, decisions)``: the quick ones (each of ``probe_starts`` with
     ``probe_seeds`` seeds, labelled by their start), then the long one (labelled ``long-<start>``) when
-    ``long_probe_decisions`` is set. A probe writes in ``<round>/probes/<label>-seed<seed>``."""
+    ``long_probe_decisions`` is set. A probe writes in ``<round>/probes/<label>-seed<seed>``.
+
+    With ``stage`` and ``stage_probe_decisions`` set: the distilled and refined stages' probes instead, each of
+    ``probe_starts`` with ``stage_probe_seeds`` seeds of ``stage_probe_decisions`` (no long one)."""
+    if stage and recipe.stage_probe_decisions:
+        return [(start, start, recipe.seed + k, recipe.stage_probe_decisions)
+                for start in recipe.probe_starts for k in range(recipe.stage_probe_seeds)]
     plan = [(start, start, recipe.seed + k, recipe.probe_decisions)
             for start in recipe.probe_starts for k in range(recipe.probe_seeds)]
     if recipe.long_probe_decisions:
@@ -384,7 +410,8 @@ class _Steps:
             # the distilled stage comes after every round: another one replaces it (the old one is set aside)
             redistill = [k for k in differ if k in _DISTILL_FIELDS]
             rerefine = [k for k in differ if k in _REFINE_FIELDS]
-            differ = [k for k in differ if k not in _DISTILL_FIELDS + _REFINE_FIELDS]
+            reprobe = [k for k in differ if k in _STAGE_PROBE_FIELDS]
+            differ = [k for k in differ if k not in _DISTILL_FIELDS + _REFINE_FIELDS + _STAGE_PROBE_FIELDS]
             longer = differ == ["rounds"] and recipe.rounds > settings["rounds"]
             if differ and not longer:
                 more = " (rounds can only grow: a longer recipe continues a shorter one)" if "rounds" in differ else ""
@@ -398,9 +425,12 @@ class _Steps:
                 saved = extend_rounds(out, saved, recipe.rounds)
             elif redistill:
                 saved = _set_distilled_aside(out, saved)
+            elif reprobe:      # the distilled network stays; its probes and the refined stage that trained on them go
+                saved = _set_stage_aside(out, _set_stage_aside(out, saved, "distilled/probes"), "refined")
             elif rerefine:
                 saved = _set_stage_aside(out, saved, "refined")
-            saved["settings"] = {**saved["settings"], **{k: wanted[k] for k in _DISTILL_FIELDS + _REFINE_FIELDS}}
+            staged = _DISTILL_FIELDS + _REFINE_FIELDS + _STAGE_PROBE_FIELDS
+            saved["settings"] = {**saved["settings"], **{k: wanted[k] for k in staged}}
             self.data = {**saved, "rivals": rivals}
             if command != saved.get("command"):         # what each resume asked for (another distilled stage...)
                 self.data["resumed_with"] = [*saved.get("resumed_with", []), command]
@@ -428,16 +458,20 @@ class _Steps:
 _DISTILL_FIELDS = ("distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas")
 #: The settings of the refined stage, which a resume may change (:func:`_set_stage_aside`).
 _REFINE_FIELDS = ("refine_decisions",)
+#: The settings of the distilled and refined stages' probes, which a resume may change (their probes and the refined
+#: stage run again).
+_STAGE_PROBE_FIELDS = ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate")
 
 
 def _set_stage_aside(out: Path, saved: dict[str, Any], stage: str) -> dict[str, Any]:
-    """``saved`` without the steps of ``stage`` (``distilled`` or ``refined``), the keep and the card (chosen again
-    at the end); the stage's folder, if any, moved to ``<stage>-before-<n>`` (``n`` counts the stages set aside),
-    never deleted."""
+    """``saved`` without the steps of ``stage`` (``distilled``, ``refined`` or one step, ``distilled/probes``), the
+    keep and the card (chosen again at the end); the stage's folder, if any, moved to ``<stage>-before-<n>`` (``n``
+    counts the stages set aside), never deleted."""
     if (out / stage).exists():
         n = 1 + sum(1 for p in out.glob(f"{stage}-before-*"))
         (out / stage).replace(out / f"{stage}-before-{n}")
-    steps = {k: v for k, v in saved["steps"].items() if k not in ("keep", "card") and not k.startswith(f"{stage}/")}
+    steps = {k: v for k, v in saved["steps"].items()
+             if k not in ("keep", "card", stage) and not k.startswith(f"{stage}/")}
     return {**saved, "steps": steps}
 
 
@@ -535,15 +569,16 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
     """
     out = Path(out)
     steps = _Steps(out, recipe, resume, command, rival_digests(recipe))
-    plan = probe_plan(recipe)
+    plan, stage_plan = probe_plan(recipe), probe_plan(recipe, stage=True)
     probe_budget = sum(decisions for *_, decisions in plan)
+    stage_budget = sum(decisions for *_, decisions in stage_plan)
     first_args = ppo.make_args(recipe.trainer_preset, **recipe.first)
     round_args = ppo.make_args(recipe.trainer_preset, **recipe.round_train)
     rounds_budget = (first_args.total_decisions + recipe.rounds * round_args.total_decisions
                      + (recipe.rounds + 1) * probe_budget)
     total = (rounds_budget * (1 + (recipe.distill_replicas - 1) * bool(recipe.distill_rounds))
-             + (recipe.distill_decisions + probe_budget) * bool(recipe.distill_rounds)
-             + (recipe.refine_decisions + probe_budget) * bool(recipe.refine_decisions))
+             + (recipe.distill_decisions + stage_budget) * bool(recipe.distill_rounds)
+             + (recipe.refine_decisions + stage_budget) * bool(recipe.refine_decisions))
     bar = progress_bar(total, "recipe", progress)
     t_start, seconds_before = time.perf_counter(), steps.data.get("seconds", 0.0)
     say = log if not progress or log is not print else tqdm.write     # lines above the bar, not through it
@@ -572,13 +607,15 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         tick(name, result["budget"])
         return steps.finish(name, result)
 
-    def probe_step(name: str, target: str) -> dict[str, Any]:
+    def probe_step(name: str, target: str, stage: bool = False) -> dict[str, Any]:
+        step_plan, budget = (stage_plan, stage_budget) if stage else (plan, probe_budget)
+        lr = recipe.stage_probe_learning_rate if stage and recipe.stage_probe_decisions else recipe.probe_learning_rate
         if (done := steps.done(name)) is not None:
-            tick(name, probe_budget)
+            tick(name, budget)
             return done
         jobs, keys, found = [], [], {}
         # the longest first: the others run beside it when there are fewer workers than probes
-        for label, start, seed, decisions in sorted(plan, key=lambda p: -p[3]):
+        for label, start, seed, decisions in sorted(step_plan, key=lambda p: -p[3]):
             folder = probe_folder(out / name, label, seed)
             if (folder / "exploit.json").is_file():
                 found[label, seed] = json.loads((folder / "exploit.json").read_text(encoding="utf-8"))
@@ -587,19 +624,21 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
                          "warm_start": start, "seed": seed, "eval_hands": recipe.probe_eval_hands,
                          "eval_games": recipe.probe_eval_games, "preset": recipe.probe_preset,
                          "resume": (folder / "checkpoint.pt").is_file(), "progress": False,
-                         "torch_threads": recipe.torch_threads, "learning_rate": recipe.probe_learning_rate,
+                         "torch_threads": recipe.torch_threads, "learning_rate": lr,
                          "command": f"{command} (step {name})"})
             keys.append((label, seed))
         say(f"{name}: {len(jobs)} best response(s) against {target} ({workers} at once"
             + (f", Ray at {ray_address}" if ray_address else "") + ")")
         ran = run_probe_jobs(jobs, workers, ray_address, lambda *a: None, probe_fn)
         found.update(zip(keys, ran, strict=True))
-        report = aggregate_probes([found[label, seed] for label, _, seed, _ in plan])
+        report = aggregate_probes([found[label, seed] for label, _, seed, _ in step_plan])
         report.pop("results")
-        report["policies"] = [str(probe_folder(out / name, label, seed) / "policy.pt") for label, _, seed, _ in plan]
+        report["policies"] = [str(probe_folder(out / name, label, seed) / "policy.pt")
+                              for label, _, seed, _ in step_plan]
+        report["labels"] = [label for label, *_ in step_plan]
         say(f"{name}: largest gain {report['max']['stones']:+.3f} stones/hand ({report['max']['start']} start, "
             f"{report['max']['decisions']:,} decisions), game win rate up to {report['max_win']['win']:.3f}")
-        tick(name, probe_budget)
+        tick(name, budget)
         return steps.finish(name, report)
 
     def meta_step(name: str, specs: list[str]) -> dict[str, Any]:
@@ -704,7 +743,7 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             start = members[keep_round(member_gains)]
             student = distill_step("distilled/train", members, start)["policy"]
             report_step("distilled/report", student, policies[-1])
-            probes.append(probe_step("distilled/probes", student))
+            probes.append(probe_step("distilled/probes", student, stage=True))
             candidates.append(student)
             if recipe.refine_decisions:                        # the distilled network against its own probes
                 overrides = {**recipe.round_train, "warm_start": student, "magnet_every": 0,
@@ -712,12 +751,12 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
                              "total_decisions": recipe.refine_decisions, "seed": recipe.seed + recipe.rounds + 1}
                 refined = train_step("refined/train", overrides)["policy"]
                 report_step("refined/report", refined, student)
-                probes.append(probe_step("refined/probes", refined))
+                probes.append(probe_step("refined/probes", refined, stage=True))
                 candidates.append(refined)
         gains = [p["max"]["stones"] for p in probes]
         kept = keep_round(gains)
         shutil.copyfile(candidates[kept], out / "policy.pt")
-        long_gains = [next((row["stones"] for row, (label, *_) in zip(p["probes"], plan, strict=True)
+        long_gains = [next((row["stones"] for row, label in zip(p["probes"], _labels(p, plan), strict=True)
                             if label.startswith("long-")), None) for p in probes]
         keep = steps.finish("keep", {"round": kept, "policy": candidates[kept], "gains": gains,
                                      "distilled": kept == len(policies), "refined": kept == len(policies) + 1,
@@ -738,6 +777,12 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
     finally:
         bar.close()
     return steps.data
+
+
+def _labels(report: dict[str, Any], plan: list[tuple[str, str, int, int]]) -> list[str]:
+    """The labels of a probe step's probes, in order: recorded since the stage probes (2026-12-05); before, the
+    round plan's."""
+    return report.get("labels") or [label for label, *_ in plan]
 
 
 # ----------------------------------------------------------------------------------------------------
