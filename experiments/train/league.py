@@ -39,7 +39,9 @@ The members, as the trainer (:mod:`experiments.train.ppo`) uses them:
 * **Restricted learners** (``learner_decides``, for ``mus exploit``'s probes): the learner may decide only the
   betting, or the betting of one lance; its other decisions are played by the opposing agent's own policy
   and are not trained (they are not in its trajectories; the rewards they lead to reach the learner's
-  pending decision as usual).
+  pending decision as usual). Such a probe joins a league as it was trained: its network where it decided, the
+  agent it probed elsewhere (``mus exploit AGENT --lance pares`` puts a pares-only best response to ``AGENT`` in
+  the league; :func:`restricted_probe`).
 """
 
 from __future__ import annotations
@@ -62,8 +64,8 @@ from mus_env.observation import OBS_DIM, OFFSETS, obs_dim
 from mus_env.tables import LANCE_NAMES
 
 __all__ = ["BASELINES", "LEARNING_MEMBERS", "LEARNER_DECIDES", "BETTING", "RECENT", "split_specs", "is_fixed_spec",
-           "policy_obs_dim", "frozen_agent", "learner_free", "probe_policies", "expand_probe_folders",
-           "parse_mix", "check_league_args", "League", "SnapshotBank", "RestrictedAgent"]
+           "policy_obs_dim", "frozen_agent", "learner_free", "restricted_probe", "probe_policies",
+           "expand_probe_folders", "parse_mix", "check_league_args", "League", "SnapshotBank", "RestrictedAgent"]
 
 #: Baseline agents the league and the evaluation may use.
 BASELINES = ("rule", "equity", "random", "ordago")
@@ -105,6 +107,10 @@ def frozen_agent(spec: str, config: MusConfig, agent: Any = None) -> Any:
     """``agents.make_agent(spec)`` (or ``agent``, that spec already built by the caller) ready to play games of
     ``config`` (league opponents and evaluation).
 
+    The policy of a probe that decided only some decisions (``mus exploit --lance``/``--only``: an ``exploit.json``
+    beside it says so) plays as it was trained: its network where it decided, the agent it probed elsewhere
+    (:func:`restricted_probe`, :class:`RestrictedAgent`).
+
     A policy trained without señas plays a signals game silently (it never signs and sees no sign:
     :class:`agents.signs.SilentAgent`; ``TorchPolicyAgent`` does this itself). A policy trained with señas
     cannot play a game without them. The one check of a frozen agent's observation size: the league, the
@@ -112,9 +118,14 @@ def frozen_agent(spec: str, config: MusConfig, agent: Any = None) -> Any:
 
     Raises:
         ValueError: ``spec`` is a policy whose observation does not fit ``config``; the message says which
-            ``--signals`` it needs.
+            ``--signals`` it needs. A restricted probe whose probed agent cannot be loaded here.
     """
     if agent is None:
+        restricted = restricted_probe(spec)
+        if restricted is not None:          # a one-lance probe plays as it was trained and measured
+            decides, probed = restricted
+            return RestrictedAgent(frozen_agent(spec, config, make_agent(spec)), frozen_agent(probed, config),
+                                   decides, name=spec)
         agent = make_agent(spec)
     reads, game = policy_obs_dim(agent), obs_dim(config)
     if reads is None or reads == game:
@@ -140,27 +151,47 @@ def learner_free(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], decid
     return betting & (lance == LANCE_NAMES.index(decides))
 
 
+def restricted_probe(spec: str) -> tuple[str, str] | None:
+    """``(decides, probed agent)`` when ``spec`` is the ``policy.pt`` of a ``mus exploit`` probe that decided only
+    some decisions (``--lance L``, ``--only bidding``: its ``exploit.json`` says which, and whom it probed); None
+    for any other spec (a full probe's policy, any other file or agent).
+
+    Raises:
+        ValueError: the report beside it is damaged or does not name the agent it probed.
+    """
+    if not spec.endswith(".pt") or not (report := Path(spec).parent / "exploit.json").is_file():
+        return None
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+        decides = data.get("learner_decides", "all")
+    except (ValueError, AttributeError):
+        raise ValueError(f"{report} is not a mus exploit report (damaged JSON)") from None
+    if decides == "all":
+        return None
+    if not isinstance(data.get("agent"), str):
+        raise ValueError(f"{report} is a probe that decided only {decides!r} but does not name the agent it probed, "
+                         "who plays its other decisions; rerun the probe with this version's mus exploit")
+    return decides, data["agent"]
+
+
 def probe_policies(folder: Path) -> list[Path]:
     """The best responses a ``mus exploit`` output folder holds: the ``policy.pt`` beside each probe's
-    ``exploit.json`` (one probe, or ``--seeds N``'s ``<start>-seed<seed>`` subfolders), sorted.
+    ``exploit.json`` (one probe, or ``--seeds N``'s ``<start>-seed<seed>`` subfolders), sorted. A probe that decided
+    only some decisions (``--lance``, ``--only bidding``) plays in the league as it was trained, the agent it
+    probed making its other decisions (:func:`frozen_agent`).
 
     Raises:
         ValueError: the folder holds no finished probe (no ``exploit.json`` with a ``policy.pt`` beside it), or a
-            probe that decided only some decisions (``--only bidding``, ``--lance``): its network never learned
-            the others (the probed agent played them), so it is no opponent on its own.
+            report that is damaged or (for a restricted probe) does not name the agent it probed.
     """
     found = []
     for report in sorted(Path(folder).rglob("exploit.json")):
         if not (report.parent / "policy.pt").is_file():
             continue
         try:
-            decides = json.loads(report.read_text(encoding="utf-8")).get("learner_decides", "all")
-        except (ValueError, AttributeError):
-            raise ValueError(f"league_mix: {report} is not a mus exploit report (damaged JSON)") from None
-        if decides != "all":
-            raise ValueError(f"league_mix: {report.parent} is a probe that decided only {decides!r} (the agent it "
-                             "probed played the rest), so its policy.pt is no opponent on its own; give a folder "
-                             "of full probes (mus exploit without --only or --lance)")
+            restricted_probe(str(report.parent / "policy.pt"))
+        except ValueError as e:
+            raise ValueError(f"league_mix: {e}") from None
         found.append(report.parent / "policy.pt")
     if not found:
         raise ValueError(f"league_mix: {str(folder)!r} is a folder but holds no finished mus exploit probe "
