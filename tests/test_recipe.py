@@ -643,13 +643,14 @@ def test_stage_probes_measure_the_distilled_and_refined_networks_as_the_protocol
     quick, long = 32 * 8 * 4, 32 * 8 * 8
     recipe = rc.make_recipe("tiny", rounds=1, distill_rounds=2, distill_decisions=2048, distill_epochs=1,
                             refine_decisions=1024, stage_probe_decisions=long, stage_probe_seeds=2,
-                            stage_probe_learning_rate=1e-3)
+                            stage_probe_learning_rate=1e-3, long_probe_decisions=long, long_probe_start="agent")
     data = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
     s = data["steps"]
     by_step: dict[str, list[tuple[str, str, int, float]]] = {}
     for where, start, decisions, lr in seen:
         by_step.setdefault(where.split("/")[0], []).append((where.split("/")[1], start, decisions, lr))
-    assert sorted(by_step["round1"]) == [("agent-seed0", "agent", quick, 3e-4), ("equity-seed0", "equity", quick, 3e-4)]
+    assert sorted(by_step["round1"]) == [("agent-seed0", "agent", quick, 3e-4), ("equity-seed0", "equity", quick, 3e-4),
+                                         ("long-agent-seed0", "agent", long, 3e-4)]
     stage = sorted([(f"{st}-seed{k}", st, long, 1e-3) for st in ("equity", "agent") for k in (0, 1)])
     assert sorted(by_step["distilled"]) == stage and sorted(by_step["refined"]) == stage
     assert s["distilled/probes"]["labels"] == ["equity", "equity", "agent", "agent"]
@@ -657,6 +658,10 @@ def test_stage_probes_measure_the_distilled_and_refined_networks_as_the_protocol
     theirs = [x.rsplit(":", 1)[0] for x in league.split(",") if x.startswith(str(out / "distilled" / "probes"))]
     assert sorted(theirs) == sorted(s["distilled/probes"]["policies"]) and len(theirs) == 4
     assert s["keep"]["refined"] and s["keep"]["gains"] == pytest.approx([0.3, 0.9, 0.2, 0.1])
+    # the rounds' long probe has a column in recipe.md; the stages, probed without one, leave it empty
+    assert s["keep"]["long_gains"] == pytest.approx([0.3, 0.9, None, None])
+    rows = [line for line in (out / "recipe.md").read_text().splitlines() if line.startswith("| ")]
+    assert rows[-1].startswith("| refined") and rows[-1].endswith("| 0.500 | |") and rows[2].endswith("| +0.900 |")
     # another stage budget: the distilled network is kept, its probes and the refined stage are run again
     seen.clear()
     again = rc.run_recipe(dataclasses.replace(recipe, stage_probe_decisions=quick), out, probe_fn=stub,

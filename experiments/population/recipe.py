@@ -826,7 +826,7 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
         mark = " **kept**" if i == keep["round"] else ""
         lines.append(f"| {label}{mark} | {t['decisions']:,} | {t['minutes']:.1f} | " + " | ".join(cells)
                      + f" | {gains[i]:+.3f} | {keep['wins'][i]:.3f} |"
-                     + (f" {long_gains[i]:+.3f} |" if long_column else ""))
+                     + ((f" {long_gains[i]:+.3f} |" if long_gains[i] is not None else " |") if long_column else ""))
     lines += ["", f"Kept: {kept_text(keep)} (the smallest largest gain of probes that never trained it), "
               f"`{keep['policy']}`, copied to `policy.pt`; its report card: `card.md`."]
     (out / "recipe.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
