@@ -1053,6 +1053,31 @@ def test_records_p_and_q_train_a_fitted_network_against_its_own_probes() -> None
     assert fast["max"]["stones"] > slow["max"]["stones"] + 0.3 and fast["max"]["learning_rate"] == 0.003
 
 
+def test_record_s_is_n_s_recipe_with_protocol_probes_and_keeps_n_over_its_refined_network() -> None:
+    """agents/data/candidates/refine_s/ (N's recipe resumed with ``--refine-distilled 30000000 --stage-probes
+    80000000``, 2026-12-05): its distilled network is N's very weights, the distilled and refined stages were probed
+    by four 80M-decision probes each (two starts, two seeds, 3e-4), the refined network conceded more to its probes
+    than N to its own, so the recipe kept N. Every probe report beside it froze the refined weights kept there."""
+    from agents.policy import parameters_digest
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    n, s = (json.loads((root / name / "recipe.json").read_text()) for name in ("distill_n", "refine_s"))
+    assert s["steps"]["distilled/train"]["digest"] == n["steps"]["distilled/train"]["digest"]
+    assert (s["settings"]["stage_probe_decisions"], s["settings"]["stage_probe_seeds"]) == (80_000_000, 2)
+    for stage in ("distilled/probes", "refined/probes"):
+        assert sorted(s["steps"][stage]["labels"]) == ["agent", "agent", "equity", "equity"]
+        assert {row["decisions"] for row in s["steps"][stage]["probes"]} == {79_953_920}
+    keep, gains = s["steps"]["keep"], s["steps"]["keep"]["gains"]
+    assert keep["distilled"] and not keep["refined"] and gains[4] > gains[3] == min(gains)
+    refined = make_agent(str(root / "refine_s" / "policy.pt"))
+    assert s["steps"]["refined/train"]["digest"] == parameters_digest(refined.net)
+    reports = sorted((root / "refine_s").glob("probe_80m_*.json"))
+    assert len(reports) == 4
+    measured = read_probes(reports, refined.net)
+    assert measured["n"] == 4 and measured["max"]["stones"] == pytest.approx(gains[4])
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads every probe result in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), so no figure of the
