@@ -1078,6 +1078,29 @@ def test_record_s_is_n_s_recipe_with_protocol_probes_and_keeps_n_over_its_refine
     assert measured["n"] == 4 and measured["max"]["stones"] == pytest.approx(gains[4])
 
 
+def test_record_t_trained_n_against_its_pares_only_probe_and_its_probes_froze_those_weights() -> None:
+    """agents/data/candidates/pares_t/ (2026-12-05): E1 and E2 started from N's weights against a league holding
+    N's pares-only probe (a quarter of it) and N's four 80M probes, E2 with the magnet fixed at N, E1 without; each
+    probe report beside them froze that run's weights, and E2's two protocol probes from its own weights found less
+    than N's (the research notes' "A pares best response in the league")."""
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    folder = root / "pares_t"
+    for run, magnet in (("e1", 0.0), ("e2", 0.1)):
+        args = json.loads((folder / f"{run}_train_args.json").read_text())
+        assert args["warm_start"].endswith("distill_n/policy.pt") and args["magnet_coef"] == magnet
+        shares = dict(x.rsplit(":", 1) for x in args["league_mix"].split(","))
+        assert float(shares["/work/exp/n_pares40/policy.pt"]) == pytest.approx(0.25)
+        assert sum(float(w) for k, w in shares.items() if "n_p80" in k) == pytest.approx(0.2)
+    e1, e2 = (make_agent(str(folder / f"{run}_policy.pt")).net for run in ("e1", "e2"))
+    assert read_probes([folder / "e1_probe_80m_agent_seed1.json"], e1)["n"] == 1
+    mine = read_probes(sorted(folder.glob("e2_probe_80m_*.json")), e2)
+    n = json.loads((root / "distill_n" / "probes_80m.json").read_text())
+    assert mine["n"] >= 2 and mine["max"]["stones"] < n["max"]["stones"]
+    assert {p["start"] for p in mine["probes"]} >= {"agent"}
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads every probe result in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), so no figure of the
