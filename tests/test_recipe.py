@@ -29,6 +29,7 @@ from experiments.population import recipe as rc  # noqa: E402
 from experiments.population.ship_agent import read_recipe, write_card  # noqa: E402
 from experiments.train import ppo  # noqa: E402
 from experiments.train.session import TrainingInterrupted  # noqa: E402
+from mus_env import MusConfig  # noqa: E402
 
 QUIET = dict(log=lambda *a: None, progress=False)
 
@@ -44,7 +45,8 @@ def _stub_probe(gain_of: Callable[[str, str, dict[str, Any]], float]) -> Callabl
         shutil.copyfile(spec, out / "policy.pt")
         g = {"stones": gain, "stones_lo": gain - 0.1, "stones_hi": gain + 0.1, "win": 0.5, "win_lo": 0.45,
              "win_hi": 0.55}
-        r = {"agent": spec, "learner_decides": "all", "warm_start": warm_start, "seed": seed, "gain": g,
+        r = {"agent": spec, "learner_decides": kw.get("learner_decides", "all"), "warm_start": warm_start, "seed": seed,
+             "gain": g,
              "gain_greedy": g, "trained": {"decisions": kw["decisions"]}}
         (out / "exploit.json").write_text(json.dumps(r))
         return r
@@ -332,6 +334,9 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     # and before the stage probes (2026-12-05): a round's probes
     assert "stage_probe_decisions" not in saved and wanted["stage_probe_decisions"] == 0
     saved.update({k: wanted[k] for k in ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate")})
+    # and before the one-lance best response of the refined stage (2026-12-05): none
+    assert "refine_lance" not in saved and wanted["refine_lance"] == ""
+    saved.update({k: wanted[k] for k in ("refine_lance", "refine_lance_decisions", "refine_lance_learning_rate")})
     assert saved == wanted
 
 
@@ -443,12 +448,16 @@ def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monk
     cmd.main(["--preset", "refine", "--baseline-floor", "0.2", "--rival-cap", "0.3", "--rounds", "4",
               "--long-probe", "80000000", "--long-probe-start", "agent", "--probe-learning-rate", "0.003",
               "--distill-rounds", "2", "--refine-distilled", "30000000", "--stage-probes", "80000000",
-              "--stage-probe-seeds", "3", "--stage-probe-learning-rate", "0.001", "--out", str(tmp_path / "a")])
+              "--stage-probe-seeds", "3", "--stage-probe-learning-rate", "0.001", "--refine-lance", "pares",
+              "--refine-lance-decisions", "20000000", "--refine-lance-learning-rate", "0.002",
+              "--out", str(tmp_path / "a")])
     assert seen["settings"] == rc.make_recipe("refine", baseline_floor=0.2, rival_cap=0.3, rounds=4,
                                               long_probe_decisions=80_000_000, long_probe_start="agent",
                                               probe_learning_rate=0.003, distill_rounds=2,
                                               refine_decisions=30_000_000, stage_probe_decisions=80_000_000,
-                                              stage_probe_seeds=3, stage_probe_learning_rate=0.001)
+                                              stage_probe_seeds=3, stage_probe_learning_rate=0.001,
+                                              refine_lance="pares", refine_lance_decisions=20_000_000,
+                                              refine_lance_learning_rate=0.002)
     with pytest.raises(SystemExit) as e:
         cmd.main(["--preset", "tiny", "--baseline-floor", "1.5", "--out", str(tmp_path / "b")])
     assert e.value.code == 2 and "Recipe.baseline_floor must be a number in [0, 1)" in capsys.readouterr().err
@@ -673,3 +682,47 @@ def test_stage_probes_measure_the_distilled_and_refined_networks_as_the_protocol
     assert {d for _, _, d, _ in seen} == {quick}
     with pytest.raises(ValueError, match="stage_probe_decisions: 1,000-decision probes measure the distilled"):
         rc.make_recipe("tiny", stage_probe_decisions=1000)
+
+
+def test_a_one_lance_best_response_joins_the_refined_stage_s_league(tmp_path: Path) -> None:
+    """``refine_lance``: before the refined stage trains, a best response deciding only the pares betting is
+    trained against the distilled network from its weights (at ``refine_lance_learning_rate``), and the refined
+    stage's league holds it at a quarter (:data:`REFINE_LANCE_SHARES`), played with the distilled network in its
+    other decisions. Resumed with another lance budget, the refined stage runs again with a new lance probe."""
+    calls: list[dict[str, Any]] = []
+
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        calls.append({"round": _round_of(spec), "warm_start": warm_start, **kw})
+        return {"round0": 0.3, "round1": 0.9, "distilled": 0.2, "refined": 0.1}[_round_of(spec)]
+
+    stub = _stub_probe(gain)
+    out = tmp_path / "run"
+    recipe = rc.make_recipe("tiny", rounds=1, distill_rounds=2, distill_decisions=2048, distill_epochs=1,
+                            refine_decisions=1024, refine_lance="pares", refine_lance_decisions=32 * 8 * 2,
+                            refine_lance_learning_rate=2e-3)
+    data = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    s = data["steps"]
+    [lance] = [c for c in calls if c.get("learner_decides") == "pares"]
+    assert lance["round"] == "distilled" and lance["warm_start"] == "agent"
+    assert lance["decisions"] == 32 * 8 * 2 and lance["learning_rate"] == 2e-3
+    assert list(s).index("refined/lance/probes") < list(s).index("refined/train")
+    policy = s["refined/lance/probes"]["policies"][0]
+    league = json.loads((out / "refined" / "train" / "args.json").read_text())["league_mix"]
+    shares = dict(x.rsplit(":", 1) for x in league.split(","))
+    assert float(shares[policy]) == pytest.approx(0.25) and float(shares["self"]) == pytest.approx(0.2)
+    assert sum(float(w) for k, w in shares.items() if k.startswith(str(out / "distilled" / "probes"))) == \
+        pytest.approx(0.2)
+    from experiments.train.league import frozen_agent
+    member = frozen_agent(policy, MusConfig())
+    assert member.decides == "pares" and member.name == policy
+    assert read_recipe(out)["probe_decisions"] >= 32 * 8 * 2
+    # another lance budget: the refined stage again, its lance probe too
+    calls.clear()
+    rc.run_recipe(dataclasses.replace(recipe, refine_lance_decisions=32 * 8 * 4), out, probe_fn=stub, resume=True,
+                  **QUIET)
+    assert (out / "refined-before-1" / "lance" / "probes").is_dir()
+    assert [c["decisions"] for c in calls if c.get("learner_decides") == "pares"] == [32 * 8 * 4]
+    with pytest.raises(ValueError, match="refine_lance: a pares best response joins the refined stage's league"):
+        rc.make_recipe("tiny", distill_rounds=2, refine_lance="pares")
+    with pytest.raises(ValueError, match="Recipe.refine_lance: one of bidding, grande"):
+        rc.make_recipe("tiny", distill_rounds=2, refine_decisions=1024, refine_lance="envido")

@@ -71,6 +71,14 @@ def parser() -> ArgumentParser:
                    help="with --distill-rounds N: train the distilled network DECISIONS more against its own probes "
                         "(its league: REFINE_SHARES), probe it, and keep it if it is the least exploitable "
                         "(preset's: 0, no such stage)")
+    p.add_argument("--refine-lance", default=None, metavar="LANCE",
+                   help="with --refine-distilled: first train a best response that decides only LANCE's betting "
+                        "(pares; mus exploit --lance) against the distilled network, and put it in the refined "
+                        "stage's league (a quarter of it; record T) (preset's: none)")
+    p.add_argument("--refine-lance-decisions", type=int_in(1, 10**12), default=None, metavar="DECISIONS",
+                   help="with --refine-lance: its budget (preset's: 40000000)")
+    p.add_argument("--refine-lance-learning-rate", type=float, default=None, metavar="LR",
+                   help="with --refine-lance: its learning rate (preset's: 3e-3)")
     p.add_argument("--stage-probes", type=int_in(0, 10**12), default=None, metavar="DECISIONS",
                    help="with --distill-rounds N: probe the distilled (and refined) network as the docs measure an "
                         "agent, every start with --stage-probe-seeds seeds of DECISIONS each (80000000: the "
@@ -95,7 +103,9 @@ def main(argv: list[str] | None = None) -> None:
              ("long_probe_start", a.long_probe_start), ("probe_learning_rate", a.probe_learning_rate),
              ("distill_rounds", a.distill_rounds), ("distill_replicas", a.distill_replicas),
              ("refine_decisions", a.refine_distilled), ("stage_probe_decisions", a.stage_probes),
-             ("stage_probe_seeds", a.stage_probe_seeds), ("stage_probe_learning_rate", a.stage_probe_learning_rate))
+             ("stage_probe_seeds", a.stage_probe_seeds), ("stage_probe_learning_rate", a.stage_probe_learning_rate),
+             ("refine_lance", a.refine_lance), ("refine_lance_decisions", a.refine_lance_decisions),
+             ("refine_lance_learning_rate", a.refine_lance_learning_rate))
     changes = {k: v for k, v in given if v is not None}
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))

@@ -31,7 +31,8 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
    weights against its probes (the distilled stage's, as a folder of best responses), the baselines, the rivals and
    itself, the magnet fixed at its start (:func:`refine_league`; ``refined/train``, ``refined/report``,
    ``refined/probes``), kept only if its probes find less (on candidate K's recipe they found more: +1.35 against
-   +0.50, 2026-12-05).
+   +0.50, 2026-12-05); with ``refine_lance`` L, a best response that decides only L's betting is trained against the
+   distilled network first (``refined/lance/probes``) and joins that league (:data:`REFINE_LANCE_SHARES`).
 4. **Keep** the policy whose largest probe gain is the smallest, each measured by the probes of the next round,
    which never trained it (never simply the last round; the distilled and refined policies by their own probes);
    ``OUT/policy.pt``.
@@ -74,13 +75,14 @@ from experiments.population.distill import distill
 from experiments.population.exploit import policy_file_of, probe
 from experiments.population.exploit_seeds import STARTS, aggregate_probes, probe_folder, run_probe_jobs
 from experiments.train import ppo
+from experiments.train.league import LEARNER_DECIDES
 from experiments.train.report import machine_text, progress_bar
 from experiments.train.settings import check_learning_rate
 from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
            "STATE_NAME", "rival_digests", "extend_rounds", "probe_plan", "trained_rounds", "replica_folder",
-           "refine_league", "REFINE_SHARES", "kept_text"]
+           "refine_league", "REFINE_SHARES", "REFINE_LANCE_SHARES", "kept_text"]
 
 #: The recipe's record of its settings and finished steps (in ``OUT``).
 STATE_NAME = "recipe.json"
@@ -172,6 +174,16 @@ class Recipe:
     conceded +1.35 to the recipe's probe and +1.31 to an 80M probe (K: +0.50, +0.54), and the recipe kept K's; from
     N's weights by hand, against N's four 80M probes, +0.48 to a fresh 80M probe (N +0.53) but +0.87 to the recipe's
     (N +0.56)"""
+    refine_lance: str = ""
+    """with ``refine_decisions``: before the refined stage trains, a best response that decides only this lance's
+    betting (``pares``; ``mus exploit --lance``) is trained against the distilled network, from its weights, and
+    joins the refined stage's league (:data:`REFINE_LANCE_SHARES`; it plays its other decisions as the distilled
+    network). "" for none. By hand from N's weights with the magnet at N (record T, 2026-12-05) this closed the
+    pares leak: +0.31 to N's +0.53 from the protocol's probes, game win 0.541"""
+    refine_lance_decisions: int = 40_000_000
+    """that best response's budget (record T's: 40M decisions)"""
+    refine_lance_learning_rate: float = 3e-3
+    """its learning rate (record T's: 3e-3)"""
     stage_probe_decisions: int = 0
     """with ``distill_rounds``: the distilled and refined networks are probed as the docs measure an agent (every
     start of ``probe_starts``, ``stage_probe_seeds`` seeds each, this many decisions at
@@ -257,7 +269,7 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     for name in ("rounds", "probe_seeds", "probe_decisions", "meta_hands", "eval_hands", "eval_games",
                  "probe_eval_hands", "probe_eval_games", "torch_threads", "long_probe_decisions", "distill_rounds",
                  "distill_decisions", "distill_epochs", "distill_replicas", "refine_decisions",
-                 "stage_probe_decisions", "stage_probe_seeds"):
+                 "stage_probe_decisions", "stage_probe_seeds", "refine_lance_decisions"):
         v = getattr(r, name)
         least = 0 if name in ("rounds", "long_probe_decisions", "distill_rounds", "refine_decisions",
                               "stage_probe_decisions") else 1
@@ -288,11 +300,18 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     if r.refine_decisions and not r.distill_rounds:
         raise ValueError(f"Recipe.refine_decisions: {r.refine_decisions:,} decisions refine the distilled network, "
                          "so they need distill_rounds (--distill-rounds N) above 0")
+    if r.refine_lance and (r.refine_lance not in LEARNER_DECIDES or r.refine_lance == "all"):
+        raise ValueError(f"Recipe.refine_lance: one of {', '.join(d for d in LEARNER_DECIDES if d != 'all')} "
+                         f"(or \"\" for none), got {r.refine_lance!r}")
+    if r.refine_lance and not r.refine_decisions:
+        raise ValueError(f"Recipe.refine_lance: a {r.refine_lance} best response joins the refined stage's league, "
+                         "so it needs refine_decisions (--refine-distilled DECISIONS) above 0")
     if r.stage_probe_decisions and not r.distill_rounds:
         raise ValueError(f"Recipe.stage_probe_decisions: {r.stage_probe_decisions:,}-decision probes measure the "
                          "distilled and refined networks, so they need distill_rounds (--distill-rounds N) above 0")
     check_learning_rate(r.probe_learning_rate, "Recipe.probe_learning_rate")
     check_learning_rate(r.stage_probe_learning_rate, "Recipe.stage_probe_learning_rate")
+    check_learning_rate(r.refine_lance_learning_rate, "Recipe.refine_lance_learning_rate")
     return r
 
 
@@ -340,12 +359,19 @@ def cap_rivals(specs: Sequence[str], payoff: npt.ArrayLike, mixture: Sequence[fl
 REFINE_SHARES = {"self": 0.3, "snapshot": 0.1, "baseline": 0.1, "probes": 0.3, "rivals": 0.1}
 
 
-def refine_league(probes: Path, recipe: Recipe) -> str:
+#: The refined stage's league with a one-lance best response (``refine_lance``): record T's (2026-12-05), the lance
+#: probe a quarter of the league.
+REFINE_LANCE_SHARES = {"self": 0.2, "snapshot": 0.05, "baseline": 0.1, "probes": 0.2, "lance": 0.25, "rivals": 0.1}
+
+
+def refine_league(probes: Path, recipe: Recipe, lance_probe: Path | None = None) -> str:
     """The ``league_mix`` of the refined stage: :data:`REFINE_SHARES`, the folder ``probes`` standing for its best
-    responses, the rivals' share split equally among them (without rivals it is the learner's own)."""
-    sh, rivals = REFINE_SHARES, recipe.rivals
+    responses, the rivals' share split equally among them (without rivals it is the learner's own); with
+    ``lance_probe`` (a one-lance probe's folder), :data:`REFINE_LANCE_SHARES` with it among them."""
+    sh, rivals = (REFINE_LANCE_SHARES if lance_probe is not None else REFINE_SHARES), recipe.rivals
     parts = [("self", sh["self"] + (0.0 if rivals else sh["rivals"])), ("snapshot", sh["snapshot"]),
              *((b, sh["baseline"]) for b in BASELINES), (str(probes), sh["probes"]),
+             *([(str(lance_probe), sh["lance"])] if lance_probe is not None else []),
              *((r, sh["rivals"] / len(rivals)) for r in rivals)]
     return ",".join(f"{k}:{w:.4f}" for k, w in parts)
 
@@ -457,7 +483,7 @@ class _Steps:
 #: The settings of the distilled stage, which a resume may change (:func:`_set_distilled_aside`).
 _DISTILL_FIELDS = ("distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas")
 #: The settings of the refined stage, which a resume may change (:func:`_set_stage_aside`).
-_REFINE_FIELDS = ("refine_decisions",)
+_REFINE_FIELDS = ("refine_decisions", "refine_lance", "refine_lance_decisions", "refine_lance_learning_rate")
 #: The settings of the distilled and refined stages' probes, which a resume may change (their probes and the refined
 #: stage run again).
 _STAGE_PROBE_FIELDS = ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate")
@@ -578,7 +604,8 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
                      + (recipe.rounds + 1) * probe_budget)
     total = (rounds_budget * (1 + (recipe.distill_replicas - 1) * bool(recipe.distill_rounds))
              + (recipe.distill_decisions + stage_budget) * bool(recipe.distill_rounds)
-             + (recipe.refine_decisions + stage_budget) * bool(recipe.refine_decisions))
+             + (recipe.refine_decisions + stage_budget) * bool(recipe.refine_decisions)
+             + recipe.refine_lance_decisions * bool(recipe.refine_lance))
     bar = progress_bar(total, "recipe", progress)
     t_start, seconds_before = time.perf_counter(), steps.data.get("seconds", 0.0)
     say = log if not progress or log is not print else tqdm.write     # lines above the bar, not through it
@@ -640,6 +667,31 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             f"{report['max']['decisions']:,} decisions), game win rate up to {report['max_win']['win']:.3f}")
         tick(name, budget)
         return steps.finish(name, report)
+
+    def lance_step(name: str, target: str) -> Path:
+        """A best response that decides only ``refine_lance``'s betting against ``target``, from its weights: its
+        folder, for the refined stage's league."""
+        folder = out / name / f"{recipe.refine_lance}-seed{recipe.seed}"
+        if steps.done(name) is None:
+            say(f"{name}: a best response deciding only the {recipe.refine_lance} betting against {target}")
+            found = (json.loads((folder / "exploit.json").read_text(encoding="utf-8"))
+                     if (folder / "exploit.json").is_file() else None)
+            if found is None:
+                [found] = run_probe_jobs([{
+                    "spec": target, "out": folder, "minutes": 0, "decisions": recipe.refine_lance_decisions,
+                    "learner_decides": recipe.refine_lance, "warm_start": "agent", "seed": recipe.seed,
+                    "eval_hands": recipe.probe_eval_hands, "eval_games": recipe.probe_eval_games,
+                    "preset": recipe.probe_preset, "resume": (folder / "checkpoint.pt").is_file(), "progress": False,
+                    "torch_threads": recipe.torch_threads, "learning_rate": recipe.refine_lance_learning_rate,
+                    "command": f"{command} (step {name})"}], 1, ray_address, lambda *a: None, probe_fn)
+            report = aggregate_probes([found])
+            report.pop("results")
+            report["policies"], report["labels"] = [str(folder / "policy.pt")], [recipe.refine_lance]
+            say(f"{name}: gain {report['max']['stones']:+.3f} stones/hand deciding only the {recipe.refine_lance} "
+                "betting")
+            steps.finish(name, report)
+        tick(name, recipe.refine_lance_decisions)
+        return folder
 
     def meta_step(name: str, specs: list[str]) -> dict[str, Any]:
         if (done := steps.done(name)) is not None:
@@ -746,8 +798,9 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             probes.append(probe_step("distilled/probes", student, stage=True))
             candidates.append(student)
             if recipe.refine_decisions:                        # the distilled network against its own probes
+                lance_probe = lance_step("refined/lance/probes", student) if recipe.refine_lance else None
                 overrides = {**recipe.round_train, "warm_start": student, "magnet_every": 0,
-                             "league_mix": refine_league(out / "distilled" / "probes", recipe),
+                             "league_mix": refine_league(out / "distilled" / "probes", recipe, lance_probe),
                              "total_decisions": recipe.refine_decisions, "seed": recipe.seed + recipe.rounds + 1}
                 refined = train_step("refined/train", overrides)["policy"]
                 report_step("refined/report", refined, student)
