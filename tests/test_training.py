@@ -1101,6 +1101,27 @@ def test_record_t_trained_n_against_its_pares_only_probe_and_its_probes_froze_th
     assert {p["start"] for p in mine["probes"]} >= {"agent"}
 
 
+def test_record_u_is_n_s_recipe_with_a_pares_probe_in_the_refined_league_and_keeps_the_refined_network() -> None:
+    """agents/data/candidates/refine_u/ (N's recipe resumed with ``--refine-lance pares`` as well, 2026-12-05): the
+    refined stage's league held the recipe's own pares-only probe of N at a quarter, its four 80M probes found less
+    than N's, so the recipe kept the refined network; every probe report beside it froze those weights."""
+    from agents.policy import parameters_digest
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    n, u = (json.loads((root / name / "recipe.json").read_text()) for name in ("distill_n", "refine_u"))
+    assert u["steps"]["distilled/train"]["digest"] == n["steps"]["distilled/train"]["digest"]
+    assert u["settings"]["refine_lance"] == "pares" and u["steps"]["refined/lance/probes"]["labels"] == ["pares"]
+    shares = dict(x.rsplit(":", 1) for x in u["steps"]["refined/train"]["league_mix"].split(","))
+    assert float(shares[u["steps"]["refined/lance/probes"]["policies"][0]]) == pytest.approx(0.25)
+    keep, gains = u["steps"]["keep"], u["steps"]["keep"]["gains"]
+    assert keep["refined"] and gains[4] == min(gains) < gains[3]
+    refined = make_agent(str(root / "refine_u" / "policy.pt"))
+    assert keep["digest"] == u["steps"]["refined/train"]["digest"] == parameters_digest(refined.net)
+    measured = read_probes(sorted((root / "refine_u").glob("probe_80m_*.json")), refined.net)
+    assert measured["n"] == 4 and measured["max"]["stones"] == pytest.approx(gains[4])
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads every probe result in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), so no figure of the
