@@ -634,6 +634,15 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         tick(name, result["budget"])
         return steps.finish(name, result)
 
+    def probe_job(name: str, target: str, folder: Path, start: str, seed: int, decisions: int, lr: float,
+                  **more: Any) -> dict[str, Any]:
+        """One best response's arguments (:func:`run_probe_jobs`), resumed if its folder holds a checkpoint."""
+        return {"spec": target, "out": folder, "minutes": 0, "decisions": decisions, "warm_start": start,
+                "seed": seed, "eval_hands": recipe.probe_eval_hands, "eval_games": recipe.probe_eval_games,
+                "preset": recipe.probe_preset, "resume": (folder / "checkpoint.pt").is_file(), "progress": False,
+                "torch_threads": recipe.torch_threads, "learning_rate": lr, "command": f"{command} (step {name})",
+                **more}
+
     def probe_step(name: str, target: str, stage: bool = False) -> dict[str, Any]:
         step_plan, budget = (stage_plan, stage_budget) if stage else (plan, probe_budget)
         lr = recipe.stage_probe_learning_rate if stage and recipe.stage_probe_decisions else recipe.probe_learning_rate
@@ -647,12 +656,7 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             if (folder / "exploit.json").is_file():
                 found[label, seed] = json.loads((folder / "exploit.json").read_text(encoding="utf-8"))
                 continue
-            jobs.append({"spec": target, "out": folder, "minutes": 0, "decisions": decisions,
-                         "warm_start": start, "seed": seed, "eval_hands": recipe.probe_eval_hands,
-                         "eval_games": recipe.probe_eval_games, "preset": recipe.probe_preset,
-                         "resume": (folder / "checkpoint.pt").is_file(), "progress": False,
-                         "torch_threads": recipe.torch_threads, "learning_rate": lr,
-                         "command": f"{command} (step {name})"})
+            jobs.append(probe_job(name, target, folder, start, seed, decisions, lr))
             keys.append((label, seed))
         say(f"{name}: {len(jobs)} best response(s) against {target} ({workers} at once"
             + (f", Ray at {ray_address}" if ray_address else "") + ")")
@@ -677,13 +681,9 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             found = (json.loads((folder / "exploit.json").read_text(encoding="utf-8"))
                      if (folder / "exploit.json").is_file() else None)
             if found is None:
-                [found] = run_probe_jobs([{
-                    "spec": target, "out": folder, "minutes": 0, "decisions": recipe.refine_lance_decisions,
-                    "learner_decides": recipe.refine_lance, "warm_start": "agent", "seed": recipe.seed,
-                    "eval_hands": recipe.probe_eval_hands, "eval_games": recipe.probe_eval_games,
-                    "preset": recipe.probe_preset, "resume": (folder / "checkpoint.pt").is_file(), "progress": False,
-                    "torch_threads": recipe.torch_threads, "learning_rate": recipe.refine_lance_learning_rate,
-                    "command": f"{command} (step {name})"}], 1, ray_address, lambda *a: None, probe_fn)
+                job = probe_job(name, target, folder, "agent", recipe.seed, recipe.refine_lance_decisions,
+                                recipe.refine_lance_learning_rate, learner_decides=recipe.refine_lance)
+                [found] = run_probe_jobs([job], 1, ray_address, lambda *a: None, probe_fn)
             report = aggregate_probes([found])
             report.pop("results")
             report["policies"], report["labels"] = [str(folder / "policy.pt")], [recipe.refine_lance]
