@@ -337,6 +337,9 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     # and before the one-lance best response of the refined stage (2026-12-05): none
     assert "refine_lance" not in saved and wanted["refine_lance"] == ""
     saved.update({k: wanted[k] for k in ("refine_lance", "refine_lance_decisions", "refine_lance_learning_rate")})
+    # and before the stage probes' own starts (2026-12-05, session 18): the rounds' starts
+    assert "stage_probe_starts" not in saved and wanted["stage_probe_starts"] == []
+    saved["stage_probe_starts"] = []
     assert saved == wanted
 
 
@@ -448,16 +451,16 @@ def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monk
     cmd.main(["--preset", "refine", "--baseline-floor", "0.2", "--rival-cap", "0.3", "--rounds", "4",
               "--long-probe", "80000000", "--long-probe-start", "agent", "--probe-learning-rate", "0.003",
               "--distill-rounds", "2", "--refine-distilled", "30000000", "--stage-probes", "80000000",
-              "--stage-probe-seeds", "3", "--stage-probe-learning-rate", "0.001", "--refine-lance", "pares",
+              "--stage-probe-seeds", "3", "--stage-probe-learning-rate", "0.001", "--refine-lance", "pares,juego",
               "--refine-lance-decisions", "20000000", "--refine-lance-learning-rate", "0.002",
-              "--out", str(tmp_path / "a")])
+              "--stage-probe-starts", "agent", "--out", str(tmp_path / "a")])
     assert seen["settings"] == rc.make_recipe("refine", baseline_floor=0.2, rival_cap=0.3, rounds=4,
                                               long_probe_decisions=80_000_000, long_probe_start="agent",
                                               probe_learning_rate=0.003, distill_rounds=2,
                                               refine_decisions=30_000_000, stage_probe_decisions=80_000_000,
                                               stage_probe_seeds=3, stage_probe_learning_rate=0.001,
-                                              refine_lance="pares", refine_lance_decisions=20_000_000,
-                                              refine_lance_learning_rate=0.002)
+                                              refine_lance="pares,juego", refine_lance_decisions=20_000_000,
+                                              refine_lance_learning_rate=0.002, stage_probe_starts=("agent",))
     with pytest.raises(SystemExit) as e:
         cmd.main(["--preset", "tiny", "--baseline-floor", "1.5", "--out", str(tmp_path / "b")])
     assert e.value.code == 2 and "Recipe.baseline_floor must be a number in [0, 1)" in capsys.readouterr().err
@@ -724,5 +727,59 @@ def test_a_one_lance_best_response_joins_the_refined_stage_s_league(tmp_path: Pa
     assert [c["decisions"] for c in calls if c.get("learner_decides") == "pares"] == [32 * 8 * 4]
     with pytest.raises(ValueError, match="refine_lance: a pares best response joins the refined stage's league"):
         rc.make_recipe("tiny", distill_rounds=2, refine_lance="pares")
-    with pytest.raises(ValueError, match="Recipe.refine_lance: one of bidding, grande"):
+    with pytest.raises(ValueError, match="Recipe.refine_lance: distinct lances among bidding, grande"):
         rc.make_recipe("tiny", distill_rounds=2, refine_decisions=1024, refine_lance="envido")
+
+
+def test_two_one_lance_best_responses_and_agent_start_stage_probes(tmp_path: Path) -> None:
+    """``refine_lance="pares,juego"``: one best response per lance, each deciding only its lance's betting against
+    the distilled network from its weights, side by side; the refined league holds the first at a quarter and the
+    second at ``more_lance``, taken from the learner's own share (the rest as record T's). ``stage_probe_starts``
+    ``("agent",)``: the distilled and refined networks are probed from their own weights only, the rounds by their
+    plan. Resumed with both starts, the stage probes (and the refined stage) run again."""
+    calls: list[dict[str, Any]] = []
+
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        calls.append({"round": _round_of(spec), "warm_start": warm_start, **kw})
+        return {"round0": 0.3, "round1": 0.9, "distilled": 0.2, "refined": 0.1}[_round_of(spec)]
+
+    stub = _stub_probe(gain)
+    out = tmp_path / "run"
+    stage = 32 * 8 * 8
+    recipe = rc.make_recipe("tiny", rounds=1, distill_rounds=2, distill_decisions=2048, distill_epochs=1,
+                            refine_decisions=1024, refine_lance="pares,juego", refine_lance_decisions=32 * 8 * 2,
+                            stage_probe_decisions=stage, stage_probe_starts=("agent",))
+    data = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    s = data["steps"]
+    lances = {c["learner_decides"]: c for c in calls if c.get("learner_decides", "all") != "all"}
+    assert sorted(lances) == ["juego", "pares"]
+    assert all(c["round"] == "distilled" and c["warm_start"] == "agent" for c in lances.values())
+    assert s["refined/lance/probes"]["labels"] == ["pares", "juego"]
+    pares, juego = s["refined/lance/probes"]["policies"]
+    assert Path(pares).parent.name == "pares-seed0" and Path(juego).parent.name == "juego-seed0"
+    league = json.loads((out / "refined" / "train" / "args.json").read_text())["league_mix"]
+    shares = {k: float(w) for k, w in (x.rsplit(":", 1) for x in league.split(","))}
+    assert shares[pares] == pytest.approx(0.25) and shares[juego] == pytest.approx(0.1)
+    assert shares["self"] == pytest.approx(0.1) and shares["rule"] == pytest.approx(0.1)
+    assert sum(shares.values()) == pytest.approx(1.0)
+    staged = [c for c in calls if c.get("learner_decides", "all") == "all" and c["round"] in ("distilled", "refined")]
+    assert len(staged) == 4 and {c["warm_start"] for c in staged} == {"agent"}
+    assert {c["decisions"] for c in staged} == {stage}
+    assert s["distilled/probes"]["labels"] == ["agent", "agent"]
+    rounds = [c for c in calls if c["round"] == "round0"]
+    assert sorted(c["warm_start"] for c in rounds) == ["agent", "equity"]
+    # both starts: the distilled network stays, its probes and the refined stage run again
+    calls.clear()
+    again = rc.run_recipe(dataclasses.replace(recipe, stage_probe_starts=("equity", "agent")), out, probe_fn=stub,
+                          resume=True, **QUIET)
+    assert again["steps"]["distilled/train"] == s["distilled/train"]
+    assert again["steps"]["distilled/probes"]["labels"] == ["equity", "equity", "agent", "agent"]
+    assert (out / "distilled" / "probes-before-1" / "agent-seed0" / "exploit.json").is_file()
+    with pytest.raises(ValueError, match="at most 3 lances"):
+        rc.make_recipe("tiny", distill_rounds=2, refine_decisions=1024, refine_lance="pares,juego,grande,chica")
+    with pytest.raises(ValueError, match="distinct lances"):
+        rc.make_recipe("tiny", distill_rounds=2, refine_decisions=1024, refine_lance="pares,pares")
+    with pytest.raises(ValueError, match="stage_probe_starts: agent start.s. of the stage probes need"):
+        rc.make_recipe("tiny", distill_rounds=2, stage_probe_starts=("agent",))
+    with pytest.raises(ValueError, match="stage_probe_starts: a tuple of distinct starts"):
+        rc.make_recipe("tiny", distill_rounds=2, stage_probe_decisions=stage, stage_probe_starts=("clone",))

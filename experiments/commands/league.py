@@ -74,7 +74,8 @@ def parser() -> ArgumentParser:
     p.add_argument("--refine-lance", default=None, metavar="LANCE",
                    help="with --refine-distilled: first train a best response that decides only LANCE's betting "
                         "(pares; mus exploit --lance) against the distilled network, and put it in the refined "
-                        "stage's league (a quarter of it; record T) (preset's: none)")
+                        "stage's league (a quarter of it; record T); several lances, comma-separated (pares,juego), "
+                        "one best response each (preset's: none)")
     p.add_argument("--refine-lance-decisions", type=int_in(1, 10**12), default=None, metavar="DECISIONS",
                    help="with --refine-lance: its budget (preset's: 40000000)")
     p.add_argument("--refine-lance-learning-rate", type=float, default=None, metavar="LR",
@@ -88,6 +89,10 @@ def parser() -> ArgumentParser:
                    help="with --stage-probes: training seeds per start (preset's: 2)")
     p.add_argument("--stage-probe-learning-rate", type=float, default=None, metavar="LR",
                    help="with --stage-probes: their learning rate (preset's: 3e-4, the measuring probes')")
+    p.add_argument("--stage-probe-starts", default=None, metavar="LIST",
+                   help="with --stage-probes: the stage probes' starts, comma-separated, in the order they run "
+                        "(agent halves them: the equity-clone probes found least against every fitted network) "
+                        "(preset's: those of the rounds' probes, equity,agent)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
     return p
@@ -107,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
              ("refine_lance", a.refine_lance), ("refine_lance_decisions", a.refine_lance_decisions),
              ("refine_lance_learning_rate", a.refine_lance_learning_rate))
     changes = {k: v for k, v in given if v is not None}
+    if a.stage_probe_starts is not None:
+        changes["stage_probe_starts"] = tuple(x.strip() for x in a.stage_probe_starts.split(",") if x.strip())
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))
     try:

@@ -82,7 +82,7 @@ from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
            "STATE_NAME", "rival_digests", "extend_rounds", "probe_plan", "trained_rounds", "replica_folder",
-           "refine_league", "REFINE_SHARES", "REFINE_LANCE_SHARES", "kept_text"]
+           "refine_league", "refine_lances", "REFINE_SHARES", "REFINE_LANCE_SHARES", "kept_text"]
 
 #: The recipe's record of its settings and finished steps (in ``OUT``).
 STATE_NAME = "recipe.json"
@@ -178,8 +178,9 @@ class Recipe:
     """with ``refine_decisions``: before the refined stage trains, a best response that decides only this lance's
     betting (``pares``; ``mus exploit --lance``) is trained against the distilled network, from its weights, and
     joins the refined stage's league (:data:`REFINE_LANCE_SHARES`; it plays its other decisions as the distilled
-    network). "" for none. By hand from N's weights with the magnet at N (record T, 2026-12-05) this closed the
-    pares leak: +0.31 to N's +0.53 from the protocol's probes, game win 0.541"""
+    network). Several lances, comma-separated (``pares,juego``), train one such best response each, side by side
+    (:func:`refine_lances`). "" for none. By hand from N's weights with the magnet at N (record T, 2026-12-05) the
+    pares one closed the pares leak: +0.31 to N's +0.53 from the protocol's probes, game win 0.541"""
     refine_lance_decisions: int = 40_000_000
     """that best response's budget (record T's: 40M decisions)"""
     refine_lance_learning_rate: float = 3e-3
@@ -195,6 +196,10 @@ class Recipe:
     """the stage probes' training seeds per start (``seed`` ...)"""
     stage_probe_learning_rate: float = ppo.LEARNING_RATE_2026_11
     """the stage probes' learning rate (3e-4: the measuring probes')"""
+    stage_probe_starts: tuple[str, ...] = ()
+    """the stage probes' starts, in the order they run (empty: ``probe_starts``). ``("agent",)`` halves the stage's
+    probes: against every fitted network the ``equity``-clone 80M probes found at most +0.24 while those from its
+    own weights found the largest gain (records S, U and T's E2, 2026-12-05)"""
     seed: int = 0
     torch_threads: int = 1
     """torch threads of every training and probe (1: several share the cores)"""
@@ -300,15 +305,30 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     if r.refine_decisions and not r.distill_rounds:
         raise ValueError(f"Recipe.refine_decisions: {r.refine_decisions:,} decisions refine the distilled network, "
                          "so they need distill_rounds (--distill-rounds N) above 0")
-    if r.refine_lance and (r.refine_lance not in LEARNER_DECIDES or r.refine_lance == "all"):
-        raise ValueError(f"Recipe.refine_lance: one of {', '.join(d for d in LEARNER_DECIDES if d != 'all')} "
-                         f"(or \"\" for none), got {r.refine_lance!r}")
+    lances = r.refine_lance.split(",") if isinstance(r.refine_lance, str) and r.refine_lance else []
+    if (not isinstance(r.refine_lance, str) or len(set(lances)) != len(lances)
+            or any(x not in LEARNER_DECIDES or x == "all" for x in lances)):
+        raise ValueError("Recipe.refine_lance: distinct lances among "
+                         f"{', '.join(d for d in LEARNER_DECIDES if d != 'all')}, comma-separated (or \"\" for none), "
+                         f"got {r.refine_lance!r}")
+    most = 1 + round(REFINE_LANCE_SHARES["self"] / REFINE_LANCE_SHARES["more_lance"])
+    if len(lances) > most:
+        raise ValueError(f"Recipe.refine_lance: at most {most} lances (each after the first takes "
+                         f"{REFINE_LANCE_SHARES['more_lance']} of the refined league's own share), "
+                         f"got {r.refine_lance!r}")
     if r.refine_lance and not r.refine_decisions:
         raise ValueError(f"Recipe.refine_lance: a {r.refine_lance} best response joins the refined stage's league, "
                          "so it needs refine_decisions (--refine-distilled DECISIONS) above 0")
     if r.stage_probe_decisions and not r.distill_rounds:
         raise ValueError(f"Recipe.stage_probe_decisions: {r.stage_probe_decisions:,}-decision probes measure the "
                          "distilled and refined networks, so they need distill_rounds (--distill-rounds N) above 0")
+    if (isinstance(r.stage_probe_starts, str) or len(set(r.stage_probe_starts)) != len(r.stage_probe_starts)
+            or any(x not in STARTS for x in r.stage_probe_starts)):
+        raise ValueError(f"Recipe.stage_probe_starts: a tuple of distinct starts among {', '.join(STARTS)} (empty: "
+                         f"probe_starts), got {r.stage_probe_starts!r}")
+    if r.stage_probe_starts and not r.stage_probe_decisions:
+        raise ValueError(f"Recipe.stage_probe_starts: {', '.join(r.stage_probe_starts)} start(s) of the stage probes "
+                         "need stage_probe_decisions (--stage-probes DECISIONS) above 0")
     check_learning_rate(r.probe_learning_rate, "Recipe.probe_learning_rate")
     check_learning_rate(r.stage_probe_learning_rate, "Recipe.stage_probe_learning_rate")
     check_learning_rate(r.refine_lance_learning_rate, "Recipe.refine_lance_learning_rate")
@@ -359,21 +379,39 @@ def cap_rivals(specs: Sequence[str], payoff: npt.ArrayLike, mixture: Sequence[fl
 REFINE_SHARES = {"self": 0.3, "snapshot": 0.1, "baseline": 0.1, "probes": 0.3, "rivals": 0.1}
 
 
-#: The refined stage's league with a one-lance best response (``refine_lance``): record T's (2026-12-05), the lance
-#: probe a quarter of the league.
-REFINE_LANCE_SHARES = {"self": 0.2, "snapshot": 0.05, "baseline": 0.1, "probes": 0.2, "lance": 0.25, "rivals": 0.1}
+#: The refined stage's league with one-lance best responses (``refine_lance``): record T's (2026-12-05), the first
+#: lance's probe a quarter of the league; each further lance's probe takes ``more_lance`` from the learner's own share
+#: (the rest stays as measured).
+REFINE_LANCE_SHARES = {"self": 0.2, "snapshot": 0.05, "baseline": 0.1, "probes": 0.2, "lance": 0.25,
+                       "more_lance": 0.1, "rivals": 0.1}
 
 
-def refine_league(probes: Path, recipe: Recipe, lance_probe: Path | None = None) -> str:
+def refine_lances(recipe: Recipe) -> list[str]:
+    """The lances of ``recipe.refine_lance`` (comma-separated), in order; none for ``""``."""
+    return recipe.refine_lance.split(",") if recipe.refine_lance else []
+
+
+def refine_league(probes: Path, recipe: Recipe, lance_probes: Sequence[Path] = ()) -> str:
     """The ``league_mix`` of the refined stage: :data:`REFINE_SHARES`, the folder ``probes`` standing for its best
     responses, the rivals' share split equally among them (without rivals it is the learner's own); with
-    ``lance_probe`` (a one-lance probe's folder), :data:`REFINE_LANCE_SHARES` with it among them."""
-    sh, rivals = (REFINE_LANCE_SHARES if lance_probe is not None else REFINE_SHARES), recipe.rivals
+    ``lance_probes`` (one-lance probes' folders), :data:`REFINE_LANCE_SHARES`: the first ``lance``, each further one
+    ``more_lance`` taken from the learner's own share.
+
+    Raises:
+        ValueError: so many one-lance probes that the learner's own share would be negative.
+    """
+    sh, rivals = dict(REFINE_LANCE_SHARES if lance_probes else REFINE_SHARES), recipe.rivals
+    lance_shares = [sh.get("lance", 0.0)] + [sh.get("more_lance", 0.0)] * (len(lance_probes) - 1)
+    sh["self"] -= sum(lance_shares[1:len(lance_probes)])
+    if sh["self"] < 0:
+        raise ValueError(f"refine_league: {len(lance_probes)} one-lance probes take more than the learner's own share "
+                         f"({REFINE_LANCE_SHARES['self']}); give at most "
+                         f"{1 + int(REFINE_LANCE_SHARES['self'] / REFINE_LANCE_SHARES['more_lance'] + 1e-9)} lances")
     parts = [("self", sh["self"] + (0.0 if rivals else sh["rivals"])), ("snapshot", sh["snapshot"]),
              *((b, sh["baseline"]) for b in BASELINES), (str(probes), sh["probes"]),
-             *([(str(lance_probe), sh["lance"])] if lance_probe is not None else []),
+             *((str(p), w) for p, w in zip(lance_probes, lance_shares, strict=False)),
              *((r, sh["rivals"] / len(rivals)) for r in rivals)]
-    return ",".join(f"{k}:{w:.4f}" for k, w in parts)
+    return ",".join(f"{k}:{w:.4f}" for k, w in parts if w > 0)
 
 
 def probe_plan(recipe: Recipe, stage: bool = False) -> list[tuple[str, str, int, int]]:
@@ -382,10 +420,12 @@ def probe_plan(recipe: Recipe, stage: bool = False) -> list[tuple[str, str, int,
     ``long_probe_decisions`` is set. A probe writes in ``<round>/probes/<label>-seed<seed>``.
 
     With ``stage`` and ``stage_probe_decisions`` set: the distilled and refined stages' probes instead, each of
-    ``probe_starts`` with ``stage_probe_seeds`` seeds of ``stage_probe_decisions`` (no long one)."""
+    ``stage_probe_starts`` (or ``probe_starts``) with ``stage_probe_seeds`` seeds of ``stage_probe_decisions`` (no
+    long one)."""
     if stage and recipe.stage_probe_decisions:
         return [(start, start, recipe.seed + k, recipe.stage_probe_decisions)
-                for start in recipe.probe_starts for k in range(recipe.stage_probe_seeds)]
+                for start in (recipe.stage_probe_starts or recipe.probe_starts)
+                for k in range(recipe.stage_probe_seeds)]
     plan = [(start, start, recipe.seed + k, recipe.probe_decisions)
             for start in recipe.probe_starts for k in range(recipe.probe_seeds)]
     if recipe.long_probe_decisions:
@@ -486,7 +526,8 @@ _DISTILL_FIELDS = ("distill_rounds", "distill_decisions", "distill_epochs", "dis
 _REFINE_FIELDS = ("refine_decisions", "refine_lance", "refine_lance_decisions", "refine_lance_learning_rate")
 #: The settings of the distilled and refined stages' probes, which a resume may change (their probes and the refined
 #: stage run again).
-_STAGE_PROBE_FIELDS = ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate")
+_STAGE_PROBE_FIELDS = ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate",
+                       "stage_probe_starts")
 
 
 def _set_stage_aside(out: Path, saved: dict[str, Any], stage: str) -> dict[str, Any]:
@@ -605,7 +646,7 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
     total = (rounds_budget * (1 + (recipe.distill_replicas - 1) * bool(recipe.distill_rounds))
              + (recipe.distill_decisions + stage_budget) * bool(recipe.distill_rounds)
              + (recipe.refine_decisions + stage_budget) * bool(recipe.refine_decisions)
-             + recipe.refine_lance_decisions * bool(recipe.refine_lance))
+             + recipe.refine_lance_decisions * len(refine_lances(recipe)))
     bar = progress_bar(total, "recipe", progress)
     t_start, seconds_before = time.perf_counter(), steps.data.get("seconds", 0.0)
     say = log if not progress or log is not print else tqdm.write     # lines above the bar, not through it
@@ -672,26 +713,28 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         tick(name, budget)
         return steps.finish(name, report)
 
-    def lance_step(name: str, target: str) -> Path:
-        """A best response that decides only ``refine_lance``'s betting against ``target``, from its weights: its
-        folder, for the refined stage's league."""
-        folder = out / name / f"{recipe.refine_lance}-seed{recipe.seed}"
+    def lance_step(name: str, target: str) -> list[Path]:
+        """A best response that decides only one lance's betting against ``target``, from its weights, for each of
+        ``refine_lance`` (side by side, ``workers`` at once): their folders, for the refined stage's league."""
+        lances = refine_lances(recipe)
+        folders = [out / name / f"{lance}-seed{recipe.seed}" for lance in lances]
         if steps.done(name) is None:
-            say(f"{name}: a best response deciding only the {recipe.refine_lance} betting against {target}")
-            found = (json.loads((folder / "exploit.json").read_text(encoding="utf-8"))
-                     if (folder / "exploit.json").is_file() else None)
-            if found is None:
-                job = probe_job(name, target, folder, "agent", recipe.seed, recipe.refine_lance_decisions,
-                                recipe.refine_lance_learning_rate, learner_decides=recipe.refine_lance)
-                [found] = run_probe_jobs([job], 1, ray_address, lambda *a: None, probe_fn)
-            report = aggregate_probes([found])
-            report.pop("results")
-            report["policies"], report["labels"] = [str(folder / "policy.pt")], [recipe.refine_lance]
-            say(f"{name}: gain {report['max']['stones']:+.3f} stones/hand deciding only the {recipe.refine_lance} "
-                "betting")
+            say(f"{name}: a best response deciding only the {' and one only the '.join(lances)} betting against "
+                f"{target}")
+            found = {lance: json.loads((f / "exploit.json").read_text(encoding="utf-8"))
+                     for lance, f in zip(lances, folders, strict=True) if (f / "exploit.json").is_file()}
+            todo = [(lance, f) for lance, f in zip(lances, folders, strict=True) if lance not in found]
+            jobs = [probe_job(name, target, f, "agent", recipe.seed, recipe.refine_lance_decisions,
+                              recipe.refine_lance_learning_rate, learner_decides=lance) for lance, f in todo]
+            ran = run_probe_jobs(jobs, workers, ray_address, lambda *a: None, probe_fn)
+            found.update(zip([lance for lance, _ in todo], ran, strict=True))
+            report = _lance_report([found[lance] for lance in lances])
+            report["policies"], report["labels"] = [str(f / "policy.pt") for f in folders], lances
+            say(f"{name}: gain " + ", ".join(f"{row['stones']:+.3f} stones/hand deciding only the {lance} betting"
+                                             for row, lance in zip(report["probes"], lances, strict=True)))
             steps.finish(name, report)
-        tick(name, recipe.refine_lance_decisions)
-        return folder
+        tick(name, recipe.refine_lance_decisions * len(lances))
+        return folders
 
     def meta_step(name: str, specs: list[str]) -> dict[str, Any]:
         if (done := steps.done(name)) is not None:
@@ -798,9 +841,9 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             probes.append(probe_step("distilled/probes", student, stage=True))
             candidates.append(student)
             if recipe.refine_decisions:                        # the distilled network against its own probes
-                lance_probe = lance_step("refined/lance/probes", student) if recipe.refine_lance else None
+                lance_probes = lance_step("refined/lance/probes", student) if recipe.refine_lance else []
                 overrides = {**recipe.round_train, "warm_start": student, "magnet_every": 0,
-                             "league_mix": refine_league(out / "distilled" / "probes", recipe, lance_probe),
+                             "league_mix": refine_league(out / "distilled" / "probes", recipe, lance_probes),
                              "total_decisions": recipe.refine_decisions, "seed": recipe.seed + recipe.rounds + 1}
                 refined = train_step("refined/train", overrides)["policy"]
                 report_step("refined/report", refined, student)
@@ -830,6 +873,20 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
     finally:
         bar.close()
     return steps.data
+
+
+def _lance_report(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The report of one-lance probes of one agent, each of its own lance: :func:`aggregate_probes`' keys without
+    ``results``, ``learner_decides`` the lances comma-separated (for one lance, that function's report)."""
+    rows = [aggregate_probes([r]) for r in results]
+    gains = [r["max"]["stones"] for r in rows]
+    report = {**rows[0], "learner_decides": ",".join(r["learner_decides"] for r in rows), "n": len(rows),
+              "max": max((r["max"] for r in rows), key=lambda x: x["stones"]),
+              "max_win": max((r["max_win"] for r in rows), key=lambda x: x["win"]),
+              "spread": max(gains) - min(gains), "mean": sum(gains) / len(gains),
+              "probes": [r["probes"][0] for r in rows]}
+    report.pop("results")
+    return report
 
 
 def _labels(report: dict[str, Any], plan: list[tuple[str, str, int, int]]) -> list[str]:
