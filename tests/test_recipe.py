@@ -687,18 +687,22 @@ def test_stage_probes_measure_the_distilled_and_refined_networks_as_the_protocol
         rc.make_recipe("tiny", stage_probe_decisions=1000)
 
 
+def _staged_stub(calls: list[dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """A :func:`_stub_probe` that records every probe's target round, start and arguments in ``calls``; its gains:
+    round 0 +0.3, round 1 +0.9, the distilled network +0.2, the refined one +0.1 (so the refined one is kept)."""
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        calls.append({"round": _round_of(spec), "warm_start": warm_start, **kw})
+        return {"round0": 0.3, "round1": 0.9, "distilled": 0.2, "refined": 0.1}[_round_of(spec)]
+    return _stub_probe(gain)
+
+
 def test_a_one_lance_best_response_joins_the_refined_stage_s_league(tmp_path: Path) -> None:
     """``refine_lance``: before the refined stage trains, a best response deciding only the pares betting is
     trained against the distilled network from its weights (at ``refine_lance_learning_rate``), and the refined
     stage's league holds it at a quarter (:data:`REFINE_LANCE_SHARES`), played with the distilled network in its
     other decisions. Resumed with another lance budget, the refined stage runs again with a new lance probe."""
     calls: list[dict[str, Any]] = []
-
-    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
-        calls.append({"round": _round_of(spec), "warm_start": warm_start, **kw})
-        return {"round0": 0.3, "round1": 0.9, "distilled": 0.2, "refined": 0.1}[_round_of(spec)]
-
-    stub = _stub_probe(gain)
+    stub = _staged_stub(calls)
     out = tmp_path / "run"
     recipe = rc.make_recipe("tiny", rounds=1, distill_rounds=2, distill_decisions=2048, distill_epochs=1,
                             refine_decisions=1024, refine_lance="pares", refine_lance_decisions=32 * 8 * 2,
@@ -738,12 +742,7 @@ def test_two_one_lance_best_responses_and_agent_start_stage_probes(tmp_path: Pat
     ``("agent",)``: the distilled and refined networks are probed from their own weights only, the rounds by their
     plan. Resumed with both starts, the stage probes (and the refined stage) run again."""
     calls: list[dict[str, Any]] = []
-
-    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
-        calls.append({"round": _round_of(spec), "warm_start": warm_start, **kw})
-        return {"round0": 0.3, "round1": 0.9, "distilled": 0.2, "refined": 0.1}[_round_of(spec)]
-
-    stub = _stub_probe(gain)
+    stub = _staged_stub(calls)
     out = tmp_path / "run"
     stage = 32 * 8 * 8
     recipe = rc.make_recipe("tiny", rounds=1, distill_rounds=2, distill_decisions=2048, distill_epochs=1,
