@@ -1120,6 +1120,10 @@ def test_record_u_is_n_s_recipe_with_a_pares_probe_in_the_refined_league_and_kee
     assert keep["digest"] == u["steps"]["refined/train"]["digest"] == parameters_digest(refined.net)
     measured = read_probes(sorted((root / "refine_u").glob("probe_80m_*.json")), refined.net)
     assert measured["n"] == 4 and measured["max"]["stones"] == pytest.approx(gains[4])
+    # its quick probes (session 18): 13M decisions from its own weights, seeds 0 and 1, of the same weights
+    quick = read_probes(sorted((root / "refine_u").glob("quick_probe_seed*.json")), refined.net)
+    assert quick["n"] == 2 and {(p["start"], p["seed"]) for p in quick["probes"]} == {("agent", 0), ("agent", 1)}
+    assert all(p["decisions"] <= 13_000_000 for p in quick["probes"]) and quick["max"]["stones"] < gains[4]
 
 
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
