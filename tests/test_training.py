@@ -1126,6 +1126,39 @@ def test_record_u_is_n_s_recipe_with_a_pares_probe_in_the_refined_league_and_kee
     assert all(p["decisions"] <= 13_000_000 for p in quick["probes"]) and quick["max"]["stones"] < gains[4]
 
 
+def test_record_v_is_k_s_recipe_with_pares_and_juego_probes_and_agent_start_stage_probes() -> None:
+    """agents/data/candidates/refine_v/ (K's recipe resumed with ``--refine-lance pares,juego --stage-probe-starts
+    agent``, session 18): the stage's probes of K's distilled network are K's own 80M probes from its weights, run
+    again by the recipe to the same figures; its pares-only probe is K's hand-run one; the refined league holds the
+    pares probe at a quarter and the juego one at 0.1, the learner 0.1; the refined weights are the record's."""
+    from agents.policy import parameters_digest
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    k, v = (json.loads((root / name / "recipe.json").read_text()) for name in ("distill_k", "refine_v"))
+    s = v["steps"]
+    assert s["distilled/train"]["digest"] == k["steps"]["distilled/train"]["digest"]
+    assert v["settings"]["refine_lance"] == "pares,juego" and v["settings"]["stage_probe_starts"] == ["agent"]
+    stage = s["distilled/probes"]
+    assert stage["labels"] == ["agent", "agent"]
+    by_hand = [json.loads((root / "distill_k" / "probe_80m_agent_seed0.json").read_text())["gain"]["stones"],
+               next(p["stones"] for p in json.loads((root / "distill_k" / "probes_80m_seed1.json").read_text())["probes"]
+                    if p["start"] == "agent")]
+    assert [p["stones"] for p in stage["probes"]] == pytest.approx(by_hand)
+    pares, juego = s["refined/lance/probes"]["policies"]
+    assert s["refined/lance/probes"]["labels"] == ["pares", "juego"]
+    k_pares = json.loads((root / "distill_k" / "probe_pares_40m_lr3e-3_agent_seed0.json").read_text())
+    assert s["refined/lance/probes"]["probes"][0]["stones"] == pytest.approx(k_pares["gain"]["stones"])
+    shares = {a: float(w) for a, w in (x.rsplit(":", 1) for x in s["refined/train"]["league_mix"].split(","))}
+    assert shares[pares] == pytest.approx(0.25) and shares[juego] == pytest.approx(0.1)
+    assert shares["self"] == pytest.approx(0.1) and sum(shares.values()) == pytest.approx(1.0)
+    refined = make_agent(str(root / "refine_v" / "policy.pt"))
+    assert s["refined/train"]["digest"] == parameters_digest(refined.net)
+    probes = sorted((root / "refine_v").glob("probe_80m_*.json"))
+    if probes:                        # the protocol's probes of the refined weights, where they were run
+        assert read_probes(probes, refined.net)["n"] == len(probes)
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads every probe result in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), so no figure of the
