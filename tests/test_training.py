@@ -1141,9 +1141,9 @@ def test_record_v_is_k_s_recipe_with_pares_and_juego_probes_and_agent_start_stag
     assert v["settings"]["refine_lance"] == "pares,juego" and v["settings"]["stage_probe_starts"] == ["agent"]
     stage = s["distilled/probes"]
     assert stage["labels"] == ["agent", "agent"]
+    seed1 = json.loads((root / "distill_k" / "probes_80m_seed1.json").read_text())["probes"]
     by_hand = [json.loads((root / "distill_k" / "probe_80m_agent_seed0.json").read_text())["gain"]["stones"],
-               next(p["stones"] for p in json.loads((root / "distill_k" / "probes_80m_seed1.json").read_text())["probes"]
-                    if p["start"] == "agent")]
+               next(p["stones"] for p in seed1 if p["start"] == "agent")]
     assert [p["stones"] for p in stage["probes"]] == pytest.approx(by_hand)
     pares, juego = s["refined/lance/probes"]["policies"]
     assert s["refined/lance/probes"]["labels"] == ["pares", "juego"]
