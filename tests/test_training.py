@@ -1154,6 +1154,8 @@ def test_record_v_is_k_s_recipe_with_pares_and_juego_probes_and_agent_start_stag
     assert shares["self"] == pytest.approx(0.1) and sum(shares.values()) == pytest.approx(1.0)
     refined = make_agent(str(root / "refine_v" / "policy.pt"))
     assert s["refined/train"]["digest"] == parameters_digest(refined.net)
+    quick = read_probes(sorted((root / "refine_v").glob("quick_probe_seed*.json")), refined.net)
+    assert quick["n"] == 2 and {(p["start"], p["seed"]) for p in quick["probes"]} == {("agent", 0), ("agent", 1)}
     probes = sorted((root / "refine_v").glob("probe_80m_*.json"))
     if probes:                        # the protocol's probes of the refined weights, where they were run
         assert read_probes(probes, refined.net)["n"] == len(probes)
