@@ -82,7 +82,8 @@ from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
            "STATE_NAME", "rival_digests", "extend_rounds", "probe_plan", "trained_rounds", "replica_folder",
-           "refine_league", "refine_lances", "REFINE_SHARES", "REFINE_LANCE_SHARES", "kept_text"]
+           "refine_league", "refine_lances", "REFINE_SHARES", "REFINE_LANCE_SHARES", "MOST_REFINE_LANCES",
+           "kept_text"]
 
 #: The recipe's record of its settings and finished steps (in ``OUT``).
 STATE_NAME = "recipe.json"
@@ -305,15 +306,14 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     if r.refine_decisions and not r.distill_rounds:
         raise ValueError(f"Recipe.refine_decisions: {r.refine_decisions:,} decisions refine the distilled network, "
                          "so they need distill_rounds (--distill-rounds N) above 0")
-    lances = r.refine_lance.split(",") if isinstance(r.refine_lance, str) and r.refine_lance else []
+    lances = refine_lances(r) if isinstance(r.refine_lance, str) else []
     if (not isinstance(r.refine_lance, str) or len(set(lances)) != len(lances)
             or any(x not in LEARNER_DECIDES or x == "all" for x in lances)):
         raise ValueError("Recipe.refine_lance: distinct lances among "
                          f"{', '.join(d for d in LEARNER_DECIDES if d != 'all')}, comma-separated (or \"\" for none), "
                          f"got {r.refine_lance!r}")
-    most = 1 + round(REFINE_LANCE_SHARES["self"] / REFINE_LANCE_SHARES["more_lance"])
-    if len(lances) > most:
-        raise ValueError(f"Recipe.refine_lance: at most {most} lances (each after the first takes "
+    if len(lances) > MOST_REFINE_LANCES:
+        raise ValueError(f"Recipe.refine_lance: at most {MOST_REFINE_LANCES} lances (each after the first takes "
                          f"{REFINE_LANCE_SHARES['more_lance']} of the refined league's own share), "
                          f"got {r.refine_lance!r}")
     if r.refine_lance and not r.refine_decisions:
@@ -384,6 +384,8 @@ REFINE_SHARES = {"self": 0.3, "snapshot": 0.1, "baseline": 0.1, "probes": 0.3, "
 #: (the rest stays as measured).
 REFINE_LANCE_SHARES = {"self": 0.2, "snapshot": 0.05, "baseline": 0.1, "probes": 0.2, "lance": 0.25,
                        "more_lance": 0.1, "rivals": 0.1}
+#: The most lances ``refine_lance`` may name: each after the first takes ``more_lance`` of the learner's own share.
+MOST_REFINE_LANCES = 1 + round(REFINE_LANCE_SHARES["self"] / REFINE_LANCE_SHARES["more_lance"])
 
 
 def refine_lances(recipe: Recipe) -> list[str]:
@@ -401,15 +403,14 @@ def refine_league(probes: Path, recipe: Recipe, lance_probes: Sequence[Path] = (
         ValueError: so many one-lance probes that the learner's own share would be negative.
     """
     sh, rivals = dict(REFINE_LANCE_SHARES if lance_probes else REFINE_SHARES), recipe.rivals
-    lance_shares = [sh.get("lance", 0.0)] + [sh.get("more_lance", 0.0)] * (len(lance_probes) - 1)
-    sh["self"] -= sum(lance_shares[1:len(lance_probes)])
-    if sh["self"] < 0:
+    lance_shares = [sh["lance"]] + [sh["more_lance"]] * (len(lance_probes) - 1) if lance_probes else []
+    sh["self"] -= sum(lance_shares[1:])
+    if len(lance_probes) > MOST_REFINE_LANCES:
         raise ValueError(f"refine_league: {len(lance_probes)} one-lance probes take more than the learner's own share "
-                         f"({REFINE_LANCE_SHARES['self']}); give at most "
-                         f"{1 + int(REFINE_LANCE_SHARES['self'] / REFINE_LANCE_SHARES['more_lance'] + 1e-9)} lances")
+                         f"({REFINE_LANCE_SHARES['self']}); give at most {MOST_REFINE_LANCES} lances")
     parts = [("self", sh["self"] + (0.0 if rivals else sh["rivals"])), ("snapshot", sh["snapshot"]),
              *((b, sh["baseline"]) for b in BASELINES), (str(probes), sh["probes"]),
-             *((str(p), w) for p, w in zip(lance_probes, lance_shares, strict=False)),
+             *((str(p), w) for p, w in zip(lance_probes, lance_shares, strict=True)),
              *((r, sh["rivals"] / len(rivals)) for r in rivals)]
     return ",".join(f"{k}:{w:.4f}" for k, w in parts if w > 0)
 
