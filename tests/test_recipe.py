@@ -371,6 +371,26 @@ def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, 
     assert _comparable(resumed).replace(str(out), "OUT") == _comparable(straight[1]).replace(str(straight[0]), "OUT")
 
 
+def test_ctrl_c_outside_a_training_says_how_to_resume(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Ctrl-C while round 1's probes run as processes (``run_probe_jobs`` lets a bare ``KeyboardInterrupt`` go
+    on): ``mus league`` says the finished steps are kept and the command that resumes them (exit status 130), not
+    "nothing was written" (fails if the recipe lets the bare interrupt through)."""
+    from experiments.commands import league as cmd
+
+    def interrupted(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rc, "run_probe_jobs", interrupted)
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as e:
+        cmd.main(["--preset", "tiny", "--out", str(out), "--progress", "false"])
+    err = capsys.readouterr().err
+    assert e.value.code == 130 and len(err.splitlines()) == 1 and "nothing was written" not in err
+    assert f"interrupted after 2 finished step(s), kept in {out / rc.STATE_NAME}" in err
+    assert err.rstrip().endswith(f"resume with: mus league --preset tiny --out {out} --progress false --resume")
+    assert sorted(json.loads((out / rc.STATE_NAME).read_text())["steps"]) == ["round0/report", "round0/train"]
+
+
 def test_a_finished_recipe_made_longer_ends_as_one_run_with_the_rounds_from_the_start(straight, tmp_path: Path) -> None:
     """``--resume --rounds 2`` on a finished recipe of one round: its final probes become round 2's probes (moved,
     not trained again), and the recipe ends with the results of the straight two-round run."""

@@ -77,6 +77,7 @@ from experiments.population.exploit_seeds import STARTS, aggregate_probes, probe
 from experiments.train import ppo
 from experiments.train.league import LEARNER_DECIDES
 from experiments.train.report import machine_text, progress_bar
+from experiments.train.session import TrainingInterrupted
 from experiments.train.settings import check_learning_rate
 from mus_env import MusConfig
 
@@ -633,7 +634,9 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
 
     Raises:
         ValueError: ``out`` holds a recipe (without ``resume``) or one of other settings; a step's own refusals.
-        experiments.train.session.TrainingInterrupted: Ctrl-C in a step (``resume`` continues from it).
+        experiments.train.session.TrainingInterrupted: Ctrl-C (``resume`` continues from where it stopped): in a
+            training, the message names its checkpoint; elsewhere (parallel probes, between steps) ``checkpoint``
+            is ``OUT/recipe.json``, the finished steps.
     """
     out = Path(out)
     steps = _Steps(out, recipe, resume, command, rival_digests(recipe))
@@ -871,6 +874,13 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             (out / "card.md").write_text(card_markdown(card), encoding="utf-8")
             steps.finish("card", {"card": str(out / "card.md")})
         write_report(out, steps.data, keep)
+    except KeyboardInterrupt as e:
+        if isinstance(e, TrainingInterrupted) and e.checkpoint is not None:
+            raise
+        # between steps, in parallel probes, or before a step's first checkpoint: the finished steps are kept
+        finished = len(steps.data["steps"])
+        raise TrainingInterrupted(f"interrupted after {finished} finished step(s), kept in {steps.path} (a stopped "
+                                  "training or probe resumes from its last checkpoint)", steps.path, finished) from None
     finally:
         bar.close()
     return steps.data
