@@ -1130,7 +1130,8 @@ def test_record_v_is_k_s_recipe_with_pares_and_juego_probes_and_agent_start_stag
     """agents/data/candidates/refine_v/ (K's recipe resumed with ``--refine-lance pares,juego --stage-probe-starts
     agent``, session 18): the stage's probes of K's distilled network are K's own 80M probes from its weights, run
     again by the recipe to the same figures; its pares-only probe is K's hand-run one; the refined league holds the
-    pares probe at a quarter and the juego one at 0.1, the learner 0.1; the refined weights are the record's."""
+    pares probe at a quarter and the juego one at 0.1, the learner 0.1; the refined weights are the record's, and the
+    protocol's four probes of them (session 19) found more than record U's found of U's."""
     from agents.policy import parameters_digest
     from experiments.population.ship_agent import read_probes
 
@@ -1156,9 +1157,17 @@ def test_record_v_is_k_s_recipe_with_pares_and_juego_probes_and_agent_start_stag
     assert s["refined/train"]["digest"] == parameters_digest(refined.net)
     quick = read_probes(sorted((root / "refine_v").glob("quick_probe_seed*.json")), refined.net)
     assert quick["n"] == 2 and {(p["start"], p["seed"]) for p in quick["probes"]} == {("agent", 0), ("agent", 1)}
-    probes = sorted((root / "refine_v").glob("probe_80m_*.json"))
-    if probes:                        # the protocol's probes of the refined weights, where they were run
-        assert read_probes(probes, refined.net)["n"] == len(probes)
+    # the protocol's four probes of the refined weights (2 starts x 2 seeds, 80M decisions at 3e-4; session 19)
+    probes = read_probes(sorted((root / "refine_v").glob("probe_80m_*.json")), refined.net)
+    assert sorted((p["start"], p["seed"]) for p in probes["probes"]) == [("agent", 0), ("agent", 1), ("equity", 0),
+                                                                          ("equity", 1)]
+    assert {(p["decisions"], p["learning_rate"]) for p in probes["probes"]} == {(79_953_920, 3e-4)}
+    # trained against agent-start stage probes only, it concedes more to an equity-start probe than record U's
+    # refined network (stage probes of both starts) concedes to any of its four
+    u = read_probes(sorted((root / "refine_u").glob("probe_80m_*.json")), make_agent(str(root / "refine_u" /
+                                                                                          "policy.pt")).net)
+    assert probes["max"]["start"] == "equity" and probes["max"]["stones"] > 0.5 > u["max"]["stones"]
+    assert max(p["stones"] for p in probes["probes"] if p["start"] == "agent") > u["max"]["stones"]
 
 
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
