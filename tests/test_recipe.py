@@ -218,6 +218,32 @@ def test_every_probe_of_the_recipe_trains_at_its_probe_learning_rate(tmp_path: P
     assert sorted(rates) == [("agent-seed0", ppo.LEARNING_RATE_2026_11), ("equity-seed0", ppo.LEARNING_RATE_2026_11)]
 
 
+def test_trainings_run_with_train_threads_probes_with_torch_threads_and_a_resume_may_change_both(
+        tmp_path: Path) -> None:
+    """The steps that run alone (the trainings) use ``train_threads``, each probe ``torch_threads``; neither changes
+    what the recipe makes, so a resume with other counts goes on (and records them) where another setting is refused
+    (fails if the trainings take the probes' count, or if the resume compares the thread counts)."""
+    threads: list[int] = []
+
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        threads.append(kw["torch_threads"])
+        return 0.1
+
+    stub = _stub_probe(gain)
+    out = tmp_path / "run"
+    recipe = rc.make_recipe("tiny", rounds=0, train_threads=2, torch_threads=1)
+    rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    assert json.loads((out / "round0" / "train" / "args.json").read_text())["torch_threads"] == 2
+    assert threads == [1, 1]
+    again = rc.run_recipe(dataclasses.replace(recipe, train_threads=1, torch_threads=3), out, probe_fn=stub,
+                          resume=True, **QUIET)
+    assert (again["settings"]["train_threads"], again["settings"]["torch_threads"]) == (1, 3)
+    with pytest.raises(ValueError, match=r"other settings \(seed\)"):
+        rc.run_recipe(dataclasses.replace(recipe, seed=5), out, probe_fn=stub, resume=True, **QUIET)
+    with pytest.raises(ValueError, match="Recipe.train_threads must be an int >= 0"):
+        rc.make_recipe("tiny", train_threads=-1)
+
+
 def test_the_nash_shares_of_rock_paper_scissors_and_of_a_dominated_agent() -> None:
     rps = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=float)
     p, gap = nash_mixture(rps)
@@ -340,6 +366,9 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     # and before the stage probes' own starts (2026-12-05, session 18): the rounds' starts
     assert "stage_probe_starts" not in saved and wanted["stage_probe_starts"] == []
     saved["stage_probe_starts"] = []
+    # and before the trainings' own thread count (2026-12-05, session 19): they ran with torch_threads' 1
+    assert "train_threads" not in saved and wanted["train_threads"] == 0 and saved["torch_threads"] == 1
+    saved["train_threads"] = 0
     assert saved == wanted
 
 
@@ -473,14 +502,15 @@ def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monk
               "--distill-rounds", "2", "--refine-distilled", "30000000", "--stage-probes", "80000000",
               "--stage-probe-seeds", "3", "--stage-probe-learning-rate", "0.001", "--refine-lance", "pares,juego",
               "--refine-lance-decisions", "20000000", "--refine-lance-learning-rate", "0.002",
-              "--stage-probe-starts", "agent", "--out", str(tmp_path / "a")])
+              "--stage-probe-starts", "agent", "--train-threads", "2", "--out", str(tmp_path / "a")])
     assert seen["settings"] == rc.make_recipe("refine", baseline_floor=0.2, rival_cap=0.3, rounds=4,
                                               long_probe_decisions=80_000_000, long_probe_start="agent",
                                               probe_learning_rate=0.003, distill_rounds=2,
                                               refine_decisions=30_000_000, stage_probe_decisions=80_000_000,
                                               stage_probe_seeds=3, stage_probe_learning_rate=0.001,
                                               refine_lance="pares,juego", refine_lance_decisions=20_000_000,
-                                              refine_lance_learning_rate=0.002, stage_probe_starts=("agent",))
+                                              refine_lance_learning_rate=0.002, stage_probe_starts=("agent",),
+                                              train_threads=2)
     with pytest.raises(SystemExit) as e:
         cmd.main(["--preset", "tiny", "--baseline-floor", "1.5", "--out", str(tmp_path / "b")])
     assert e.value.code == 2 and "Recipe.baseline_floor must be a number in [0, 1)" in capsys.readouterr().err

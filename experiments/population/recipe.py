@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -204,7 +205,11 @@ class Recipe:
     own weights found the largest gain (records S, U and T's E2, 2026-12-05)"""
     seed: int = 0
     torch_threads: int = 1
-    """torch threads of every training and probe (1: several share the cores)"""
+    """torch threads of each probe (1: several share the cores)"""
+    train_threads: int = 0
+    """torch threads of the steps that run alone: the trainings and the distillation (0: all cores, at most 4). On 2
+    cores, 2 threads trained a round's kind of run 1.6x faster than 1 (45,000 decisions a second against 28,000) to the
+    very same weights (their digest; 2026-12-05); before that date every step ran with ``torch_threads``"""
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as JSON values."""
@@ -256,7 +261,8 @@ PRESETS: dict[str, Recipe] = {
                    self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
                    probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=32 * 8 * 4, probe_preset="tiny",
                    probe_eval_hands=16, probe_eval_games=4, meta_hands=8, eval_hands=16, eval_games=4,
-                   card_hands=16, card_games=4, rivals=("ordago",), rival_floor=0.05),
+                   card_hands=16, card_games=4, rivals=("ordago",), rival_floor=0.05,
+                   train_threads=1),     # tests run beside each other
 }
 
 
@@ -274,12 +280,13 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
         raise ValueError(f"unknown recipe field(s) {bad}")
     r = dataclasses.replace(PRESETS[preset], **changes)
     for name in ("rounds", "probe_seeds", "probe_decisions", "meta_hands", "eval_hands", "eval_games",
-                 "probe_eval_hands", "probe_eval_games", "torch_threads", "long_probe_decisions", "distill_rounds",
+                 "probe_eval_hands", "probe_eval_games", "torch_threads", "train_threads", "long_probe_decisions",
+                 "distill_rounds",
                  "distill_decisions", "distill_epochs", "distill_replicas", "refine_decisions",
                  "stage_probe_decisions", "stage_probe_seeds", "refine_lance_decisions"):
         v = getattr(r, name)
         least = 0 if name in ("rounds", "long_probe_decisions", "distill_rounds", "refine_decisions",
-                              "stage_probe_decisions") else 1
+                              "stage_probe_decisions", "train_threads") else 1
         if isinstance(v, bool) or not isinstance(v, int) or v < least:
             raise ValueError(f"Recipe.{name} must be an int >= {least}, got {v!r}")
     for name in ("self_share", "snapshot_share", "baseline_floor", "min_share", "rival_floor"):
@@ -474,7 +481,7 @@ class _Steps:
                 then = settings.get(stage, {})            # the trainer's default until 2026-12-04
                 if "learning_rate" in wanted[stage] and "learning_rate" not in then:
                     settings[stage] = {**then, "learning_rate": ppo.LEARNING_RATE_2026_11}
-            differ = sorted(k for k, v in wanted.items() if settings.get(k) != v)
+            differ = sorted(k for k, v in wanted.items() if settings.get(k) != v and k not in _MACHINE_FIELDS)
             # the distilled stage comes after every round: another one replaces it (the old one is set aside)
             redistill = [k for k in differ if k in _DISTILL_FIELDS]
             rerefine = [k for k in differ if k in _REFINE_FIELDS]
@@ -497,7 +504,7 @@ class _Steps:
                 saved = _set_stage_aside(out, _set_stage_aside(out, saved, "distilled/probes"), "refined")
             elif rerefine:
                 saved = _set_stage_aside(out, saved, "refined")
-            staged = _DISTILL_FIELDS + _REFINE_FIELDS + _STAGE_PROBE_FIELDS
+            staged = _DISTILL_FIELDS + _REFINE_FIELDS + _STAGE_PROBE_FIELDS + _MACHINE_FIELDS
             saved["settings"] = {**saved["settings"], **{k: wanted[k] for k in staged}}
             self.data = {**saved, "rivals": rivals}
             if command != saved.get("command"):         # what each resume asked for (another distilled stage...)
@@ -530,6 +537,8 @@ _REFINE_FIELDS = ("refine_decisions", "refine_lance", "refine_lance_decisions", 
 #: stage run again).
 _STAGE_PROBE_FIELDS = ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate",
                        "stage_probe_starts")
+#: How a run uses the machine, not what it makes: a resume may change them (the new values are recorded).
+_MACHINE_FIELDS = ("torch_threads", "train_threads")
 
 
 def _set_stage_aside(out: Path, saved: dict[str, Any], stage: str) -> dict[str, Any]:
@@ -667,7 +676,7 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             return done
         folder = out / name
         args = ppo.make_args(recipe.trainer_preset, **{"seed": recipe.seed, **overrides, "out": str(folder),
-                                                       "progress": False, "torch_threads": recipe.torch_threads})
+                                                       "progress": False, "torch_threads": recipe.train_threads})
         say(f"{name}: mus train, {args.total_decisions:,} decisions, warm start {args.warm_start}, league "
             f"{args.league_mix}, magnet {args.magnet_coef} (every {args.magnet_every or 'never'})")
         t = ppo.train(args, resume=(folder / "checkpoint.pt").is_file(), log=lambda *a: None,
@@ -772,7 +781,8 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             f"{recipe.distill_decisions:,} decisions, from {start}")
         t0 = time.perf_counter()
         record = distill(",".join(members), folder, decisions=recipe.distill_decisions, epochs=recipe.distill_epochs,
-                         start=start, seed=recipe.seed, torch_threads=recipe.torch_threads, progress=False,
+                         start=start, seed=recipe.seed,
+                         torch_threads=recipe.train_threads or max(1, min(4, os.cpu_count() or 1)), progress=False,
                          resume=(folder / "checkpoint.pt").is_file(), log=lambda *a: None,
                          command=f"{command} (step {name})")
         result = {"policy": str(folder / "policy.pt"), "digest": _policy_digest(folder / "policy.pt"),
