@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -79,7 +78,7 @@ from experiments.train import ppo
 from experiments.train.league import LEARNER_DECIDES
 from experiments.train.report import machine_text, progress_bar
 from experiments.train.session import TrainingInterrupted
-from experiments.train.settings import check_learning_rate
+from experiments.train.settings import check_learning_rate, torch_thread_count
 from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
@@ -281,8 +280,7 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     r = dataclasses.replace(PRESETS[preset], **changes)
     for name in ("rounds", "probe_seeds", "probe_decisions", "meta_hands", "eval_hands", "eval_games",
                  "probe_eval_hands", "probe_eval_games", "torch_threads", "train_threads", "long_probe_decisions",
-                 "distill_rounds",
-                 "distill_decisions", "distill_epochs", "distill_replicas", "refine_decisions",
+                 "distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas", "refine_decisions",
                  "stage_probe_decisions", "stage_probe_seeds", "refine_lance_decisions"):
         v = getattr(r, name)
         least = 0 if name in ("rounds", "long_probe_decisions", "distill_rounds", "refine_decisions",
@@ -781,8 +779,8 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             f"{recipe.distill_decisions:,} decisions, from {start}")
         t0 = time.perf_counter()
         record = distill(",".join(members), folder, decisions=recipe.distill_decisions, epochs=recipe.distill_epochs,
-                         start=start, seed=recipe.seed,
-                         torch_threads=recipe.train_threads or max(1, min(4, os.cpu_count() or 1)), progress=False,
+                         start=start, seed=recipe.seed, torch_threads=torch_thread_count(recipe.train_threads),
+                         progress=False,
                          resume=(folder / "checkpoint.pt").is_file(), log=lambda *a: None,
                          command=f"{command} (step {name})")
         result = {"policy": str(folder / "policy.pt"), "digest": _policy_digest(folder / "policy.pt"),

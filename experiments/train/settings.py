@@ -26,8 +26,8 @@ from experiments.train.league import League, check_league_args, frozen_agent, pa
 from mus_env import MusConfig
 from mus_env.config import SIGNALS_CHOICES, is_int
 
-__all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "build_league", "threads_for", "engine_threads_for",
-           "check_learning_rate"]
+__all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "build_league", "threads_for", "torch_thread_count",
+           "engine_threads_for", "check_learning_rate"]
 
 
 class SettingsError(ValueError):
@@ -174,7 +174,12 @@ def build_league(args: Any, config: MusConfig,
 
 def threads_for(args: Any) -> int:
     """The torch thread count a run uses (``torch_threads``, or all cores up to 4 when it is 0)."""
-    return args.torch_threads or max(1, min(4, os.cpu_count() or 1))
+    return torch_thread_count(args.torch_threads)
+
+
+def torch_thread_count(threads: int) -> int:
+    """A ``--torch-threads`` value as a thread count: ``threads``, or all cores up to 4 when it is 0."""
+    return threads or max(1, min(4, os.cpu_count() or 1))
 
 
 def engine_threads_for(args: Any) -> int:
