@@ -8,8 +8,8 @@
   the learner's results against the league since the last log row (:attr:`League.recent`).
 * :class:`SnapshotBank`: every snapshot of the pool in one batched forward pass.
 * :func:`frozen_agent`: an ``agents.make_agent`` spec ready for a game of the run's config.
-* :func:`learner_free` and :class:`RestrictedAgent`: the learner deciding only some of its decisions
-  (``Args.learner_decides``, the probes of ``mus exploit``).
+* :func:`learner_free`, :func:`ordago_choices` and :class:`RestrictedAgent`: the learner deciding only some of
+  its decisions (``Args.learner_decides``, the probes of ``mus exploit``).
 
 The members, as the trainer (:mod:`experiments.train.ppo`) uses them:
 
@@ -37,7 +37,9 @@ The members, as the trainer (:mod:`experiments.train.ppo`) uses them:
   against them (the folder's share split among its probes,
   :func:`~experiments.train.league.expand_probe_folders`), and the next round probes the result.
 * **Restricted learners** (``learner_decides``, for ``mus exploit``'s probes): the learner may decide only the
-  betting, or the betting of one lance; its other decisions are played by the opposing agent's own policy
+  betting, or the betting of one lance, or only the órdagos (``ordago``: whether to declare one, where the
+  opposing agent's own policy has chosen its move and the learner may replace it by an órdago, and whether to
+  accept one; :func:`ordago_choices`); its other decisions are played by the opposing agent's own policy
   and are not trained (they are not in its trajectories; the rewards they lead to reach the learner's
   pending decision as usual). Such a probe joins a league as it was trained: its network where it decided, the
   agent it probed elsewhere (``mus exploit AGENT --lance pares`` puts a pares-only best response to ``AGENT`` in
@@ -60,11 +62,12 @@ from agents.policy import masked_log_probs, sample_masked
 from agents.signs import SilentAgent
 from mus_env import MusConfig
 from mus_env.actions import Action
-from mus_env.observation import OBS_DIM, OFFSETS, obs_dim
+from mus_env.observation import OBS_DIM, OFFSETS, SLOT_NAMES, obs_dim
 from mus_env.tables import LANCE_NAMES
 
-__all__ = ["BASELINES", "LEARNING_MEMBERS", "LEARNER_DECIDES", "BETTING", "RECENT", "split_specs", "is_fixed_spec",
-           "policy_obs_dim", "frozen_agent", "learner_free", "restricted_probe", "probe_policies",
+__all__ = ["BASELINES", "LEARNING_MEMBERS", "LEARNER_DECIDES", "BETTING", "ORDAGO", "RECENT", "split_specs",
+           "is_fixed_spec", "policy_obs_dim", "frozen_agent", "learner_free", "facing_ordago", "ordago_choices",
+           "restricted_probe", "probe_policies",
            "expand_probe_folders", "parse_mix", "check_league_args", "League", "SnapshotBank", "RestrictedAgent"]
 
 #: Baseline agents the league and the evaluation may use.
@@ -76,10 +79,12 @@ BASELINES = ("rule", "equity", "random", "ordago")
 LEARNING_MEMBERS = ("self", "snapshot", "exploiter", "responses")
 
 #: Values of ``Args.learner_decides``.
-LEARNER_DECIDES = ("all", "bidding", *LANCE_NAMES)
+LEARNER_DECIDES = ("all", "bidding", "ordago", *LANCE_NAMES)
 
 #: The betting actions (paso .. órdago): what the learner still decides under ``learner_decides="bidding"``.
 BETTING = slice(int(Action.PASO), int(Action.ORDAGO) + 1)
+#: The órdago's action id (``learner_decides="ordago"``).
+ORDAGO = int(Action.ORDAGO)
 
 #: The learner's results against the league since the last log row (:attr:`League.recent`), all zero.
 RECENT = {"games": 0, "learner_wins": 0.0, "learner_stones": 0.0, "hands": 0, "exploiter_stones": 0.0,
@@ -141,14 +146,49 @@ def frozen_agent(spec: str, config: MusConfig, agent: Any = None) -> Any:
 
 def learner_free(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], decides: str) -> npt.NDArray[np.bool_]:
     """Which of these decisions the learner makes under ``Args.learner_decides``: all of them, the betting ones
-    (``bidding``: paso, envites, quiero, no quiero, órdago), or the betting of one lance (its name)."""
+    (``bidding``: paso, envites, quiero, no quiero, órdago), the betting of one lance (its name), or those where an
+    órdago may be declared or must be answered (``ordago``; of the first kind the learner only chooses between the
+    agent's own move and an órdago: :func:`ordago_choices`)."""
     if decides == "all":
         return np.ones(len(mask), dtype=bool)
     betting = np.asarray(mask)[:, BETTING].any(axis=1)
     if decides == "bidding":
         return betting
+    if decides == "ordago":
+        return betting & ((np.asarray(mask)[:, ORDAGO] > 0) | facing_ordago(obs, mask))
     lance = np.asarray(obs)[:, OFFSETS["lance"]].argmax(axis=1)
     return betting & (lance == LANCE_NAMES.index(decides))
+
+
+def facing_ordago(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> npt.NDArray[np.bool_]:
+    """Which of these decisions answer a live órdago (quiero or no quiero, in the lance it was declared in)."""
+    obs = np.asarray(obs)
+    slot = np.minimum(obs[:, OFFSETS["lance"]].argmax(axis=1), len(SLOT_NAMES) - 1)   # punto: the fourth slot
+    live = obs[:, OFFSETS["lance_ordago"]][np.arange(len(obs)), slot] > 0.5
+    return live & (np.asarray(mask)[:, int(Action.QUIERO)] > 0)
+
+
+def ordago_choices(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8],
+                   agent_actions: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int8]]:
+    """The learner's choices under ``learner_decides="ordago"``, for decisions :func:`learner_free` gave it.
+
+    An órdago that must be answered is the learner's whole decision. Where one may be declared, the learner
+    chooses only between ``agent_actions`` (what the probed agent's own policy chose there) and an órdago; where
+    that policy chose the órdago itself there is nothing to choose and the decision stays the agent's.
+
+    Returns:
+        ``(learner, masks)``: which rows the learner decides, and the masks it decides them with (the legal
+        actions of an answer; the agent's move and ``ORDAGO`` where it may declare one).
+    """
+    mask = np.asarray(mask)
+    answer = facing_ordago(obs, mask)
+    declare = ~answer & (np.asarray(agent_actions) != ORDAGO)
+    narrowed = mask.copy()
+    rows = np.flatnonzero(declare)
+    narrowed[rows] = 0
+    narrowed[rows, np.asarray(agent_actions)[rows]] = 1
+    narrowed[rows, ORDAGO] = 1
+    return answer | declare, narrowed
 
 
 def restricted_probe(spec: str) -> tuple[str, str] | None:
@@ -499,10 +539,21 @@ class RestrictedAgent:
 
     def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
-        """One action per row: the learner's where it decides (:func:`learner_free`), the proxy's elsewhere."""
+        """One action per row: the learner's where it decides (:func:`learner_free`), the proxy's elsewhere
+        (under ``ordago``, the proxy moves first and the learner may replace its move by an órdago:
+        :func:`ordago_choices`)."""
         obs, masks = np.asarray(obs), np.asarray(masks)
         free = learner_free(obs, masks, self.decides)
         out = np.zeros(len(obs), dtype=np.int64)
+        if self.decides == "ordago":
+            proxy = ~facing_ordago(obs, masks)
+            if proxy.any():
+                out[proxy] = self.proxy.act_batch(obs[proxy], masks[proxy], rng)
+            rows = np.flatnonzero(free)
+            mine, narrowed = ordago_choices(obs[rows], masks[rows], out[rows])
+            if mine.any():
+                out[rows[mine]] = self.learner.act_batch(obs[rows[mine]], narrowed[mine], rng)
+            return out
         if free.any():
             out[free] = self.learner.act_batch(obs[free], masks[free], rng)
         if (~free).any():

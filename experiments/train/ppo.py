@@ -66,7 +66,8 @@ from agents.policy import MASKED_LOGIT, PolicyNet, resolve_device, sample_masked
 from experiments.train import checkpoint, report
 from experiments.train.buffer import HANDS_DIM, TurnBuffer, hands_input, relative_hands, turn_based_gae
 from experiments.train.checkpoint import CheckpointError
-from experiments.train.league import League, SnapshotBank, expand_probe_folders, learner_free, split_specs
+from experiments.train.league import (League, SnapshotBank, expand_probe_folders, facing_ordago, learner_free,
+                                      ordago_choices, split_specs)
 from experiments.train.report import eval_score
 from experiments.train.session import RunSession, TrainingDiverged, TrainingInterrupted, check_finite, check_run_folder
 from experiments.train.settings import SettingsError, build_league, check_args, engine_threads_for, threads_for
@@ -320,6 +321,19 @@ def learner_rewards(s: TrainState, rewards: npt.NDArray[np.float32], done: npt.N
     return r.astype(np.float32)
 
 
+def ordago_turns(s: TrainState, tables: npt.NDArray[np.int64],
+                 actions: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
+    """``learner_decides="ordago"``: of these tables (decisions where an órdago may be declared or must be
+    answered), those the learner decides and the masks it decides them with (:func:`experiments.train.league.ordago_choices`). The
+    probed agent moves first where an órdago may be declared (into ``actions``); where it chose the órdago itself
+    the decision stays its own."""
+    ask = tables[~facing_ordago(s.obs[tables], s.mask[tables])]
+    if ask.size:
+        s.league.opponent_actions(ask, s.obs, s.mask, s.rng, actions)
+    mine, narrowed = ordago_choices(s.obs[tables], s.mask[tables], actions[tables])
+    return tables[mine], narrowed[mine]
+
+
 def rollout(s: TrainState) -> dict[str, float]:
     """``rollout_steps`` steps on every table; the learner's decisions go to the buffer (the exploiter's to
     its own). Returns the seconds spent in the environment, the learner's policy and the opponents."""
@@ -332,12 +346,15 @@ def rollout(s: TrainState) -> dict[str, float]:
         is_learner = s.league.learner[tables, seat]
         lrn = np.flatnonzero(is_learner)
         proxy = lrn[:0]
+        mask = None
         if s.args.learner_decides != "all":
             # decisions the learner does not make: the opposing agent plays them for it, untrained
             free = learner_free(s.obs[lrn], s.mask[lrn], s.args.learner_decides)
             lrn, proxy = lrn[free], lrn[~free]
+            if s.args.learner_decides == "ordago":
+                lrn, mask = ordago_turns(s, lrn, actions)
         t0 = time.perf_counter()
-        obs, mask = s.obs[lrn], s.mask[lrn]
+        obs, mask = s.obs[lrn], (s.mask[lrn] if mask is None else mask)
         hands = relative_hands(s.env.hands[lrn], seat[lrn]) if s.args.central_critic else None
         chosen, logp, val = act(s, obs, mask, hands)
         actions[lrn] = chosen
