@@ -66,8 +66,15 @@ from agents.policy import MASKED_LOGIT, PolicyNet, resolve_device, sample_masked
 from experiments.train import checkpoint, report
 from experiments.train.buffer import HANDS_DIM, TurnBuffer, hands_input, relative_hands, turn_based_gae
 from experiments.train.checkpoint import CheckpointError
-from experiments.train.league import (League, SnapshotBank, expand_probe_folders, facing_ordago, learner_free,
-                                      ordago_choices, split_specs)
+from experiments.train.league import (
+    League,
+    SnapshotBank,
+    expand_probe_folders,
+    facing_ordago,
+    learner_free,
+    ordago_choices,
+    split_specs,
+)
 from experiments.train.report import eval_score
 from experiments.train.session import RunSession, TrainingDiverged, TrainingInterrupted, check_finite, check_run_folder
 from experiments.train.settings import SettingsError, build_league, check_args, engine_threads_for, threads_for
@@ -324,9 +331,9 @@ def learner_rewards(s: TrainState, rewards: npt.NDArray[np.float32], done: npt.N
 def ordago_turns(s: TrainState, tables: npt.NDArray[np.int64],
                  actions: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
     """``learner_decides="ordago"``: of these tables (decisions where an órdago may be declared or must be
-    answered), those the learner decides and the masks it decides them with (:func:`experiments.train.league.ordago_choices`). The
-    probed agent moves first where an órdago may be declared (into ``actions``); where it chose the órdago itself
-    the decision stays its own."""
+    answered), those the learner decides and the masks it decides them with
+    (:func:`experiments.train.league.ordago_choices`). The probed agent moves first where an órdago may be declared
+    (into ``actions``); where it chose the órdago itself the decision stays its own."""
     ask = tables[~facing_ordago(s.obs[tables], s.mask[tables])]
     if ask.size:
         s.league.opponent_actions(ask, s.obs, s.mask, s.rng, actions)
