@@ -828,6 +828,8 @@ def test_two_one_lance_best_responses_and_agent_start_stage_probes(tmp_path: Pat
         rc.make_recipe("tiny", distill_rounds=2, refine_decisions=1024, refine_lance="pares,juego,grande,chica")
     with pytest.raises(ValueError, match="distinct lances"):
         rc.make_recipe("tiny", distill_rounds=2, refine_decisions=1024, refine_lance="pares,pares")
+    ordago = rc.make_recipe("tiny", distill_rounds=2, refine_decisions=1024, refine_lance="pares,ordago")
+    assert rc.refine_lances(ordago) == ["pares", "ordago"]           # an órdago-only best response (--only ordago)
     with pytest.raises(ValueError, match="stage_probe_starts: agent start.s. of the stage probes need"):
         rc.make_recipe("tiny", distill_rounds=2, stage_probe_starts=("agent",))
     with pytest.raises(ValueError, match="stage_probe_starts: a tuple of distinct starts"):

@@ -78,7 +78,8 @@ def parser() -> ArgumentParser:
                    help="with --refine-distilled: first train a best response that decides only LANCE's betting "
                         "(pares; mus exploit --lance) against the distilled network, and put it in the refined "
                         "stage's league (a quarter of it; record T); several lances, comma-separated (pares,juego), "
-                        "one best response each (preset's: none)")
+                        "one best response each; ordago: one that decides only the órdagos (mus exploit --only "
+                        "ordago) (preset's: none)")
     p.add_argument("--refine-lance-decisions", type=int_in(1, 10**12), default=None, metavar="DECISIONS",
                    help="with --refine-lance: its budget (preset's: 40000000)")
     p.add_argument("--refine-lance-learning-rate", type=float, default=None, metavar="LR",
