@@ -100,6 +100,9 @@ def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight)
         assert (out / name).stat().st_size > 0, name
     table = (out / "recipe.md").read_text()
     assert f"| {kept} **kept** |" in table and table.count("\n| ") == 4       # the header and three rounds
+    # every step's wall time, evaluations included, and their sum in the report
+    assert list(data["step_seconds"]) == list(s) and all(v >= 0 for v in data["step_seconds"].values())
+    assert "minutes of wall time, evaluations included (trainings" in table
     # every round reports its margin over the rival, as a column of its own
     assert all([row["opponent"] for row in s[f"round{r}/report"]["rows"]][:3] == ["rule", "equity", "ordago"]
                for r in range(3))

@@ -512,12 +512,18 @@ class _Steps:
                          "rivals": rivals, "steps": {}, "seconds": 0.0}
         out.mkdir(parents=True, exist_ok=True)
         self.write()
+        self.clock = time.perf_counter()
 
     def done(self, name: str) -> dict[str, Any] | None:
         return self.data["steps"].get(name)
 
     def finish(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
+        """Record a finished step, and its wall time (``step_seconds``: since the previous step finished or this
+        process started, so a step resumed after a stop counts from the resume)."""
+        now = time.perf_counter()
         self.data["steps"][name] = result
+        self.data.setdefault("step_seconds", {})[name] = round(now - self.clock, 1)
+        self.clock = now
         self.write()
         return result
 
@@ -923,6 +929,16 @@ def kept_text(keep: dict[str, Any]) -> str:
     return "the distilled policy" if keep.get("distilled") else f"round {keep['round']}"
 
 
+def _wall_text(step_seconds: dict[str, float]) -> str:
+    """``; N minutes of wall time, evaluations included (trainings A, probes B)`` from ``step_seconds``."""
+    if not step_seconds:
+        return ""
+    def part(kind: str) -> float:
+        return sum(v for k, v in step_seconds.items() if k.endswith(kind)) / 60
+    return (f"; {sum(step_seconds.values()) / 60:.1f} minutes of wall time, evaluations included (trainings "
+            f"{part('/train'):.1f}, probes {part('/probes'):.1f})")
+
+
 def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     """``OUT/recipe.md`` and ``OUT/recipe.png``: every round's budget, margins, probe gain and head to head, and
     the policy kept."""
@@ -934,7 +950,8 @@ def write_report(out: Path, data: dict[str, Any], keep: dict[str, Any]) -> Path:
     long_column = any(g is not None for g in long_gains)
     resumed = "".join(f", resumed with `{c}`" for c in data.get("resumed_with", []))
     lines = ["# The recipe's rounds", "", f"`{data.get('command', 'mus league')}`{resumed}, on "
-             f"{data.get('machine', '?')}; {data.get('seconds', 0.0) / 60:.1f} minutes in all (trainings and probes).",
+             f"{data.get('machine', '?')}; {data.get('seconds', 0.0) / 60:.1f} minutes in all (trainings and probes)"
+             + _wall_text(data.get("step_seconds", {})) + ".",
              "",
              "| round | decisions | minutes | " + " | ".join(f"vs {o}" for o in opponents[:-1])
              + " | vs previous round | largest probe gain | its game win rate |"
