@@ -837,3 +837,47 @@ def test_two_one_lance_best_responses_and_agent_start_stage_probes(tmp_path: Pat
         rc.make_recipe("tiny", distill_rounds=2, stage_probe_starts=("agent",))
     with pytest.raises(ValueError, match="stage_probe_starts: a tuple of distinct starts"):
         rc.make_recipe("tiny", distill_rounds=2, stage_probe_decisions=stage, stage_probe_starts=("clone",))
+
+
+def test_the_plan_lists_the_trainings_and_probes_a_recipe_runs_with_their_decisions(straight) -> None:
+    """``mus league --plan`` (:func:`recipe_plan.planned_steps`): the steps a recipe runs, in order, with the
+    decisions each training and probe ran (whole updates)."""
+    from experiments.population.recipe_plan import planned_steps
+    _, data = straight
+    s = data["steps"]
+    planned = planned_steps(rc.make_recipe("tiny"))
+    assert [p.name for p in planned] == [name for name in s if name.endswith(("/train", "/probes"))]
+    for p in planned:
+        ran = [s[p.name]["decisions"]] if p.kind == "train" else [row["decisions"] for row in s[p.name]["probes"]]
+        assert list(p.decisions) == ran, p.name
+    staged = rc.make_recipe("tiny", distill_rounds=2, distill_replicas=2, refine_decisions=1024,
+                            refine_lance="pares,ordago", stage_probe_decisions=32 * 8 * 8)
+    names = [p.name for p in planned_steps(staged)]
+    assert names[-6:] == ["replica1", "distilled/train", "distilled/probes", "refined/lance/probes", "refined/train",
+                          "refined/probes"]
+    assert [len(p.decisions) for p in planned_steps(staged)][-6:] == [3 + 6, 1, 4, 2, 1, 4]
+
+
+def test_the_plan_s_minutes_run_probes_side_by_side_longest_first() -> None:
+    from experiments.population.recipe_plan import PlannedStep, Rates, step_minutes
+    r = Rates(train_rate=1000, probe_rate=1000, probe_eval_minutes=0, report_minutes=0, meta_minutes=0)
+    three = PlannedStep("distilled/probes", "probes", (60_000,) * 3, 3)
+    assert [step_minutes(three, w, r) for w in (1, 2, 3)] == [3, 2, 1]          # whole waves, not decisions / rate
+    assert step_minutes(PlannedStep("round1/probes", "probes", (60_000, 60_000, 120_000), 3), 2, r) == 2
+    assert step_minutes(PlannedStep("round1/train", "train", (120_000,)), 2, r) == 2
+    slow = dataclasses.replace(r, probe_eval_minutes=1.0, meta_minutes=0.5)
+    assert step_minutes(PlannedStep("round1/probes", "probes", (60_000,) * 2, 2), 2, slow) == 2.5
+
+
+def test_mus_league_plan_prints_the_steps_and_writes_nothing(tmp_path: Path, capsys) -> None:
+    from experiments.commands import league
+    league.main(["--preset", "tiny", "--out", str(tmp_path / "p"), "--plan", "--rates", "1000,500"])
+    text = capsys.readouterr().out
+    assert "| round0/train | training |" in text and "| final/probes | 2 probes, 2 at once |" in text
+    assert "1,000 decisions/s for a training alone and 500 for each of 2 probe(s)" in text
+    assert not (tmp_path / "p").exists()
+    for bad, says in ((["--plan", "--rates", "1000"], "--rates: two numbers"),
+                      (["--plan", "--rates", "0,5"], "must be above 0"), (["--rates", "1,2"], "only with --plan")):
+        with pytest.raises(SystemExit) as e:
+            league.main(["--preset", "tiny", "--out", str(tmp_path / "p"), *bad])
+        assert e.value.code == 2 and says in capsys.readouterr().err

@@ -74,6 +74,12 @@ def parser() -> ArgumentParser:
                    help="with --distill-rounds N: train the distilled network DECISIONS more against its own probes "
                         "(its league: REFINE_SHARES), probe it, and keep it if it is the least exploitable "
                         "(preset's: 0, no such stage)")
+    p.add_argument("--plan", action="store_true",
+                   help="print the recipe's steps, their decisions and about how many minutes each takes on this "
+                        "kind of machine (--rates), and exit: nothing is trained or written")
+    p.add_argument("--rates", default=None, metavar="TRAIN,PROBE",
+                   help="with --plan: decisions/s of a training alone and of each probe side by side on your machine "
+                        "(default: 45000,40000, measured on 2 AVX2 cores)")
     p.add_argument("--refine-lance", default=None, metavar="LANCE",
                    help="with --refine-distilled: first train a best response that decides only LANCE's betting "
                         "(pares; mus exploit --lance) against the distilled network, and put it in the refined "
@@ -102,6 +108,28 @@ def parser() -> ArgumentParser:
     return p
 
 
+def plan_text(settings: recipe.Recipe, workers: int, rates: str | None) -> str:
+    """``mus league --plan``: the steps' table and what the estimate assumes.
+
+    Raises:
+        ValueError: ``rates`` is not two positive numbers.
+    """
+    from experiments.population.recipe_plan import Rates, plan_table
+    measured = Rates()
+    if rates is not None:
+        try:
+            train, probe = (float(x) for x in rates.split(","))
+        except ValueError:
+            raise ValueError(f"--rates: two numbers, TRAIN,PROBE decisions/s (e.g. 45000,40000), got {rates!r}") \
+                from None
+        if not (train > 0 and probe > 0):
+            raise ValueError(f"--rates: decisions/s must be above 0, got {rates!r}")
+        measured = Rates(train_rate=train, probe_rate=probe)
+    return (plan_table(settings, workers, measured) + f"\n\nestimated at {measured.train_rate:,.0f} decisions/s "
+            f"for a training alone and {measured.probe_rate:,.0f} for each of {workers} probe(s) at once, with "
+            "rough minutes for the evaluations (experiments.population.recipe_plan); nothing was run")
+
+
 def main(argv: list[str] | None = None) -> None:
     """``mus league [options]``: run or resume the recipe, print where its files are."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -121,8 +149,13 @@ def main(argv: list[str] | None = None) -> None:
         changes["stage_probe_starts"] = tuple(x.strip() for x in a.stage_probe_starts.split(",") if x.strip())
     if a.rivals is not None:
         changes["rivals"] = () if a.rivals.strip() == "none" else tuple(x.strip() for x in a.rivals.split(","))
+    if a.rates is not None and not a.plan:
+        p.error("argument --rates: only with --plan")
     try:
         settings = recipe.make_recipe(a.preset, **changes)
+        if a.plan:
+            print(plan_text(settings, a.workers, a.rates))
+            return
         with terminate_as_ctrl_c():
             data = recipe.run_recipe(settings, a.out, resume=a.resume, workers=a.workers, ray_address=a.ray,
                                      progress=a.progress, command="mus league " + " ".join(argv))
