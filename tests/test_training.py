@@ -1170,6 +1170,40 @@ def test_record_v_is_k_s_recipe_with_pares_and_juego_probes_and_agent_start_stag
     assert max(p["stones"] for p in probes["probes"] if p["start"] == "agent") > u["max"]["stones"]
 
 
+def test_records_w_one_ordago_best_response_in_the_league_overshoots_and_its_counter_undoes_that() -> None:
+    """agents/data/candidates/ordago_w/ and ordago_w2/ (session 20, by hand): record U's weights trained 15M
+    decisions more, the magnet fixed at them, against U's órdago-only probe (``mus exploit --only ordago``; W: a
+    quarter of the league) or against it and W's own órdago probe (W2: an eighth each). A fresh órdago-only probe of
+    W finds several times what U's found: one órdago best response in the league overshoots; W2's finds about what
+    U's did. The quick probes of both are within the target."""
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+
+    def ordago_probe(name: str) -> dict:
+        path = root / name / "ordago_probe_30m_lr3e-3_agent_seed0.json"
+        raw = json.loads(path.read_text())
+        assert (raw["learner_decides"], raw["warm_start"], raw["learning_rate"]) == ("ordago", "agent", 3e-3)
+        assert 29_000_000 < raw["trained"]["decisions"] <= 30_000_000
+        return read_probes([path], make_agent(str(root / name / "policy.pt")).net)["max"]
+
+    def shares(name: str) -> dict[str, float]:
+        args = json.loads((root / name / "train_args.json").read_text())
+        assert args["warm_start"].endswith("candidates/refine_u/policy.pt") and args["magnet_every"] == 0
+        return {a: float(w) for a, w in (x.rsplit(":", 1) for x in args["league_mix"].split(","))}
+
+    u, w, w2 = (ordago_probe(n) for n in ("refine_u", "ordago_w", "ordago_w2"))
+    assert shares("ordago_w")["/work/exp/ord/refine_u/policy.pt"] == pytest.approx(0.25)
+    assert {k: v for k, v in shares("ordago_w2").items() if "/ord/" in k} == {
+        "/work/exp/ord/refine_u/policy.pt": pytest.approx(0.125), "/work/exp/ord/w/policy.pt": pytest.approx(0.125)}
+    assert w["stones_lo"] > u["stones_hi"] and w["stones"] > 3 * u["stones"]        # W overshot
+    assert w2["stones_lo"] < u["stones_hi"] and w2["stones"] < w["stones_lo"]        # W2: back to U's level
+    for name in ("ordago_w", "ordago_w2"):
+        quick = read_probes(sorted((root / name).glob("quick_probe_seed*.json")),
+                            make_agent(str(root / name / "policy.pt")).net)
+        assert quick["n"] == 2 and quick["max"]["stones"] <= 0.3, name
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads every probe result in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), so no figure of the
