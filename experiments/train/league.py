@@ -437,6 +437,26 @@ class League:
             self.bank = SnapshotBank(self.pool + self.responses, key)
         return self.bank
 
+    def learner_turns(self, rows: npt.NDArray[np.int64], obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8],
+                      decides: str, rng: np.random.Generator, actions: npt.NDArray[np.int64]
+                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int8]]:
+        """Of the learner's tables ``rows``, under ``Args.learner_decides`` ``decides``: those it decides, those the
+        opposing agent plays for it (untrained), and the masks it decides with. Under ``ordago`` the agent moves
+        first where an órdago may be declared (into ``actions``) and the learner only chooses between that move
+        and an órdago (:func:`ordago_choices`); where the agent chose the órdago itself, the decision stays its own
+        (in neither list: ``actions`` holds it)."""
+        if decides == "all":
+            return rows, rows[:0], mask[rows]
+        free = learner_free(obs[rows], mask[rows], decides)
+        mine, proxy = rows[free], rows[~free]
+        if decides != "ordago":
+            return mine, proxy, mask[mine]
+        ask = mine[~facing_ordago(obs[mine], mask[mine])]
+        if ask.size:
+            self.opponent_actions(ask, obs, mask, rng, actions)
+        chosen, narrowed = ordago_choices(obs[mine], mask[mine], actions[mine])
+        return mine[chosen], proxy, narrowed[chosen]
+
     def opponent_actions(self, rows: npt.NDArray[np.int64], obs: npt.NDArray[np.float32],
                          mask: npt.NDArray[np.int8], rng: np.random.Generator,
                          actions: npt.NDArray[np.int64]) -> None:

@@ -66,15 +66,7 @@ from agents.policy import MASKED_LOGIT, PolicyNet, resolve_device, sample_masked
 from experiments.train import checkpoint, report
 from experiments.train.buffer import HANDS_DIM, TurnBuffer, hands_input, relative_hands, turn_based_gae
 from experiments.train.checkpoint import CheckpointError
-from experiments.train.league import (
-    League,
-    SnapshotBank,
-    expand_probe_folders,
-    facing_ordago,
-    learner_free,
-    ordago_choices,
-    split_specs,
-)
+from experiments.train.league import League, SnapshotBank, expand_probe_folders, split_specs
 from experiments.train.report import eval_score
 from experiments.train.session import RunSession, TrainingDiverged, TrainingInterrupted, check_finite, check_run_folder
 from experiments.train.settings import SettingsError, build_league, check_args, engine_threads_for, threads_for
@@ -328,19 +320,6 @@ def learner_rewards(s: TrainState, rewards: npt.NDArray[np.float32], done: npt.N
     return r.astype(np.float32)
 
 
-def ordago_turns(s: TrainState, tables: npt.NDArray[np.int64],
-                 actions: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
-    """``learner_decides="ordago"``: of these tables (decisions where an órdago may be declared or must be
-    answered), those the learner decides and the masks it decides them with
-    (:func:`experiments.train.league.ordago_choices`). The probed agent moves first where an órdago may be declared
-    (into ``actions``); where it chose the órdago itself the decision stays its own."""
-    ask = tables[~facing_ordago(s.obs[tables], s.mask[tables])]
-    if ask.size:
-        s.league.opponent_actions(ask, s.obs, s.mask, s.rng, actions)
-    mine, narrowed = ordago_choices(s.obs[tables], s.mask[tables], actions[tables])
-    return tables[mine], narrowed[mine]
-
-
 def rollout(s: TrainState) -> dict[str, float]:
     """``rollout_steps`` steps on every table; the learner's decisions go to the buffer (the exploiter's to
     its own). Returns the seconds spent in the environment, the learner's policy and the opponents."""
@@ -351,17 +330,11 @@ def rollout(s: TrainState) -> dict[str, float]:
     for _ in range(s.args.rollout_steps):
         seat = s.env.current_player.astype(np.int64)
         is_learner = s.league.learner[tables, seat]
-        lrn = np.flatnonzero(is_learner)
-        proxy = lrn[:0]
-        mask = None
-        if s.args.learner_decides != "all":
-            # decisions the learner does not make: the opposing agent plays them for it, untrained
-            free = learner_free(s.obs[lrn], s.mask[lrn], s.args.learner_decides)
-            lrn, proxy = lrn[free], lrn[~free]
-            if s.args.learner_decides == "ordago":
-                lrn, mask = ordago_turns(s, lrn, actions)
+        # under learner_decides, the opposing agent plays the learner's other decisions for it (proxy), untrained
+        lrn, proxy, mask = s.league.learner_turns(np.flatnonzero(is_learner), s.obs, s.mask, s.args.learner_decides,
+                                                  s.rng, actions)
         t0 = time.perf_counter()
-        obs, mask = s.obs[lrn], (s.mask[lrn] if mask is None else mask)
+        obs = s.obs[lrn]
         hands = relative_hands(s.env.hands[lrn], seat[lrn]) if s.args.central_critic else None
         chosen, logp, val = act(s, obs, mask, hands)
         actions[lrn] = chosen
