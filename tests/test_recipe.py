@@ -784,7 +784,7 @@ def test_a_one_lance_best_response_joins_the_refined_stage_s_league(tmp_path: Pa
     assert [c["decisions"] for c in calls if c.get("learner_decides") == "pares"] == [32 * 8 * 4]
     with pytest.raises(ValueError, match="refine_lance: a pares best response joins the refined stage's league"):
         rc.make_recipe("tiny", distill_rounds=2, refine_lance="pares")
-    with pytest.raises(ValueError, match="Recipe.refine_lance: distinct lances among bidding, grande"):
+    with pytest.raises(ValueError, match="Recipe.refine_lance: distinct lances among bidding, ordago, grande"):
         rc.make_recipe("tiny", distill_rounds=2, refine_decisions=1024, refine_lance="envido")
 
 
