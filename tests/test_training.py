@@ -1202,6 +1202,12 @@ def test_records_w_one_ordago_best_response_in_the_league_overshoots_and_its_cou
         quick = read_probes(sorted((root / name).glob("quick_probe_seed*.json")),
                             make_agent(str(root / name / "policy.pt")).net)
         assert quick["n"] == 2 and quick["max"]["stones"] <= 0.3, name
+    # ... and yet W2's 80M probes from its own weights find more than U's: the quick probes are no screen
+    u_net, w2_net = (make_agent(str(root / name / "policy.pt")).net for name in ("refine_u", "ordago_w2"))
+    u_80m = read_probes(sorted((root / "refine_u").glob("probe_80m_agent_seed*.json")), u_net)
+    w2_80m = [read_probes([path], w2_net)["max"] for path in sorted((root / "ordago_w2").glob("probe_80m_agent_*"))]
+    assert u_80m["n"] == len(w2_80m) == 2
+    assert all(probe["stones_lo"] > u_80m["max"]["stones_hi"] for probe in w2_80m)
 
 
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
