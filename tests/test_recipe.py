@@ -403,6 +403,62 @@ def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, 
     assert _comparable(resumed).replace(str(out), "OUT") == _comparable(straight[1]).replace(str(straight[0]), "OUT")
 
 
+def test_the_time_a_stopped_step_ran_counts_in_its_wall_time_after_the_resume(tmp_path: Path, monkeypatch) -> None:
+    """Round 1's probes run 1000 seconds (a moved clock) and are stopped; the resumed recipe counts those seconds in
+    that step's ``step_seconds`` and in the recipe's ``seconds`` (fails if the clock starts again at the resume,
+    as it did until 2026-12-06)."""
+    from experiments.population import recipe_clock
+
+    offset = [0.0]
+    monkeypatch.setattr(recipe_clock, "_now", lambda: rc.time.perf_counter() + offset[0])
+
+    def stopped(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        offset[0] += 1000.0
+        raise KeyboardInterrupt
+
+    out, recipe = tmp_path / "run", rc.make_recipe("tiny")
+    monkeypatch.setattr(rc, "run_probe_jobs", stopped)
+    with pytest.raises(TrainingInterrupted):
+        rc.run_recipe(recipe, out, **QUIET)
+    assert json.loads((out / recipe_clock.CLOCK_NAME).read_text())["unfinished_seconds"] >= 1000
+    monkeypatch.undo()
+    data = rc.run_recipe(recipe, out, resume=True, **QUIET)
+    assert data["step_seconds"]["round1/probes"] >= 1000 and data["seconds"] >= 1000
+    assert all(v < 1000 for k, v in data["step_seconds"].items() if k != "round1/probes")
+
+
+def test_the_step_clock_carries_only_into_a_resume_and_restarts_at_each_lap(tmp_path: Path, monkeypatch) -> None:
+    """StepClock with a moved clock: a stop writes the unfinished seconds, a resume carries them (a fresh start does
+    not), a lap returns them and starts again from zero; the heartbeat writes while it runs."""
+    from experiments.population import recipe_clock
+
+    now = [0.0]
+    monkeypatch.setattr(recipe_clock, "_now", lambda: now[0])
+    clock = recipe_clock.StepClock(tmp_path, resume=False)
+    now[0] = 100.0
+    clock.stop()                                           # never started: one write
+    assert json.loads(clock.path.read_text()) == {"unfinished_seconds": 100.0}
+    assert recipe_clock.StepClock(tmp_path, resume=False).carried == 0.0
+    again = recipe_clock.StepClock(tmp_path, resume=True)
+    now[0] = 130.0
+    assert again.elapsed() == 130.0 and again.lap() == 130.0 and again.elapsed() == 0.0
+    assert json.loads(clock.path.read_text()) == {"unfinished_seconds": 0.0}
+    beating = recipe_clock.StepClock(tmp_path, resume=True, every=0.01)
+    now[0] = 145.0
+    beating.start()
+    for _ in range(2000):                                  # the heartbeat's write, however slow the machine
+        if json.loads(clock.path.read_text())["unfinished_seconds"] == 15.0:
+            break
+        rc.time.sleep(0.01)
+    else:
+        pytest.fail("the heartbeat never wrote the clock")
+    beating.stop()
+    assert json.loads(clock.path.read_text()) == {"unfinished_seconds": 15.0}
+    clock.path.write_text("{}")
+    with pytest.raises(ValueError, match="not a recipe clock"):
+        recipe_clock.StepClock(tmp_path, resume=True)
+
+
 def test_ctrl_c_outside_a_training_says_how_to_resume(tmp_path: Path, monkeypatch, capsys) -> None:
     """Ctrl-C while round 1's probes run as processes (``run_probe_jobs`` lets a bare ``KeyboardInterrupt`` go
     on): ``mus league`` says the finished steps are kept and the command that resumes them (exit status 130), not

@@ -74,6 +74,7 @@ from experiments.evaluate.tournament import agent_labels, round_robin
 from experiments.population.distill import distill
 from experiments.population.exploit import policy_file_of, probe
 from experiments.population.exploit_seeds import STARTS, aggregate_probes, probe_folder, run_probe_jobs
+from experiments.population.recipe_clock import StepClock
 from experiments.train import ppo
 from experiments.train.league import LEARNER_DECIDES
 from experiments.train.report import machine_text, progress_bar
@@ -512,18 +513,16 @@ class _Steps:
                          "rivals": rivals, "steps": {}, "seconds": 0.0}
         out.mkdir(parents=True, exist_ok=True)
         self.write()
-        self.clock = time.perf_counter()
+        self.clock = StepClock(out, resume)
 
     def done(self, name: str) -> dict[str, Any] | None:
         return self.data["steps"].get(name)
 
     def finish(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
-        """Record a finished step, and its wall time (``step_seconds``: since the previous step finished or this
-        process started, so a step resumed after a stop counts from the resume)."""
-        now = time.perf_counter()
+        """Record a finished step, and its wall time (``step_seconds``: since the previous step finished, the time
+        a stopped process had spent on it included; :class:`~experiments.population.recipe_clock.StepClock`)."""
         self.data["steps"][name] = result
-        self.data.setdefault("step_seconds", {})[name] = round(now - self.clock, 1)
-        self.clock = now
+        self.data.setdefault("step_seconds", {})[name] = round(self.clock.lap(), 1)
         self.write()
         return result
 
@@ -665,7 +664,9 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
              + (recipe.refine_decisions + stage_budget) * bool(recipe.refine_decisions)
              + recipe.refine_lance_decisions * len(refine_lances(recipe)))
     bar = progress_bar(total, "recipe", progress)
-    t_start, seconds_before = time.perf_counter(), steps.data.get("seconds", 0.0)
+    # the recipe's seconds: those recorded, the stopped step's that the clock carried, and this process's
+    t_start, seconds_before = time.perf_counter(), steps.data.get("seconds", 0.0) + steps.clock.carried
+    steps.clock.start()
     say = log if not progress or log is not print else tqdm.write     # lines above the bar, not through it
 
     def tick(name: str, decisions: int) -> None:
@@ -896,6 +897,7 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         raise TrainingInterrupted(f"interrupted after {finished} finished step(s), kept in {steps.path} (a stopped "
                                   "training or probe resumes from its last checkpoint)", steps.path, finished) from None
     finally:
+        steps.clock.stop()
         bar.close()
     return steps.data
 
