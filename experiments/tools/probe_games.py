@@ -1,0 +1,104 @@
+"""What a probe's stones are worth in games: the game win rate of probes against their stone gain, by lance.
+
+Issue 33 asks of the next agent both a largest probe gain of at most +0.5 stones/hand and a probe game win rate of at
+most 0.53. Every ``mus exploit`` result records both, and where the stones came from (``gain.by_lance``: grande, chica,
+pares, juego and the órdago credit). This tool reads every full probe (``learner_decides`` ``all``) found under a
+folder, once each, and fits by least squares
+
+* ``win = a + b * stones``: what one stone per hand of probe gain is worth in games;
+* ``win = a + sum_l b_l * stones_l`` over the lances: which stones decide games.
+
+Run ``python -m experiments.tools.probe_games [FOLDER]`` (default: ``agents/data/candidates``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["LANCE_TERMS", "probe_points", "fit_game_wins", "fit_markdown", "main"]
+
+#: The parts of a probe's gain, in the order of the fit's coefficients.
+LANCE_TERMS = ("grande", "chica", "pares", "juego", "ordago_credit")
+
+
+def probe_points(folder: str | Path) -> list[dict[str, Any]]:
+    """Every full probe result under ``folder`` (``exploit.json``, ``exploit_seeds.json`` or any file holding one),
+    once each (the same probe copied into two records counts once): its stones, game win rate and stones by lance
+    (absent parts count 0)."""
+    points: dict[tuple[float, float, str], dict[str, Any]] = {}
+    for path in sorted(Path(folder).rglob("*.json")):
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        found = report.get("results", [report]) if isinstance(report, dict) else []
+        for r in found:
+            gain = r.get("gain") if isinstance(r, dict) else None
+            if (not isinstance(gain, dict) or r.get("learner_decides", "all") != "all" or "win" not in gain
+                    or "by_lance" not in gain):
+                continue
+            key = (float(gain["stones"]), float(gain["win"]), str((r.get("frozen") or {}).get("parameters_sha256")))
+            points.setdefault(key, {"stones": key[0], "win": key[1], "file": str(path),
+                                    **{t: float(gain["by_lance"].get(t, 0.0)) for t in LANCE_TERMS}})
+    return list(points.values())
+
+
+def fit_game_wins(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """The two least-squares fits of :mod:`this module <experiments.tools.probe_games>` over ``points``.
+
+    Returns:
+        ``{"n", "stones": {"intercept", "per_stone", "residual_sd"}, "lances": {"intercept", <lance>: per stone...,
+        "residual_sd"}, "win_at_half_a_stone"}``.
+
+    Raises:
+        ValueError: fewer points than the lance fit has coefficients (the message says how many were found).
+    """
+    if len(points) < len(LANCE_TERMS) + 2:
+        raise ValueError(f"{len(points)} probe result(s) with a game win rate and stones by lance: the fit needs at "
+                         f"least {len(LANCE_TERMS) + 2}")
+    win = np.array([p["win"] for p in points])
+
+    def fit(columns: list[list[float]]) -> tuple[np.ndarray, float]:
+        x = np.column_stack([np.ones(len(points)), *columns])
+        coef, *_ = np.linalg.lstsq(x, win, rcond=None)
+        return coef, float(np.std(win - x @ coef))
+
+    by_stones, sd = fit([[p["stones"] for p in points]])
+    by_lance, sd_lance = fit([[p[t] for p in points] for t in LANCE_TERMS])
+    return {"n": len(points),
+            "stones": {"intercept": float(by_stones[0]), "per_stone": float(by_stones[1]), "residual_sd": sd},
+            "lances": {"intercept": float(by_lance[0]), **{t: float(c) for t, c in zip(LANCE_TERMS, by_lance[1:],
+                                                                                         strict=True)},
+                       "residual_sd": sd_lance},
+            "win_at_half_a_stone": float(by_stones[0] + 0.5 * by_stones[1])}
+
+
+def fit_markdown(fit: dict[str, Any]) -> str:
+    """The fits as a short markdown report."""
+    s, lance = fit["stones"], fit["lances"]
+    rows = "\n".join(f"| {t.replace('_', ' ')} | {lance[t]:+.3f} |" for t in LANCE_TERMS)
+    return (f"{fit['n']} probes. Game win rate = {s['intercept']:.3f} {s['per_stone']:+.3f} x stones/hand "
+            f"(residual sd {s['residual_sd']:.3f}): +0.5 stones/hand is a game win rate of "
+            f"{fit['win_at_half_a_stone']:.3f}.\n\n"
+            f"| a stone per hand won in | game win rate |\n|---|---|\n{rows}\n\n"
+            f"(intercept {lance['intercept']:.3f}, residual sd {lance['residual_sd']:.3f})\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", nargs="?", default="agents/data/candidates",
+                        help="where the probe results are (every .json under it)")
+    args = parser.parse_args(argv)
+    try:
+        print(fit_markdown(fit_game_wins(probe_points(args.folder))))
+    except ValueError as e:
+        parser.exit(2, f"{e}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""experiments.tools.probe_games: the game win rate of probes fitted to their stones, by lance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from experiments.tools import probe_games as pg
+
+
+def _write(folder: Path, name: str, by_lance: dict[str, float], win: float, decides: str = "all") -> None:
+    gain = {"stones": sum(by_lance.values()), "win": win, "by_lance": by_lance}
+    (folder / name).write_text(json.dumps({"learner_decides": decides, "gain": gain,
+                                           "frozen": {"parameters_sha256": name}}))
+
+
+def test_the_fit_finds_which_lance_s_stones_win_games(tmp_path: Path) -> None:
+    """Twelve made-up probes whose game win rate is 0.5 + 0.1 per stone of juego + 0.02 per stone of grande: the lance
+    fit gives those figures and nothing to the others; a copy of a probe counts once, a one-lance probe not at all
+    (each assertion fails if the reading or the fit is broken)."""
+    rng = np.random.default_rng(0)
+    for k in range(12):
+        parts = {t: float(rng.uniform(-0.2, 0.6)) for t in pg.LANCE_TERMS}
+        _write(tmp_path, f"p{k}.json", parts, 0.5 + 0.1 * parts["juego"] + 0.02 * parts["grande"])
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "p0.json").write_text((tmp_path / "p0.json").read_text())
+    _write(tmp_path, "pares_only.json", {"pares": 3.0}, 0.9, decides="pares")
+    points = pg.probe_points(tmp_path)
+    assert len(points) == 12
+    fit = pg.fit_game_wins(points)
+    assert fit["lances"]["juego"] == pytest.approx(0.1) and fit["lances"]["grande"] == pytest.approx(0.02)
+    assert all(fit["lances"][t] == pytest.approx(0.0, abs=1e-9) for t in ("chica", "pares", "ordago_credit"))
+    assert fit["lances"]["intercept"] == pytest.approx(0.5) and fit["lances"]["residual_sd"] < 1e-9
+    assert "| juego | +0.100 |" in pg.fit_markdown(fit)
+
+
+def test_too_few_probes_is_an_error_that_says_how_many(tmp_path: Path, capsys) -> None:
+    _write(tmp_path, "one.json", {"juego": 0.3}, 0.52)
+    with pytest.raises(ValueError, match="1 probe result"):
+        pg.fit_game_wins(pg.probe_points(tmp_path))
+    with pytest.raises(SystemExit) as e:
+        pg.main([str(tmp_path)])
+    assert e.value.code == 2 and "needs at least 7" in capsys.readouterr().err
