@@ -618,6 +618,26 @@ def test_the_distilled_mixture_of_the_last_rounds_is_probed_and_kept_when_least_
     assert again["settings"]["distill_rounds"] == 1
     with pytest.raises(ValueError, match="distill_rounds: at most the 3 policies"):
         rc.make_recipe("tiny", distill_rounds=4)
+def test_a_stage_set_aside_takes_its_wall_time_out_of_the_recipe_s(tmp_path: Path) -> None:
+    """The steps of a stage set aside by a resume leave ``step_seconds``, and their seconds leave the recipe's
+    ``seconds`` for ``seconds_set_aside``: the recipe's time is that of the steps it is made of (fails if a set-aside
+    stage's time stays in, as it did until 2026-12-06)."""
+    saved = {"steps": {k: {} for k in ("round1/train", "distilled/train", "distilled/probes", "keep", "card")},
+             "step_seconds": {"round1/train": 10.0, "distilled/train": 20.0, "distilled/probes": 30.0, "keep": 1.0,
+                              "card": 4.0}, "seconds": 70.0}
+    (tmp_path / "distilled").mkdir()
+    aside = rc._set_stage_aside(tmp_path, saved, "distilled")
+    assert list(aside["steps"]) == list(aside["step_seconds"]) == ["round1/train"]
+    assert aside["seconds"] == pytest.approx(15.0) and aside["seconds_set_aside"] == pytest.approx(55.0)
+    assert (tmp_path / "distilled-before-1").is_dir() and not (tmp_path / "distilled").exists()
+    # a recipe made longer: its final probes become the next round's, their time with them
+    longer = rc.extend_rounds(tmp_path, {"settings": {"rounds": 1}, "steps": {"round1/train": {}, "final/probes": {}},
+                                         "step_seconds": {"round1/train": 10.0, "final/probes": 5.0}, "seconds": 15.0},
+                              2)
+    assert longer["step_seconds"] == {"round1/train": 10.0, "round2/probes": 5.0}
+    assert longer["seconds"] == pytest.approx(15.0)
+
+
 def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> None:
     """``distill_replicas=2``: the rounds run again with the next seed (a recipe of its own in ``OUT/replica1``) and
     the last two policies of both runs make the distilled mixture, started from the member with the smallest probe

@@ -553,7 +553,18 @@ def _set_stage_aside(out: Path, saved: dict[str, Any], stage: str) -> dict[str, 
         (out / stage).replace(out / f"{stage}-before-{n}")
     steps = {k: v for k, v in saved["steps"].items()
              if k not in ("keep", "card", stage) and not k.startswith(f"{stage}/")}
-    return {**saved, "steps": steps}
+    return _with_steps(saved, steps)
+
+
+def _with_steps(saved: dict[str, Any], steps: dict[str, Any]) -> dict[str, Any]:
+    """``saved`` with only ``steps``: the wall time of the steps left out (``step_seconds``) leaves the recipe's
+    ``seconds`` for ``seconds_set_aside``, so that the recipe's time is that of the steps it is made of (steps
+    recorded before ``step_seconds`` existed, 2026-12-05, cannot be taken out)."""
+    times = saved.get("step_seconds", {})
+    gone = sum(v for k, v in times.items() if k not in steps)
+    return {**saved, "steps": steps, "step_seconds": {k: v for k, v in times.items() if k in steps},
+            "seconds": saved.get("seconds", 0.0) - gone,
+            "seconds_set_aside": saved.get("seconds_set_aside", 0.0) + gone}
 
 
 def _set_distilled_aside(out: Path, saved: dict[str, Any]) -> dict[str, Any]:
@@ -594,11 +605,15 @@ def extend_rounds(out: Path, saved: dict[str, Any], rounds: int) -> dict[str, An
     steps = {k: v for k, v in saved["steps"].items() if k != "final/probes" and not k.startswith("replica")}
     if "final/probes" in saved["steps"]:
         steps[name] = moved(saved["steps"]["final/probes"])
+    times = dict(saved.get("step_seconds", {}))
+    if "final/probes" in times:
+        times[name] = times.pop("final/probes")
+    saved = _with_steps({**saved, "step_seconds": times}, steps)
     if source.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         source.replace(target)                     # before recipe.json: a crash between is repaired by a rerun
     history = [*saved.get("extended", []), {"from": before, "to": rounds}]
-    return {**saved, "settings": {**saved["settings"], "rounds": rounds}, "steps": steps, "extended": history}
+    return {**saved, "settings": {**saved["settings"], "rounds": rounds}, "extended": history}
 
 
 def rival_digests(recipe: Recipe) -> dict[str, str | None]:
