@@ -943,6 +943,9 @@ def test_the_plan_s_minutes_run_probes_side_by_side_longest_first() -> None:
     assert step_minutes(PlannedStep("round1/train", "train", (120_000,)), 2, r) == 2
     slow = dataclasses.replace(r, probe_eval_minutes=1.0, meta_minutes=0.5)
     assert step_minutes(PlannedStep("round1/probes", "probes", (60_000,) * 2, 2), 2, slow) == 2.5
+    # a one-lance probe trains a few percent of the decisions: its own rate
+    lance = PlannedStep("refined/lance/probes", "lance", (120_000,), 1)
+    assert step_minutes(lance, 2, dataclasses.replace(r, lance_probe_rate=4000)) == 0.5
 
 
 def test_mus_league_plan_prints_the_steps_and_writes_nothing(tmp_path: Path, capsys) -> None:

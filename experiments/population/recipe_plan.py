@@ -9,7 +9,8 @@ and estimates each step's minutes from throughputs measured on the machine that 
 * a training (or the distillation's data) runs alone at ``train_rate`` decisions/s (``--train-threads``: all
   cores);
 * a step's probes run ``workers`` at once, each at ``probe_rate`` decisions/s (one torch thread each), longest
-  first; each probe then spends ``probe_eval_minutes`` on its held-out measurement (sampled and greedy);
+  first; each probe then spends ``probe_eval_minutes`` on its held-out measurement (sampled and greedy); a one-lance
+  (or órdago) probe, whose learner trains only that lance's decisions, runs at ``lance_probe_rate``;
 * every training is followed by its report (``report_minutes``), and every round's probes by the meta-game's round
   robin (``meta_minutes``); the card at the end takes ``card_minutes``.
 
@@ -37,7 +38,8 @@ class PlannedStep:
     name: str
     """its folder and name in ``recipe.json`` (``round1/probes``; a replica's whole run is one step)"""
     kind: str
-    """``train``, ``distill``, ``probes`` or ``replica`` (another run of the rounds: its trainings and probes)"""
+    """``train``, ``distill``, ``probes``, ``lance`` (one-lance probes) or ``replica`` (another run of the rounds:
+    its trainings and probes)"""
     decisions: tuple[int, ...]
     """a training's budget, or one per probe (a replica: its trainings' then its probes' budgets)"""
     probes: int = 0
@@ -53,6 +55,9 @@ class Rates:
     """decisions/s of a training alone on all cores"""
     probe_rate: float = 40_000.0
     """decisions/s of each probe while ``workers`` run side by side, one torch thread each"""
+    lance_probe_rate: float = 85_000.0
+    """decisions/s of a one-lance probe (its learner decides a few percent of the decisions: 92,000 alone on
+    2026-12-06, a pares probe of candidate K)"""
     probe_eval_minutes: float = 1.5
     """each probe's held-out measurement (20,000 hands and 2,000 games, sampled and greedy)"""
     report_minutes: float = 1.5
@@ -100,18 +105,19 @@ def planned_steps(recipe: Recipe) -> list[PlannedStep]:
         lances = refine_lances(recipe)
         if lances:
             lance = _whole_updates(recipe.probe_preset, {}, recipe.refine_lance_decisions)
-            steps.append(PlannedStep("refined/lance/probes", "probes", (lance,) * len(lances), len(lances)))
+            steps.append(PlannedStep("refined/lance/probes", "lance", (lance,) * len(lances), len(lances)))
         refine = _whole_updates(recipe.trainer_preset, recipe.round_train, recipe.refine_decisions)
         steps += [PlannedStep("refined/train", "train", (refine,)),
                   PlannedStep("refined/probes", "probes", stage, len(stage))]
     return steps
 
 
-def _probe_minutes(decisions: tuple[int, ...], workers: int, rates: Rates) -> float:
-    """Probes ``workers`` at once, the longest first, each measured when it ends: the last one's end."""
+def _probe_minutes(decisions: tuple[int, ...], workers: int, rates: Rates, rate: float) -> float:
+    """Probes ``workers`` at once at ``rate`` decisions/s, the longest first, each measured when it ends: the last
+    one's end."""
     slots = [0.0] * max(min(workers, len(decisions)), 1)
     for d in sorted(decisions, reverse=True):
-        heapq.heappush(slots, heapq.heappop(slots) + d / rates.probe_rate / 60 + rates.probe_eval_minutes)
+        heapq.heappush(slots, heapq.heappop(slots) + d / rate / 60 + rates.probe_eval_minutes)
     return max(slots)
 
 
@@ -124,10 +130,11 @@ def step_minutes(step: PlannedStep, workers: int, rates: Rates = Rates()) -> flo
     if step.kind == "replica":                     # its rounds: each round's probes (and the final ones) in turn
         rounds = len(trainings)                    # round 0's training and one per round: as many probe steps
         per = len(probes) // rounds
-        return minutes + sum(_probe_minutes(probes[i * per:(i + 1) * per], workers, rates) + rates.meta_minutes
-                             for i in range(rounds))
+        return minutes + sum(_probe_minutes(probes[i * per:(i + 1) * per], workers, rates, rates.probe_rate)
+                             + rates.meta_minutes for i in range(rounds))
     if probes:
-        minutes += _probe_minutes(probes, workers, rates)
+        minutes += _probe_minutes(probes, workers, rates,
+                                  rates.lance_probe_rate if step.kind == "lance" else rates.probe_rate)
         minutes += rates.meta_minutes if step.name.startswith(("round", "final")) else 0.0
     return minutes
 
@@ -139,8 +146,9 @@ def plan_table(recipe: Recipe, workers: int = 2, rates: Rates = Rates()) -> str:
     total_minutes = total_decisions = 0.0
     for step in planned_steps(recipe):
         minutes = step_minutes(step, workers, rates)
-        what = {"train": "training", "distill": "distillation",
-                "probes": f"{step.probes} probe{'s' * (step.probes != 1)}, {min(workers, step.probes)} at once",
+        probes = f"probe{'s' * (step.probes != 1)}, {min(workers, step.probes)} at once"
+        what = {"train": "training", "distill": "distillation", "probes": f"{step.probes} {probes}",
+                "lance": f"{step.probes} one-lance {probes}",
                 "replica": f"another run of the rounds ({step.probes} probes)"}[step.kind]
         lines.append(f"| {step.name} | {what} | {sum(step.decisions):,} | {minutes:.0f} |")
         total_minutes += minutes
