@@ -1210,6 +1210,33 @@ def test_records_w_one_ordago_best_response_in_the_league_overshoots_and_its_cou
     assert all(probe["stones_lo"] > u_80m["max"]["stones_hi"] for probe in w2_80m)
 
 
+def test_record_x_the_refined_stage_against_fast_stage_probes_lowers_the_largest_gain() -> None:
+    """agents/data/candidates/refine_x/ (session 21): candidate K's recipe resumed with a refined stage whose probes are
+    40M decisions at 3e-3 from both starts (``--stage-probes 40000000 --stage-probe-learning-rate 0.003``) and a
+    pares best response. The same four probes find less against the refined network than against K's (the recipe
+    kept it), and from the equity clone they find far more against K than the protocol's 80M probes at 3e-4 did."""
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    recipe = json.loads((root / "refine_x" / "recipe.json").read_text())
+    settings = recipe["settings"]
+    assert (settings["stage_probe_decisions"], settings["stage_probe_learning_rate"], settings["refine_lance"]) == \
+        (40_000_000, 0.003, "pares")
+    assert recipe["steps"]["keep"]["refined"] and recipe["steps"]["keep"]["gains"][-1] == pytest.approx(0.678, abs=1e-3)
+
+    def fast(name: str) -> dict:
+        paths = sorted((root / name).glob("probe_40m_lr3e-3_*_seed*.json"))
+        assert len(paths) == 4 and all(json.loads(p.read_text())["learning_rate"] == 3e-3 for p in paths)
+        return read_probes(paths, make_agent(str(root / name / "policy.pt")).net)
+
+    k, x = fast("distill_k"), fast("refine_x")
+    assert x["max"]["stones_hi"] < k["max"]["stones_lo"]
+    k_net = make_agent(str(root / "distill_k" / "policy.pt")).net
+    slow_equity = read_probes([root / "distill_k" / "probe_80m_equity_seed0.json"], k_net)["max"]
+    fast_equity = read_probes(sorted((root / "distill_k").glob("probe_40m_lr3e-3_equity_seed*.json")), k_net)
+    assert fast_equity["max"]["stones_lo"] > slow_equity["stones_hi"] + 0.5
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads every probe result in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), so no figure of the
