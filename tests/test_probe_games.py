@@ -34,7 +34,14 @@ def test_the_fit_finds_which_lance_s_stones_win_games(tmp_path: Path) -> None:
     assert fit["lances"]["juego"] == pytest.approx(0.1) and fit["lances"]["grande"] == pytest.approx(0.02)
     assert all(fit["lances"][t] == pytest.approx(0.0, abs=1e-9) for t in ("chica", "pares", "ordago_credit"))
     assert fit["lances"]["intercept"] == pytest.approx(0.5) and fit["lances"]["residual_sd"] < 1e-9
-    assert "| juego | +0.100 |" in pg.fit_markdown(fit)
+    assert fit["intervals"]["juego"] == pytest.approx((0.1, 0.1))           # an exact relation: no spread
+    assert "| juego | +0.100 | [+0.100, +0.100] |" in pg.fit_markdown(fit)
+    # noisy game wins: the interval widens and holds the true coefficient
+    for k, p in enumerate(points):
+        p["win"] += 0.01 * (-1) ** k
+    noisy = pg.fit_game_wins(points)
+    low, high = noisy["intervals"]["juego"]
+    assert low < 0.1 < high and high - low > 0.01
 
 
 def test_too_few_probes_is_an_error_that_says_how_many(tmp_path: Path, capsys) -> None:

@@ -6,7 +6,10 @@ pares, juego and the órdago credit). This tool reads every full probe (``learne
 folder, once each, and fits by least squares
 
 * ``win = a + b * stones``: what one stone per hand of probe gain is worth in games;
-* ``win = a + sum_l b_l * stones_l`` over the lances: which stones decide games.
+* ``win = a + sum_l b_l * stones_l`` over the lances: which stones decide games,
+
+each coefficient with a 95% interval from resampling the probes (a percentile bootstrap): the lances' parts of a gain
+move together, and with a few dozen probes their coefficients are far less certain than the first fit's.
 
 Run ``python -m experiments.tools.probe_games [FOLDER]`` (default: ``agents/data/candidates``).
 """
@@ -48,12 +51,13 @@ def probe_points(folder: str | Path) -> list[dict[str, Any]]:
     return list(points.values())
 
 
-def fit_game_wins(points: list[dict[str, Any]]) -> dict[str, Any]:
-    """The two least-squares fits of :mod:`this module <experiments.tools.probe_games>` over ``points``.
+def fit_game_wins(points: list[dict[str, Any]], resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """The two least-squares fits of :mod:`this module <experiments.tools.probe_games>` over ``points``, with 95%
+    intervals from ``resamples`` bootstrap resamples of the points (seeded: the same points give the same intervals).
 
     Returns:
         ``{"n", "stones": {"intercept", "per_stone", "residual_sd"}, "lances": {"intercept", <lance>: per stone...,
-        "residual_sd"}, "win_at_half_a_stone"}``.
+        "residual_sd"}, "intervals": {"per_stone" or <lance>: (low, high)}, "win_at_half_a_stone"}``.
 
     Raises:
         ValueError: fewer points than the lance fit has coefficients (the message says how many were found).
@@ -62,15 +66,23 @@ def fit_game_wins(points: list[dict[str, Any]]) -> dict[str, Any]:
         raise ValueError(f"{len(points)} probe result(s) with a game win rate and stones by lance: the fit needs at "
                          f"least {len(LANCE_TERMS) + 2}")
     win = np.array([p["win"] for p in points])
+    x_stones = np.column_stack([np.ones(len(points)), [p["stones"] for p in points]])
+    x_lance = np.column_stack([np.ones(len(points)), *([p[t] for p in points] for t in LANCE_TERMS)])
 
-    def fit(columns: list[list[float]]) -> tuple[np.ndarray, float]:
-        x = np.column_stack([np.ones(len(points)), *columns])
-        coef, *_ = np.linalg.lstsq(x, win, rcond=None)
-        return coef, float(np.std(win - x @ coef))
+    def fit(x: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, float]:
+        coef, *_ = np.linalg.lstsq(x[rows], win[rows], rcond=None)
+        return coef, float(np.std(win[rows] - x[rows] @ coef))
 
-    by_stones, sd = fit([[p["stones"] for p in points]])
-    by_lance, sd_lance = fit([[p[t] for p in points] for t in LANCE_TERMS])
-    return {"n": len(points),
+    every = np.arange(len(points))
+    by_stones, sd = fit(x_stones, every)
+    by_lance, sd_lance = fit(x_lance, every)
+    rng = np.random.default_rng(seed)
+    draws = [rng.integers(0, len(points), len(points)) for _ in range(resamples)]
+    slopes = np.array([fit(x_stones, rows)[0][1] for rows in draws])
+    parts = np.array([fit(x_lance, rows)[0][1:] for rows in draws])
+    intervals = {"per_stone": tuple(np.percentile(slopes, [2.5, 97.5]).tolist()),
+                 **{t: tuple(np.percentile(parts[:, i], [2.5, 97.5]).tolist()) for i, t in enumerate(LANCE_TERMS)}}
+    return {"n": len(points), "intervals": intervals,
             "stones": {"intercept": float(by_stones[0]), "per_stone": float(by_stones[1]), "residual_sd": sd},
             "lances": {"intercept": float(by_lance[0]), **{t: float(c) for t, c in zip(LANCE_TERMS, by_lance[1:],
                                                                                          strict=True)},
@@ -80,12 +92,13 @@ def fit_game_wins(points: list[dict[str, Any]]) -> dict[str, Any]:
 
 def fit_markdown(fit: dict[str, Any]) -> str:
     """The fits as a short markdown report."""
-    s, lance = fit["stones"], fit["lances"]
-    rows = "\n".join(f"| {t.replace('_', ' ')} | {lance[t]:+.3f} |" for t in LANCE_TERMS)
-    return (f"{fit['n']} probes. Game win rate = {s['intercept']:.3f} {s['per_stone']:+.3f} x stones/hand "
-            f"(residual sd {s['residual_sd']:.3f}): +0.5 stones/hand is a game win rate of "
-            f"{fit['win_at_half_a_stone']:.3f}.\n\n"
-            f"| a stone per hand won in | game win rate |\n|---|---|\n{rows}\n\n"
+    s, lance, ci = fit["stones"], fit["lances"], fit["intervals"]
+    rows = "\n".join(f"| {t.replace('_', ' ')} | {lance[t]:+.3f} | [{ci[t][0]:+.3f}, {ci[t][1]:+.3f}] |"
+                     for t in LANCE_TERMS)
+    return (f"{fit['n']} probes. Game win rate = {s['intercept']:.3f} {s['per_stone']:+.3f} "
+            f"[{ci['per_stone'][0]:+.3f}, {ci['per_stone'][1]:+.3f}] x stones/hand (residual sd "
+            f"{s['residual_sd']:.3f}): +0.5 stones/hand is a game win rate of {fit['win_at_half_a_stone']:.3f}.\n\n"
+            f"| a stone per hand won in | game win rate | 95% interval |\n|---|---|---|\n{rows}\n\n"
             f"(intercept {lance['intercept']:.3f}, residual sd {lance['residual_sd']:.3f})\n")
 
 
