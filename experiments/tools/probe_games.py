@@ -16,8 +16,8 @@ Run ``python -m experiments.tools.probe_games [FOLDER]`` (default: ``agents/data
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -103,14 +103,21 @@ def fit_markdown(fit: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", nargs="?", default="agents/data/candidates",
-                        help="where the probe results are (every .json under it)")
-    args = parser.parse_args(argv)
+    """``python -m experiments.tools.probe_games [FOLDER]``: print the fits for the probes under FOLDER (default
+    ``agents/data/candidates``); exit status 2 with the reason when there are too few probes or too many arguments.
+    (A tool's script, not a ``mus`` subcommand: the libraries hold no argparse code.)"""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return
+    if len(args) > 1:
+        print(f"probe_games: one FOLDER at most, got {len(args)} arguments", file=sys.stderr)
+        raise SystemExit(2)
     try:
-        print(fit_markdown(fit_game_wins(probe_points(args.folder))))
+        print(fit_markdown(fit_game_wins(probe_points(args[0] if args else "agents/data/candidates"))))
     except ValueError as e:
-        parser.exit(2, f"{e}\n")
+        print(e, file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":
