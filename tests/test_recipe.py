@@ -638,6 +638,33 @@ def test_a_stage_set_aside_takes_its_wall_time_out_of_the_recipe_s(tmp_path: Pat
     assert longer["seconds"] == pytest.approx(15.0)
 
 
+def test_the_time_of_a_stopped_step_whose_stage_a_resume_sets_aside_is_set_aside_too(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    """The refined stage's probes run 1000 seconds (a moved clock) and are stopped; the recipe is resumed with another
+    refined budget, so the stage is set aside: those seconds go to ``seconds_set_aside``, not to the next step that
+    finishes (fails if the clock carries them into the new refined training, as it did until 2026-12-06)."""
+    from experiments.population import recipe_clock
+
+    offset = [0.0]
+    monkeypatch.setattr(recipe_clock, "_now", lambda: rc.time.perf_counter() + offset[0])
+
+    def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
+        if _round_of(spec) == "refined" and offset[0] == 0.0:
+            offset[0] = 1000.0
+            raise KeyboardInterrupt
+        return {"round0": 0.3, "round1": 0.9, "round2": 0.5, "distilled": 0.2, "refined": 0.1}[_round_of(spec)]
+
+    out, stub = tmp_path / "run", _stub_probe(gain)
+    recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1, refine_decisions=1024)
+    with pytest.raises(TrainingInterrupted):
+        rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    assert json.loads((out / recipe_clock.CLOCK_NAME).read_text())["unfinished_seconds"] >= 1000
+    data = rc.run_recipe(dataclasses.replace(recipe, refine_decisions=2048), out, probe_fn=stub, resume=True, **QUIET)
+    assert (out / "refined-before-1").is_dir() and data["steps"]["keep"]["refined"]
+    assert data["seconds_set_aside"] >= 1000
+    assert all(v < 1000 for v in data["step_seconds"].values()) and data["seconds"] < 1000
+
+
 def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> None:
     """``distill_replicas=2``: the rounds run again with the next seed (a recipe of its own in ``OUT/replica1``) and
     the last two policies of both runs make the distilled mixture, started from the member with the smallest probe

@@ -471,6 +471,7 @@ class _Steps:
                              "another --out")
         if resume and not self.path.is_file():
             raise ValueError(f"{self.path}: no recipe to resume (start without --resume)")
+        aside_before = _stages_set_aside(out)
         if resume:
             saved = json.loads(self.path.read_text(encoding="utf-8"))
             # a setting added after the recipe started counts at its default (the behaviour it was made with)
@@ -514,6 +515,9 @@ class _Steps:
         out.mkdir(parents=True, exist_ok=True)
         self.write()
         self.clock = StepClock(out, resume)
+        if _stages_set_aside(out) > aside_before:       # the stopped step was in a stage set aside: so is its time
+            self.data["seconds_set_aside"] = self.data.get("seconds_set_aside", 0.0) + self.clock.set_aside()
+            self.write()
 
     def done(self, name: str) -> dict[str, Any] | None:
         return self.data["steps"].get(name)
@@ -554,6 +558,12 @@ def _set_stage_aside(out: Path, saved: dict[str, Any], stage: str) -> dict[str, 
     steps = {k: v for k, v in saved["steps"].items()
              if k not in ("keep", "card", stage) and not k.startswith(f"{stage}/")}
     return _with_steps(saved, steps)
+
+
+def _stages_set_aside(out: Path) -> int:
+    """How many stage folders :func:`_set_stage_aside` has moved aside in ``out`` (``distilled-before-1``,
+    ``distilled/probes-before-1``, ...)."""
+    return sum(1 for pattern in ("*-before-*", "*/*-before-*") for _ in out.glob(pattern)) if out.is_dir() else 0
 
 
 def _with_steps(saved: dict[str, Any], steps: dict[str, Any]) -> dict[str, Any]:

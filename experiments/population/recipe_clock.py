@@ -74,6 +74,14 @@ class StepClock:
             self._write(0.0)
         return seconds
 
+    def set_aside(self) -> float:
+        """The unfinished step will not be resumed (a resume set its stage aside): the seconds carried from the
+        stopped process, which the caller books as set aside; the clock goes on from this process's start only."""
+        with self._lock:
+            carried, self.carried = self.carried, 0.0
+            self._write(self.elapsed())
+        return carried
+
     def start(self) -> None:
         """Write the clock every ``every`` seconds until :meth:`stop`."""
         def run() -> None:
