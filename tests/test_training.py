@@ -1237,6 +1237,40 @@ def test_record_x_the_refined_stage_against_fast_stage_probes_lowers_the_largest
     assert fast_equity["max"]["stones_lo"] > slow_equity["stones_hi"] + 0.5
 
 
+def test_records_y_and_y2_a_second_refinement_closes_the_equity_start_hole_not_the_own_weights_probe() -> None:
+    """agents/data/candidates/refine_y/ and refine_y2/ (session 22): candidate K's recipe resumed with a refined stage
+    against one protocol-kind probe per start (80M decisions at 3e-4, ``--stage-probe-seeds 1``) and a pares best
+    response (record Y), then Y's weights trained once more by hand against Y's own two probes (record Y2). Y2's fresh
+    equity-start probe finds nothing where Y's found +0.44 (grande), but its fresh probe from its own weights finds
+    what Y's did, in the same lances: the own-weights probe at 3e-4 stays near +0.4, game win above 0.53."""
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    recipe = json.loads((root / "refine_y" / "recipe.json").read_text())
+    settings = recipe["settings"]
+    assert (settings["stage_probe_decisions"], settings["stage_probe_seeds"], settings["stage_probe_learning_rate"],
+            settings["refine_lance"]) == (80_000_000, 1, 3e-4, "pares")
+    assert recipe["steps"]["keep"]["refined"]
+
+    def probes(name: str, prefix: str = "probe_80m", weights: str | None = None) -> dict:
+        paths = sorted((root / name).glob(f"{prefix}_*_seed0.json"))
+        assert len(paths) == 2 and all(json.loads(p.read_text())["learning_rate"] == 3e-4 for p in paths)
+        return read_probes(paths, make_agent(str(root / (weights or name) / "policy.pt")).net)
+
+    y, y2 = probes("refine_y"), probes("refine_y2")
+    assert recipe["steps"]["keep"]["gains"][-1] == pytest.approx(y["max"]["stones"])
+    assert probes("refine_y", "distilled_probe_80m", "distill_k")["n"] == 2          # the stage's probes of K
+    args = json.loads((root / "refine_y2" / "train_args.json").read_text())
+    league = {a: float(w) for a, w in (x.rsplit(":", 1) for x in args["league_mix"].split(","))}
+    assert args["warm_start"] == recipe["steps"]["refined/train"]["policy"] and args["magnet_every"] == 0
+    assert {a: w for a, w in league.items() if "/refined/probes/" in a} == {
+        a: pytest.approx(0.1) for a in recipe["steps"]["refined/probes"]["policies"]}
+    by = {name: {p["start"]: p for p in r["probes"]} for name, r in (("y", y), ("y2", y2))}
+    assert by["y2"]["equity"]["stones_hi"] < by["y"]["equity"]["stones_lo"]             # the grande hole closed
+    assert by["y2"]["agent"]["stones_lo"] < by["y"]["agent"]["stones"] < by["y2"]["agent"]["stones_hi"]  # not this
+    assert min(by[n]["agent"]["win"] for n in by) > 0.53
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads every probe result in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), so no figure of the
