@@ -1242,7 +1242,8 @@ def test_records_y_and_y2_a_second_refinement_closes_the_equity_start_hole_not_t
     against one protocol-kind probe per start (80M decisions at 3e-4, ``--stage-probe-seeds 1``) and a pares best
     response (record Y), then Y's weights trained once more by hand against Y's own two probes (record Y2). Y2's fresh
     equity-start probe finds nothing where Y's found +0.44 (grande), but its fresh probe from its own weights finds
-    what Y's did, in the same lances: the own-weights probe at 3e-4 stays near +0.4, game win above 0.53."""
+    what Y's did, in the same lances: the own-weights probe at 3e-4 stays near +0.4, game win above 0.53. Record Y3
+    (Y's weights, its own-weights probe a larger share of the league, a weaker magnet) concedes more: pares reopens."""
     from experiments.population.ship_agent import read_probes
 
     root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
@@ -1269,6 +1270,12 @@ def test_records_y_and_y2_a_second_refinement_closes_the_equity_start_hole_not_t
     assert by["y2"]["equity"]["stones_hi"] < by["y"]["equity"]["stones_lo"]             # the grande hole closed
     assert by["y2"]["agent"]["stones_lo"] < by["y"]["agent"]["stones"] < by["y2"]["agent"]["stones_hi"]  # not this
     assert min(by[n]["agent"]["win"] for n in by) > 0.53
+    # record Y3: Y's own probe at 0.35 of the league, the magnet halved, the pares best response at 0.15: pares reopens
+    y3_args = json.loads((root / "refine_y3" / "train_args.json").read_text())
+    assert (y3_args["warm_start"], y3_args["magnet_coef"]) == (args["warm_start"], 0.05)
+    y3 = read_probes([root / "refine_y3" / "probe_80m_agent_seed0.json"],
+                     make_agent(str(root / "refine_y3" / "policy.pt")).net)["max"]
+    assert y3["stones_lo"] > by["y"]["agent"]["stones_hi"] and y3["by_lance"]["pares"] > 0.5
 
 
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
