@@ -1289,6 +1289,12 @@ def test_records_y_and_y2_a_second_refinement_closes_the_equity_start_hole_not_t
     assert by["y2"]["equity"]["stones_hi"] < by["y"]["equity"]["stones_lo"]             # the grande hole closed
     assert by["y2"]["agent"]["stones_lo"] < by["y"]["agent"]["stones"] < by["y2"]["agent"]["stones_hi"]  # not this
     assert min(by[n]["agent"]["win"] for n in by) > 0.53
+    # Y's four protocol probes (seed 1 run by hand): the largest gain within +0.5, every own-weights one over 0.53
+    four = read_probes(sorted((root / "refine_y").glob("probe_80m_*_seed*.json")),
+                       make_agent(str(root / "refine_y" / "policy.pt")).net)
+    assert sorted((p["start"], p["seed"]) for p in four["probes"]) == [("agent", 0), ("agent", 1), ("equity", 0),
+                                                                       ("equity", 1)]
+    assert four["max"]["stones"] <= 0.5 and all(p["win"] > 0.53 for p in four["probes"] if p["start"] == "agent")
     # record Y3: Y's own probe at 0.35 of the league, the magnet halved, the pares best response at 0.15: pares reopens
     y3_args = json.loads((root / "refine_y3" / "train_args.json").read_text())
     assert (y3_args["warm_start"], y3_args["magnet_coef"]) == (args["warm_start"], 0.05)
