@@ -1262,7 +1262,8 @@ def test_records_y_and_y2_a_second_refinement_closes_the_equity_start_hole_not_t
     response (record Y), then Y's weights trained once more by hand against Y's own two probes (record Y2). Y2's fresh
     equity-start probe finds nothing where Y's found +0.44 (grande), but its fresh probe from its own weights finds
     what Y's did, in the same lances: the own-weights probe at 3e-4 stays near +0.4, game win above 0.53. Record Y3
-    (Y's weights, its own-weights probe a larger share of the league, a weaker magnet) concedes more: pares reopens."""
+    (Y's weights, its own-weights probe a larger share of the league, a weaker magnet) concedes more: pares reopens;
+    record Y4 (Y2's league, the entropy bonus 0.03) no less."""
     from experiments.population.ship_agent import read_probes
 
     root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
@@ -1301,6 +1302,12 @@ def test_records_y_and_y2_a_second_refinement_closes_the_equity_start_hole_not_t
     y3 = read_probes([root / "refine_y3" / "probe_80m_agent_seed0.json"],
                      make_agent(str(root / "refine_y3" / "policy.pt")).net)["max"]
     assert y3["stones_lo"] > by["y"]["agent"]["stones_hi"] and y3["by_lance"]["pares"] > 0.5
+    # record Y4: Y2's league with three times the entropy bonus: no lower (its probe's interval holds Y2's gain)
+    y4_args = json.loads((root / "refine_y4" / "train_args.json").read_text())
+    assert (y4_args["ent_coef"], y4_args["league_mix"]) == (0.03, args["league_mix"])
+    y4 = read_probes([root / "refine_y4" / "probe_80m_agent_seed0.json"],
+                     make_agent(str(root / "refine_y4" / "policy.pt")).net)["max"]
+    assert y4["stones_lo"] < by["y2"]["agent"]["stones"] < y4["stones_hi"] and y4["win"] > 0.53
 
 
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
