@@ -868,24 +868,15 @@ PINNED_TINY_RUNS = (
 )
 
 
-def _cpu_vendor() -> str:
-    """The CPU's ``vendor_id`` (``/proc/cpuinfo``), ``"unknown"`` where it cannot be read."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("vendor_id"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
 def test_a_tiny_run_is_bit_for_bit_the_recorded_one(tmp_path) -> None:
     import hashlib
 
     import torch
 
+    from experiments.train.report import cpuinfo_field
+
     here = {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "cpu_vendor": _cpu_vendor()}
+            "cpu_vendor": cpuinfo_field("vendor_id") or "unknown"}
     pinned = next((r for r in PINNED_TINY_RUNS if all(r[k] == v for k, v in here.items())), None)
     if pinned is None:
         pytest.skip(f"recorded on {[{k: r[k] for k in here} for r in PINNED_TINY_RUNS]}, this machine is {here}: "

@@ -31,20 +31,27 @@ from experiments.train.league import RestrictedAgent, split_specs
 if TYPE_CHECKING:
     from experiments.train.state import TrainState
 
-__all__ = ["machine_text", "eval_score", "eval_text", "write_run_record", "write_csv", "write_logs",
+__all__ = ["machine_text", "cpuinfo_field", "eval_score", "eval_text", "write_run_record", "write_csv", "write_logs",
            "learning_curve", "exploiter_signal", "progress_bar", "NullBar", "print_summary", "evaluate"]
+
+
+def cpuinfo_field(name: str) -> str | None:
+    """The first ``name`` field of ``/proc/cpuinfo`` (``"model name"``, ``"vendor_id"``); None where there is none
+    or the file cannot be read (not Linux)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(name):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
 
 
 def machine_text() -> str:
     """A line describing this machine (CPU model, cores, memory), for run records and model cards."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpuinfo_field("model name")
+    if cpu is None:
+        cpu = platform.processor() or platform.machine()
     mem = ""
     try:
         lines = Path("/proc/meminfo").read_text().splitlines()
