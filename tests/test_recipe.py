@@ -404,7 +404,7 @@ def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, 
 
 
 def test_the_time_a_stopped_step_ran_counts_in_its_wall_time_after_the_resume(tmp_path: Path, monkeypatch) -> None:
-    """Round 1's probes run 1000 seconds (a moved clock) and are stopped; the resumed recipe counts those seconds in
+    """Round 1's probes run 100,000 seconds (a moved clock) and are stopped; the resumed recipe counts those seconds in
     that step's ``step_seconds`` and in the recipe's ``seconds`` (fails if the clock starts again at the resume,
     as it did until 2026-12-06)."""
     from experiments.population import recipe_clock
@@ -413,18 +413,18 @@ def test_the_time_a_stopped_step_ran_counts_in_its_wall_time_after_the_resume(tm
     monkeypatch.setattr(recipe_clock, "_now", lambda: rc.time.perf_counter() + offset[0])
 
     def stopped(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        offset[0] += 1000.0
+        offset[0] += 100_000.0
         raise KeyboardInterrupt
 
     out, recipe = tmp_path / "run", rc.make_recipe("tiny")
     monkeypatch.setattr(rc, "run_probe_jobs", stopped)
     with pytest.raises(TrainingInterrupted):
         rc.run_recipe(recipe, out, **QUIET)
-    assert json.loads((out / recipe_clock.CLOCK_NAME).read_text())["unfinished_seconds"] >= 1000
+    assert json.loads((out / recipe_clock.CLOCK_NAME).read_text())["unfinished_seconds"] >= 100_000
     monkeypatch.undo()
     data = rc.run_recipe(recipe, out, resume=True, **QUIET)
-    assert data["step_seconds"]["round1/probes"] >= 1000 and data["seconds"] >= 1000
-    assert all(v < 1000 for k, v in data["step_seconds"].items() if k != "round1/probes")
+    assert data["step_seconds"]["round1/probes"] >= 100_000 and data["seconds"] >= 100_000
+    assert all(v < 100_000 for k, v in data["step_seconds"].items() if k != "round1/probes")
 
 
 def test_the_step_clock_carries_only_into_a_resume_and_restarts_at_each_lap(tmp_path: Path, monkeypatch) -> None:
@@ -640,9 +640,10 @@ def test_a_stage_set_aside_takes_its_wall_time_out_of_the_recipe_s(tmp_path: Pat
 
 def test_the_time_of_a_stopped_step_whose_stage_a_resume_sets_aside_is_set_aside_too(tmp_path: Path,
                                                                                       monkeypatch) -> None:
-    """The refined stage's probes run 1000 seconds (a moved clock) and are stopped; the recipe is resumed with another
-    refined budget, so the stage is set aside: those seconds go to ``seconds_set_aside``, not to the next step that
-    finishes (fails if the clock carries them into the new refined training, as it did until 2026-12-06)."""
+    """The refined stage's probes run 100,000 seconds (a moved clock, far above any real step's time) and are stopped;
+    the recipe is resumed with another refined budget, so the stage is set aside: those seconds go to
+    ``seconds_set_aside``, not to the next step that finishes (fails if the clock carries them into the new refined
+    training, as it did until 2026-12-06)."""
     from experiments.population import recipe_clock
 
     offset = [0.0]
@@ -650,7 +651,7 @@ def test_the_time_of_a_stopped_step_whose_stage_a_resume_sets_aside_is_set_aside
 
     def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
         if _round_of(spec) == "refined" and offset[0] == 0.0:
-            offset[0] = 1000.0
+            offset[0] = 100_000.0
             raise KeyboardInterrupt
         return {"round0": 0.3, "round1": 0.9, "round2": 0.5, "distilled": 0.2, "refined": 0.1}[_round_of(spec)]
 
@@ -658,11 +659,11 @@ def test_the_time_of_a_stopped_step_whose_stage_a_resume_sets_aside_is_set_aside
     recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1, refine_decisions=1024)
     with pytest.raises(TrainingInterrupted):
         rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
-    assert json.loads((out / recipe_clock.CLOCK_NAME).read_text())["unfinished_seconds"] >= 1000
+    assert json.loads((out / recipe_clock.CLOCK_NAME).read_text())["unfinished_seconds"] >= 100_000
     data = rc.run_recipe(dataclasses.replace(recipe, refine_decisions=2048), out, probe_fn=stub, resume=True, **QUIET)
     assert (out / "refined-before-1").is_dir() and data["steps"]["keep"]["refined"]
-    assert data["seconds_set_aside"] >= 1000
-    assert all(v < 1000 for v in data["step_seconds"].values()) and data["seconds"] < 1000
+    assert data["seconds_set_aside"] >= 100_000
+    assert all(v < 100_000 for v in data["step_seconds"].values()) and data["seconds"] < 100_000
 
 
 def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> None:
