@@ -110,6 +110,46 @@ class PolicyNet(nn.Module):
         """Policy logits only (acting needs no value)."""
         return self.policy_head(self.trunk(obs))
 
+    def load_narrower(self, arch: dict[str, Any], state: dict[str, torch.Tensor]) -> None:
+        """Load the weights of a narrower network of the same depth so that this one plays and values exactly as it.
+
+        Each layer's first units take the narrow network's weights; the new units keep this network's fresh
+        incoming weights and get zero outgoing weights (into the next layer's old units and into both heads), so
+        the logits and the value are the narrow network's, up to float rounding, until training moves them. What
+        a wider network adds is then learned from where the narrow one stood (a capacity test that starts from a
+        trained policy, not from scratch).
+
+        Args:
+            arch: the narrow network's ``arch`` (a policy file's); same ``obs_dim``, ``num_actions``, number of
+                layers, no central critic, each width at most this network's.
+            state: its state dict.
+
+        Raises:
+            ValueError: ``arch`` is not a narrower network of this one's depth and inputs (nothing is loaded).
+        """
+        old, new = [int(h) for h in arch.get("hidden", [])], self.arch["hidden"]
+        same_io = (int(arch.get("obs_dim", -1)) == self.arch["obs_dim"]
+                   and int(arch.get("num_actions", -1)) == self.arch["num_actions"])
+        if (not same_io or len(old) != len(new) or any(o > n for o, n in zip(old, new, strict=True))
+                or arch.get("value_dim", 0) or self.arch["value_dim"]):
+            raise ValueError(f"cannot widen a network {arch} into {self.arch}: it must have the same inputs, actions "
+                             "and number of layers, each layer at most as wide, and no central critic")
+        linears = [m for m in self.trunk if isinstance(m, nn.Linear)]
+        names = [f"trunk.{i}" for i, m in enumerate(self.trunk) if isinstance(m, nn.Linear)]
+        widths_in = [self.arch["obs_dim"], *old]
+        with torch.no_grad():
+            for k, (layer, name) in enumerate(zip(linears, names, strict=True)):
+                w, b = state[f"{name}.weight"], state[f"{name}.bias"]
+                if k:                                     # the previous layer's new units feed nothing old
+                    layer.weight[:old[k], widths_in[k]:] = 0.0
+                layer.weight[:old[k], :widths_in[k]] = w
+                layer.bias[:old[k]] = b
+            for head in ("policy_head", "value_head"):
+                layer = getattr(self, head)
+                layer.weight.zero_()
+                layer.weight[:, :old[-1]] = state[f"{head}.weight"]
+                layer.bias.copy_(state[f"{head}.bias"])
+
 
 def _orthogonal(layer: nn.Linear, gain: float) -> nn.Linear:
     nn.init.orthogonal_(layer.weight, gain)

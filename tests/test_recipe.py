@@ -24,6 +24,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from agents.policy import load_policy_file  # noqa: E402
 from experiments.evaluate.ratings import nash_mixture  # noqa: E402
 from experiments.population import recipe as rc  # noqa: E402
 from experiments.population.ship_agent import read_recipe, write_card  # noqa: E402
@@ -793,6 +794,29 @@ def test_the_distilled_network_refined_against_its_own_probes_is_probed_and_kept
         rc.make_recipe("tiny", refine_decisions=1000)
     # without rivals, their share is the learner's own
     assert rc.refine_league(Path("p"), rc.make_recipe("tiny", rivals=())).startswith("self:0.4000,snapshot:0.1000")
+
+
+def test_refine_hidden_trains_a_wider_copy_of_the_distilled_network_and_a_resume_with_it_refines_again(
+        tmp_path: Path) -> None:
+    """``refine_hidden``: the refined stage trains the distilled network widened (same play at its start,
+    ``tests/test_widen.py``); resumed with it, only the refined stage runs again."""
+    stub = _stub_probe(lambda spec, warm_start, kw: {"round0": 0.3, "round1": 0.9, "round2": 0.5, "distilled": 0.2,
+                                                     "refined": 0.1}[_round_of(spec)])
+    out = tmp_path / "run"
+    recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1, refine_decisions=1024)
+    first = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)["steps"]
+    wider = dataclasses.replace(recipe, refine_hidden=(48, 40))
+    s = rc.run_recipe(wider, out, probe_fn=stub, resume=True, **QUIET)["steps"]
+    assert s["distilled/train"] == first["distilled/train"] and s["distilled/probes"] == first["distilled/probes"]
+    assert (out / "refined-before-1" / "train" / "policy.pt").is_file()
+    assert json.loads((out / "refined" / "train" / "args.json").read_text())["hidden"] == [48, 40]
+    assert load_policy_file(out / "refined" / "train" / "policy.pt")["arch"]["hidden"] == [48, 40]
+    assert load_policy_file(out / "distilled" / "train" / "policy.pt")["arch"]["hidden"] == [32, 32]
+    assert s["keep"]["refined"] and load_policy_file(out / "policy.pt")["arch"]["hidden"] == [48, 40]
+    with pytest.raises(ValueError, match="refine_hidden: the widths \\[256, 256\\] are the refined network's"):
+        rc.make_recipe("tiny", distill_rounds=2, refine_hidden=(256, 256))
+    with pytest.raises(ValueError, match="Recipe.refine_hidden: 1 to 16 widths"):
+        rc.make_recipe("tiny", distill_rounds=2, refine_decisions=1024, refine_hidden=(0, 256))
 
 
 def test_stage_probes_measure_the_distilled_and_refined_networks_as_the_protocol_does(tmp_path: Path) -> None:

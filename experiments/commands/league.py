@@ -86,6 +86,10 @@ def parser() -> ArgumentParser:
                         "stage's league (a quarter of it; record T); several lances, comma-separated (pares,juego), "
                         "one best response each; ordago: one that decides only the órdagos (mus exploit --only "
                         "ordago) (preset's: none)")
+    p.add_argument("--refine-hidden", type=int_in(1, 16_384), nargs="+", default=None, metavar="WIDTH",
+                   help="with --refine-distilled: the refined network's layer widths, wider than the distilled "
+                        "network's and as many (e.g. 256 256): it is widened without changing its play, then "
+                        "trained (preset's: the distilled network's)")
     p.add_argument("--refine-lance-decisions", type=int_in(1, 10**12), default=None, metavar="DECISIONS",
                    help="with --refine-lance: its budget (preset's: 40000000)")
     p.add_argument("--refine-lance-learning-rate", type=float, default=None, metavar="LR",
@@ -143,7 +147,8 @@ def main(argv: list[str] | None = None) -> None:
              ("refine_decisions", a.refine_distilled), ("stage_probe_decisions", a.stage_probes),
              ("stage_probe_seeds", a.stage_probe_seeds), ("stage_probe_learning_rate", a.stage_probe_learning_rate),
              ("refine_lance", a.refine_lance), ("refine_lance_decisions", a.refine_lance_decisions),
-             ("refine_lance_learning_rate", a.refine_lance_learning_rate))
+             ("refine_lance_learning_rate", a.refine_lance_learning_rate),
+             ("refine_hidden", None if a.refine_hidden is None else tuple(a.refine_hidden)))
     changes = {k: v for k, v in given if v is not None}
     if a.stage_probe_starts is not None:
         changes["stage_probe_starts"] = tuple(x.strip() for x in a.stage_probe_starts.split(",") if x.strip())

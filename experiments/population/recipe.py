@@ -79,7 +79,7 @@ from experiments.train import ppo
 from experiments.train.league import LEARNER_DECIDES
 from experiments.train.report import machine_text, progress_bar
 from experiments.train.session import TrainingInterrupted
-from experiments.train.settings import check_learning_rate, torch_thread_count
+from experiments.train.settings import MAX_LAYERS, MAX_WIDTH, check_learning_rate, torch_thread_count
 from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
@@ -184,6 +184,12 @@ class Recipe:
     network). Several lances, comma-separated (``pares,juego``), train one such best response each, side by side
     (:func:`refine_lances`). "" for none. By hand from N's weights with the magnet at N (record T, 2026-12-05) the
     pares one closed the pares leak: +0.31 to N's +0.53 from the protocol's probes, game win 0.541"""
+    refine_hidden: tuple[int, ...] = ()
+    """with ``refine_decisions``: the refined network's layer widths, wider than the distilled one's (same depth):
+    the distilled network is widened without changing its play (:meth:`agents.policy.PolicyNet.load_narrower`)
+    and the refined stage trains the wider one (its probes from its own weights are as wide). Empty: the distilled
+    network's widths. A capacity test: every refined 128-128 network conceded about +0.4 to a probe from its own
+    weights (records U to Y4)"""
     refine_lance_decisions: int = 40_000_000
     """that best response's budget (record T's: 40M decisions)"""
     refine_lance_learning_rate: float = 3e-3
@@ -323,6 +329,13 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
         raise ValueError(f"Recipe.refine_lance: at most {MOST_REFINE_LANCES} lances (each after the first takes "
                          f"{REFINE_LANCE_SHARES['more_lance']} of the refined league's own share), "
                          f"got {r.refine_lance!r}")
+    if (isinstance(r.refine_hidden, (str, bytes)) or len(r.refine_hidden) > MAX_LAYERS
+            or any(isinstance(h, bool) or not isinstance(h, int) or not 1 <= h <= MAX_WIDTH for h in r.refine_hidden)):
+        raise ValueError(f"Recipe.refine_hidden: 1 to {MAX_LAYERS} widths, each an int in 1..{MAX_WIDTH:,} (or () "
+                         f"for the distilled network's), got {r.refine_hidden!r}")
+    if r.refine_hidden and not r.refine_decisions:
+        raise ValueError(f"Recipe.refine_hidden: the widths {list(r.refine_hidden)} are the refined network's, so "
+                         "they need refine_decisions (--refine-distilled DECISIONS) above 0")
     if r.refine_lance and not r.refine_decisions:
         raise ValueError(f"Recipe.refine_lance: a {r.refine_lance} best response joins the refined stage's league, "
                          "so it needs refine_decisions (--refine-distilled DECISIONS) above 0")
@@ -539,7 +552,8 @@ class _Steps:
 #: The settings of the distilled stage, which a resume may change (:func:`_set_distilled_aside`).
 _DISTILL_FIELDS = ("distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas")
 #: The settings of the refined stage, which a resume may change (:func:`_set_stage_aside`).
-_REFINE_FIELDS = ("refine_decisions", "refine_lance", "refine_lance_decisions", "refine_lance_learning_rate")
+_REFINE_FIELDS = ("refine_decisions", "refine_lance", "refine_lance_decisions", "refine_lance_learning_rate",
+                  "refine_hidden")
 #: The settings of the distilled and refined stages' probes, which a resume may change (their probes and the refined
 #: stage run again).
 _STAGE_PROBE_FIELDS = ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate",
@@ -889,6 +903,8 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
                 overrides = {**recipe.round_train, "warm_start": student, "magnet_every": 0,
                              "league_mix": refine_league(out / "distilled" / "probes", recipe, lance_probes),
                              "total_decisions": recipe.refine_decisions, "seed": recipe.seed + recipe.rounds + 1}
+                if recipe.refine_hidden:                       # widened from the distilled network (same play)
+                    overrides["hidden"] = tuple(recipe.refine_hidden)
                 refined = train_step("refined/train", overrides)["policy"]
                 report_step("refined/report", refined, student)
                 probes.append(probe_step("refined/probes", refined, stage=True))

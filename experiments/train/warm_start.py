@@ -141,6 +141,9 @@ def behaviour_cloning(net: PolicyNet, config: MusConfig, rng: np.random.Generato
 def load_warm_start(net: PolicyNet, path: str | Path) -> None:
     """Load the weights (policy and value head) of the policy file ``path`` into ``net``.
 
+    A file whose network is narrower than ``net`` (same depth, each layer at most as wide, e.g. ``--hidden 256
+    256`` from a ``128 128`` policy) is widened without changing its play (:meth:`PolicyNet.load_narrower`).
+
     Raises:
         CheckpointError: the file cannot be read (missing, damaged, not a policy, NaN or infinite weights) or its
             network is not ``net``'s shape; the message names the file and the flags to give.
@@ -150,6 +153,13 @@ def load_warm_start(net: PolicyNet, path: str | Path) -> None:
     except PolicyFileError as e:
         raise CheckpointError(f"warm start: {e}") from e
     arch = {k: blob["arch"].get(k, 0 if k == "value_dim" else None) for k in net.arch}
+    if arch != net.arch and _narrower(arch, net.arch):
+        try:
+            net.load_narrower(arch, blob["model"])
+        except (RuntimeError, TypeError, KeyError) as e:
+            raise CheckpointError(f"warm start: {path}: its weights do not fit its network {blob['arch']}: "
+                                  f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
+        return
     if arch != net.arch:
         trained = (blob.get("config") or {}).get("signals")
         flag = trained if trained in ("truthful", "free") else "truthful or free"
@@ -167,3 +177,12 @@ def load_warm_start(net: PolicyNet, path: str | Path) -> None:
     except (RuntimeError, TypeError, KeyError) as e:
         raise CheckpointError(f"warm start: {path}: its weights do not fit its network {blob['arch']}: "
                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
+
+
+def _narrower(arch: dict, wide: dict) -> bool:
+    """Whether ``arch`` is a narrower network of ``wide``'s depth and inputs (one :meth:`PolicyNet.load_narrower`
+    widens)."""
+    old, new = arch["hidden"] or [], wide["hidden"]
+    return (arch["obs_dim"] == wide["obs_dim"] and arch["num_actions"] == wide["num_actions"]
+            and not arch["value_dim"] and not wide["value_dim"] and len(old) == len(new)
+            and all(o <= n for o, n in zip(old, new, strict=True)))
