@@ -104,7 +104,7 @@ def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
     for path in [*set(BLOCKS.values()), *MEASURED]:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, tmp_path / path)
-    shutil.copytree(ROOT / CANDIDATES_DIR, tmp_path / CANDIDATES_DIR, ignore=shutil.ignore_patterns("*.pt"))
+    shutil.copytree(ROOT / CANDIDATES_DIR, tmp_path / CANDIDATES_DIR)     # with the weights: probes name them
     changed = update_docs(root=tmp_path)
     assert changed == [], f"out of date: {changed}; run: mus update-docs"
     # and the check can fail: a stale table is rewritten
@@ -117,7 +117,8 @@ def test_the_candidates_table_shows_protocol_and_quick_probes_only(tmp_path: Pat
     """A candidate's row: its report card's margins, the largest of its 80M-decision probes at 3e-4 (a probe at
     another rate or budget, or one whose learner decides one lance only, does not count, however large), the largest
     game win rate among them, the quick probes
-    (13M, own weights) by seed, and no wall time when no recipe made it."""
+    (13M, own weights) by seed, and no wall time when no recipe made it. A probe of other weights (the network a
+    refined stage started from, kept in the record) is not the candidate's."""
     record = ROOT / CANDIDATES_DIR / "distill_k"
     probe = json.loads((record / "probe_80m_agent_seed0.json").read_text(encoding="utf-8"))
     quick = json.loads((record / "quick_probe_seed1.json").read_text(encoding="utf-8"))
@@ -127,10 +128,13 @@ def test_the_candidates_table_shows_protocol_and_quick_probes_only(tmp_path: Pat
     shorter["trained"]["decisions"], shorter["warm_start"], shorter["gain"]["stones"] = 39_976_960, "equity", 8.0
     pares = json.loads(json.dumps(probe))                      # the learner bet only at pares: not a whole probe
     pares["learner_decides"], pares["gain"]["stones"] = "pares", 7.0
+    other = json.loads(json.dumps(probe))                      # a probe of the network it started from
+    other["frozen"]["parameters_sha256"], other["gain"]["stones"], other["gain"]["win"] = "0" * 64, 6.0, 0.6
     for name, data in [("a.json", probe), ("b.json", quick), ("c.json", faster), ("d.json", shorter),
-                       ("e.json", pares)]:
+                       ("e.json", pares), ("f.json", other)]:
         (tmp_path / name).write_text(json.dumps(data), encoding="utf-8")
     shutil.copy(record / "card.json", tmp_path / "card.json")
+    shutil.copy(record / "policy.pt", tmp_path / "policy.pt")
     row = candidate_row(tmp_path)
     assert row["protocol_n"] == 1 and row["protocol"] == probe["gain"]["stones"] and row["win"] == probe["gain"]["win"]
     assert row["quick"] == {1: quick["gain"]["stones"]} and row["minutes"] is None

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agents.policy import build_net, load_policy_file, parameters_digest
 from experiments.population.exploit_seeds import aggregate_probes
 from experiments.population.ship_agent import read_recipe
 
@@ -30,6 +31,9 @@ CANDIDATES: tuple[tuple[str, str, str, bool], ...] = (
     ("K", "distill_k", "`mus league --preset refine-long --long-probe-start agent --probe-learning-rate 0.003 "
      "--distill-rounds 2`", False),
     ("N", "distill_n", "the same with `--distill-replicas 2`: the rounds run twice (seeds 0 and 1)", False),
+    ("Y", "refine_y", "K's command resumed with `--refine-distilled 30000000 --stage-probes 80000000 "
+     "--stage-probe-seeds 1 --refine-lance pares` (K's rounds on an AVX2 machine, the stage on an AVX-512 one; not "
+     "yet run in one piece)", False),
 )
 #: The targets of the next shipped agent (issue 33): what a row must reach, as the table prints it.
 TARGETS = {"minutes": "≤ 180", "rule": "≥ +1.5", "equity": "≥ +1.5", "ordago": "≥ +12", "ppo": "≥ 0",
@@ -38,7 +42,9 @@ PROTOCOL_DECISIONS, QUICK_DECISIONS, RATE = 80_000_000, 13_000_000, 3e-4
 
 
 def _probe_results(folder: Path) -> list[dict[str, Any]]:
-    """Every probe result in the record (``exploit.json`` results as they are, reports opened into theirs)."""
+    """Every probe result in the record (``exploit.json`` results as they are, reports opened into theirs) that
+    played the record's own weights (``frozen.parameters_sha256`` is ``policy.pt``'s): a record also keeps the
+    probes of the network it started from (``distilled_probe_*`` of a refined stage), which are not its figures."""
     found = []
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -46,7 +52,8 @@ def _probe_results(folder: Path) -> list[dict[str, Any]]:
             found.append(data)
         elif isinstance(data, dict) and "probes" in data and "results" in data:
             found += data["results"]
-    return found
+    digest = parameters_digest(build_net(load_policy_file(folder / "policy.pt"), folder / "policy.pt"))
+    return [r for r in found if (r.get("frozen") or {}).get("parameters_sha256") == digest]
 
 
 def _near(decisions: int, budget: int) -> bool:
