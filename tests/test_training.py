@@ -1326,6 +1326,29 @@ def test_record_z_a_wider_refined_network_concedes_no_less_to_its_own_weights_pr
     assert recipe["steps"]["keep"]["gains"][-1] == pytest.approx(z["stones"])
 
 
+def test_record_aa_one_network_fitted_to_six_refined_ones_concedes_what_each_did() -> None:
+    """agents/data/candidates/mix_aa/ (session 23): ``mus distill`` of the equal mixture of six refined networks
+    (records U, V, Y, Y2, Y4 and the 256-256 Z), from Y's weights. Fitting a mixture of a recipe's rounds halved what
+    the probe from its own weights found (candidates J, K); fitting the refined networks does not: its probe finds
+    what Y's did (Y's gain within its interval), at a game win rate above 0.53."""
+    from agents.policy import parameters_digest
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    record = json.loads((root / "mix_aa" / "distill.json").read_text())
+    members = ("refine_y", "refine_u", "refine_v", "refine_y2", "refine_y4", "refine_z")
+    assert record["member_digests"] == [parameters_digest(make_agent(str(root / m / "policy.pt")).net) for m in members]
+    assert record["settings"]["weights"] == pytest.approx([1 / 6] * 6)
+    aa = read_probes(sorted((root / "mix_aa").glob("probe_80m_*_seed0.json")),
+                     make_agent(str(root / "mix_aa" / "policy.pt")).net)
+    assert aa["n"] == 2 and all(p["learning_rate"] == 3e-4 for p in aa["probes"])
+    own = next(p for p in aa["probes"] if p["start"] == "agent")
+    y = read_probes([root / "refine_y" / "probe_80m_agent_seed0.json"],
+                    make_agent(str(root / "refine_y" / "policy.pt")).net)["max"]
+    assert own["stones_lo"] < y["stones"] < own["stones_hi"] and own["win"] > 0.53
+    assert aa["max"]["stones"] == own["stones"]
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads the probe results in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), except the probes of the
