@@ -1349,6 +1349,29 @@ def test_record_aa_one_network_fitted_to_six_refined_ones_concedes_what_each_did
     assert aa["max"]["stones"] == own["stones"]
 
 
+def test_record_ab_an_exploiter_beside_the_learner_is_no_substitute_for_the_stage_probes() -> None:
+    """agents/data/candidates/exploiter_ab/ (session 23): Y's refined training by hand from K's weights, three tenths of
+    the league for an exploiter (a copy of the learner trained only against it, at 3e-3), K's probes at 0.075 each.
+    Both 80M probes find more than Y's (the clone's, in grande) and the own-weights one wins over 0.53 of the games."""
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    args = json.loads((root / "exploiter_ab" / "train_args.json").read_text())
+    league = {a: float(w) for a, w in (x.rsplit(":", 1) for x in args["league_mix"].split(","))}
+    assert league["exploiter"] == pytest.approx(0.3) and args["exploiter_learning_rate"] == 3e-3
+    assert (args["magnet_every"], args["total_decisions"]) == (0, 30_000_000)
+    assert args["warm_start"].endswith("/distilled/train/policy.pt")
+
+    def by_start(name: str) -> dict[str, dict]:
+        probes = read_probes(sorted((root / name).glob("probe_80m_*_seed0.json")),
+                             make_agent(str(root / name / "policy.pt")).net)["probes"]
+        return {p["start"]: p for p in probes}
+
+    ab, y = by_start("exploiter_ab"), by_start("refine_y")
+    assert ab["agent"]["stones"] > y["agent"]["stones_hi"] and ab["agent"]["win"] > 0.53
+    assert ab["equity"]["stones"] > y["equity"]["stones"] and ab["equity"]["by_lance"]["grande"] > 1.0
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads the probe results in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), except the probes of the
