@@ -1372,6 +1372,31 @@ def test_record_ab_an_exploiter_beside_the_learner_is_no_substitute_for_the_stag
     assert ab["equity"]["stones"] > y["equity"]["stones"] and ab["equity"]["by_lance"]["grande"] > 1.0
 
 
+def test_record_ac_a_grande_best_response_closes_the_clone_s_grande_hole_not_the_own_weights_probe() -> None:
+    """agents/data/candidates/refine_ac/ (session 23): record Y's command with ``--refine-lance pares,grande``. The
+    clone's probe, which found its gain in grande against Y, finds about nothing in grande against AC; the probe from
+    AC's own weights still wins more than 0.53 of the games."""
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    recipe = json.loads((root / "refine_ac" / "recipe.json").read_text())
+    assert recipe["settings"]["refine_lance"] == "pares,grande" and recipe["steps"]["keep"]["refined"]
+    lances = [json.loads((root / "refine_ac" / f"lance_probe_{x}_seed0.json").read_text())["learner_decides"]
+              for x in ("pares", "grande")]
+    assert lances == ["pares", "grande"]
+
+    def by_start(name: str) -> dict[str, dict]:
+        probes = read_probes(sorted((root / name).glob("probe_80m_*_seed0.json")),
+                             make_agent(str(root / name / "policy.pt")).net)["probes"]
+        return {p["start"]: p for p in probes}
+
+    ac, y = by_start("refine_ac"), by_start("refine_y")
+    assert y["equity"]["by_lance"]["grande"] > 1.0 > 0.1 > ac["equity"]["by_lance"]["grande"]
+    assert ac["equity"]["stones_hi"] < y["equity"]["stones_lo"]
+    assert ac["agent"]["win"] > 0.53 and ac["agent"]["stones"] > 0.3
+    assert recipe["steps"]["keep"]["gains"][-1] == pytest.approx(ac["agent"]["stones"])
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads the probe results in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), except the probes of the
