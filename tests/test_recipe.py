@@ -373,6 +373,9 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     # and before the trainings' own thread count (2026-12-05, session 19): they ran with torch_threads' 1
     assert "train_threads" not in saved and wanted["train_threads"] == 0 and saved["torch_threads"] == 1
     saved["train_threads"] = 0
+    # and before the refined network's own widths (2026-12-06, session 23): the distilled network's
+    assert "refine_hidden" not in saved and wanted["refine_hidden"] == []
+    saved["refine_hidden"] = []
     assert saved == wanted
 
 
