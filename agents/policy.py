@@ -110,6 +110,15 @@ class PolicyNet(nn.Module):
         """Policy logits only (acting needs no value)."""
         return self.policy_head(self.trunk(obs))
 
+    def is_wider_than(self, arch: dict[str, Any]) -> bool:
+        """Whether ``arch`` (a policy file's) is a network :meth:`load_narrower` can widen into this one: the same
+        inputs, actions and number of layers, each layer at most as wide, and no central critic on either."""
+        old, new = [int(h) for h in arch.get("hidden") or []], self.arch["hidden"]
+        return (int(arch.get("obs_dim", -1)) == self.arch["obs_dim"]
+                and int(arch.get("num_actions", -1)) == self.arch["num_actions"]
+                and len(old) == len(new) and all(o <= n for o, n in zip(old, new, strict=True))
+                and not arch.get("value_dim", 0) and not self.arch["value_dim"])
+
     def load_narrower(self, arch: dict[str, Any], state: dict[str, torch.Tensor]) -> None:
         """Load the weights of a narrower network of the same depth so that this one plays and values exactly as it.
 
@@ -127,13 +136,10 @@ class PolicyNet(nn.Module):
         Raises:
             ValueError: ``arch`` is not a narrower network of this one's depth and inputs (nothing is loaded).
         """
-        old, new = [int(h) for h in arch.get("hidden", [])], self.arch["hidden"]
-        same_io = (int(arch.get("obs_dim", -1)) == self.arch["obs_dim"]
-                   and int(arch.get("num_actions", -1)) == self.arch["num_actions"])
-        if (not same_io or len(old) != len(new) or any(o > n for o, n in zip(old, new, strict=True))
-                or arch.get("value_dim", 0) or self.arch["value_dim"]):
+        if not self.is_wider_than(arch):
             raise ValueError(f"cannot widen a network {arch} into {self.arch}: it must have the same inputs, actions "
                              "and number of layers, each layer at most as wide, and no central critic")
+        old = [int(h) for h in arch["hidden"]]
         linears = [m for m in self.trunk if isinstance(m, nn.Linear)]
         names = [f"trunk.{i}" for i, m in enumerate(self.trunk) if isinstance(m, nn.Linear)]
         widths_in = [self.arch["obs_dim"], *old]

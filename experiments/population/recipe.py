@@ -79,7 +79,7 @@ from experiments.train import ppo
 from experiments.train.league import LEARNER_DECIDES
 from experiments.train.report import machine_text, progress_bar
 from experiments.train.session import TrainingInterrupted
-from experiments.train.settings import MAX_LAYERS, MAX_WIDTH, check_learning_rate, torch_thread_count
+from experiments.train.settings import MAX_LAYERS, MAX_WIDTH, check_learning_rate, torch_thread_count, widths_ok
 from mus_env import MusConfig
 
 __all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
@@ -329,8 +329,7 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
         raise ValueError(f"Recipe.refine_lance: at most {MOST_REFINE_LANCES} lances (each after the first takes "
                          f"{REFINE_LANCE_SHARES['more_lance']} of the refined league's own share), "
                          f"got {r.refine_lance!r}")
-    if (isinstance(r.refine_hidden, (str, bytes)) or len(r.refine_hidden) > MAX_LAYERS
-            or any(isinstance(h, bool) or not isinstance(h, int) or not 1 <= h <= MAX_WIDTH for h in r.refine_hidden)):
+    if r.refine_hidden != () and not widths_ok(r.refine_hidden):
         raise ValueError(f"Recipe.refine_hidden: 1 to {MAX_LAYERS} widths, each an int in 1..{MAX_WIDTH:,} (or () "
                          f"for the distilled network's), got {r.refine_hidden!r}")
     if r.refine_hidden and not r.refine_decisions:

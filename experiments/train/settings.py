@@ -26,8 +26,8 @@ from experiments.train.league import League, check_league_args, frozen_agent, pa
 from mus_env import MusConfig
 from mus_env.config import SIGNALS_CHOICES, is_int
 
-__all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "build_league", "threads_for", "torch_thread_count",
-           "engine_threads_for", "check_learning_rate"]
+__all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "widths_ok", "build_league", "threads_for",
+           "torch_thread_count", "engine_threads_for", "check_learning_rate"]
 
 
 class SettingsError(ValueError):
@@ -75,6 +75,12 @@ def check_learning_rate(value: Any, name: str) -> float:
     return float(value)
 
 
+def widths_ok(hidden: Any) -> bool:
+    """Whether ``hidden`` is a tuple of 1 to :data:`MAX_LAYERS` layer widths, each an int in 1..:data:`MAX_WIDTH`."""
+    return (isinstance(hidden, tuple) and 1 <= len(hidden) <= MAX_LAYERS
+            and all(is_int(w) and 1 <= w <= MAX_WIDTH for w in hidden))
+
+
 def check_args(args: Any) -> None:
     """Check every field of ``args`` (an :class:`experiments.train.ppo.Args`); ``ValueError`` names the first bad
     one, what it must be and what it was. Reads no file but the warm start's existence."""
@@ -111,8 +117,7 @@ def check_args(args: Any) -> None:
             rng = f"in [{lo:g}, {hi:g}]" if closed else f"in ({lo:g}, {hi:g}]"
             raise ValueError(f"Args.{name} must be a finite number {rng}, got {v!r}")
     h = args.hidden
-    if not isinstance(h, tuple) or not 1 <= len(h) <= MAX_LAYERS or \
-            not all(is_int(w) and 1 <= w <= MAX_WIDTH for w in h):
+    if not widths_ok(h):
         raise ValueError(f"Args.hidden must be 1 to {MAX_LAYERS} widths, each an int in 1..{MAX_WIDTH:,}, got {h!r}")
     if args.warm_start not in ("none", "equity"):
         path = Path(args.warm_start)

@@ -153,7 +153,7 @@ def load_warm_start(net: PolicyNet, path: str | Path) -> None:
     except PolicyFileError as e:
         raise CheckpointError(f"warm start: {e}") from e
     arch = {k: blob["arch"].get(k, 0 if k == "value_dim" else None) for k in net.arch}
-    if arch != net.arch and _narrower(arch, net.arch):
+    if arch != net.arch and net.is_wider_than(arch):
         try:
             net.load_narrower(arch, blob["model"])
         except (RuntimeError, TypeError, KeyError) as e:
@@ -177,12 +177,3 @@ def load_warm_start(net: PolicyNet, path: str | Path) -> None:
     except (RuntimeError, TypeError, KeyError) as e:
         raise CheckpointError(f"warm start: {path}: its weights do not fit its network {blob['arch']}: "
                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
-
-
-def _narrower(arch: dict, wide: dict) -> bool:
-    """Whether ``arch`` is a narrower network of ``wide``'s depth and inputs (one :meth:`PolicyNet.load_narrower`
-    widens)."""
-    old, new = arch["hidden"] or [], wide["hidden"]
-    return (arch["obs_dim"] == wide["obs_dim"] and arch["num_actions"] == wide["num_actions"]
-            and not arch["value_dim"] and not wide["value_dim"] and len(old) == len(new)
-            and all(o <= n for o, n in zip(old, new, strict=True)))
