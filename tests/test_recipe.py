@@ -376,6 +376,9 @@ def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
     # and before the refined network's own widths (2026-12-06, session 23): the distilled network's
     assert "refine_hidden" not in saved and wanted["refine_hidden"] == []
     saved["refine_hidden"] = []
+    # and before the rival was named by its record (2026-12-06, session 24): ``ppo``, candidate E's weights then
+    assert saved["rivals"] == ["ppo", "ordago"] and wanted["rivals"] == [rc.CANDIDATE_E_NAME, "ordago"]
+    saved["rivals"] = wanted["rivals"]
     assert saved == wanted
 
 

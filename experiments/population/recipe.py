@@ -65,7 +65,7 @@ import numpy.typing as npt
 from matplotlib.figure import Figure
 from tqdm import tqdm
 
-from agents import make_agent
+from agents import candidate_policy, make_agent
 from agents.policy import SHIPPED_POLICY, build_net, load_policy_file, parameters_digest
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.ratings import nash_mixture
@@ -82,7 +82,8 @@ from experiments.train.session import TrainingInterrupted
 from experiments.train.settings import MAX_LAYERS, MAX_WIDTH, check_learning_rate, torch_thread_count, widths_ok
 from mus_env import MusConfig
 
-__all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "make_recipe", "run_recipe", "league_from_nash", "keep_round",
+__all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "CANDIDATE_E_NAME", "make_recipe", "run_recipe", "league_from_nash",
+           "keep_round",
            "STATE_NAME", "rival_digests", "extend_rounds", "probe_plan", "trained_rounds", "replica_folder",
            "refine_league", "refine_lances", "REFINE_SHARES", "REFINE_LANCE_SHARES", "MOST_REFINE_LANCES",
            "kept_text"]
@@ -133,10 +134,12 @@ class Recipe:
     """the final card's sizes (None: mus evaluate's deal set v1)"""
     card_games: int | None
     rivals: tuple[str, ...] = ()
-    """agents outside the recipe that join every round's population and report (``ship``: the shipped ``ppo``
-    and ``ordago``): a rival that beats a round's policy gets a Nash share of the next league, and each round
-    reports its margin over every rival (the recipe of 2026-12-03, without rivals, kept a policy that lost
-    −0.68 stones/hand to ``ppo`` and beat ``ordago`` by only +4.8)"""
+    """agents outside the recipe that join every round's population and report (``ship``: ``psro_e``, the
+    ``ppo`` shipped on 2026-12-02, and ``ordago``; named by its record, so that a preset stays the same recipe
+    whatever agent is shipped later; until 2026-12-06 the presets named ``ppo``, then the same weights): a rival
+    that beats a round's policy gets a Nash share of the next league, and each round reports its margin over every
+    rival (the recipe of 2026-12-03, without rivals, kept a policy that lost −0.68 stones/hand to ``ppo`` and beat
+    ``ordago`` by only +4.8)"""
     rival_floor: float = 0.0
     """the least share of each rival in a round's league (``ordago`` loses to everyone, so the Nash mixture never
     picks it; the shipped ``ppo``'s stages kept it at 0.05)"""
@@ -233,6 +236,8 @@ _LB = "self:0.2,snapshot:0.15,rule:0.3,equity:0.3,ordago:0.05"
 #: Candidate E's weights, the ``ppo`` shipped on 2026-12-02 (kept beside its probes, so that ``refine`` starts from
 #: the same weights whatever agent is shipped later).
 CANDIDATE_E = SHIPPED_POLICY.parent / "candidates" / "psro_e" / "policy.pt"
+#: Candidate E as an agent spec (``agents.candidate_policy``): the presets' rival.
+CANDIDATE_E_NAME = "psro_e"
 
 #: The ``ship`` preset (``refine`` changes its round 0).
 _SHIP = Recipe(rounds=3, trainer_preset="default",
@@ -243,7 +248,8 @@ _SHIP = Recipe(rounds=3, trainer_preset="default",
                self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
                probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=13_000_000,
                probe_preset="default", probe_eval_hands=20_000, probe_eval_games=2_000, meta_hands=2_000,
-               eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None, rivals=("ppo", "ordago"),
+               eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None,
+               rivals=(CANDIDATE_E_NAME, "ordago"),
                rival_floor=0.05)
 
 #: The ``refine`` preset (``refine-long`` adds the long probe).
@@ -651,7 +657,7 @@ def rival_digests(recipe: Recipe) -> dict[str, str | None]:
         try:
             make_agent(spec)
             digests[spec] = _policy_digest(Path(policy_file_of(spec))) if spec == "ppo" or spec.endswith(".pt") \
-                else None
+                or candidate_policy(spec) is not None else None
         except (ValueError, OSError, ImportError) as e:
             raise ValueError(f"Recipe.rivals: {spec!r} cannot play: {e}") from None
     return digests
