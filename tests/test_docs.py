@@ -142,6 +142,12 @@ def test_the_candidates_table_shows_protocol_and_quick_probes_only(tmp_path: Pat
         encoding="utf-8"))["rows"] if r["play"] == "sampled" and r["opponent"] == "equity")
     assert candidate_row(record)["minutes"] == pytest.approx(json.loads((record / "recipe.json").read_text(
         encoding="utf-8"))["seconds"] / 60)
+    # a card written since the recipes name candidate E by its record (psro_e) fills the same column
+    card = json.loads((record / "card.json").read_text(encoding="utf-8"))
+    e_row = next(r for r in card["rows"] if r["play"] == "sampled" and r["opponent"] == "ppo")
+    e_row["opponent"] = "psro_e"
+    (tmp_path / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    assert candidate_row(tmp_path)["margins"]["ppo"] == e_row["stones"]
 
 
 def test_a_ladder_is_labelled_as_the_reference_only_when_it_is_the_reference() -> None:

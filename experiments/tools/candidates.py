@@ -39,6 +39,8 @@ CANDIDATES: tuple[tuple[str, str, str, bool], ...] = (
 TARGETS = {"minutes": "≤ 180", "rule": "≥ +1.5", "equity": "≥ +1.5", "ordago": "≥ +12", "ppo": "≥ 0",
            "protocol": "≤ +0.5 (4)", "win": "≤ 0.53", "quick": "≤ +0.3"}
 PROTOCOL_DECISIONS, QUICK_DECISIONS, RATE = 80_000_000, 13_000_000, 3e-4
+#: Candidate E's agent spec: the ``ppo`` of 2026-12-02, the column "vs `ppo`" (the recipes' rival since 2026-12-06).
+E_NAME = "psro_e"
 
 
 def _probe_results(folder: Path) -> list[dict[str, Any]]:
@@ -63,7 +65,7 @@ def _near(decisions: int, budget: int) -> bool:
 
 def candidate_row(folder: Path) -> dict[str, Any]:
     """What the table shows of one record: the margins of its report card over ``rule``, ``equity``, ``ordago``
-    and ``ppo`` (stones/hand, sampled play; None where not measured), the largest protocol probe gain, how many
+    and ``ppo`` (candidate E, as ``ppo`` or ``psro_e``; stones/hand, sampled play; None where not measured), the largest protocol probe gain, how many
     protocol probes there were and the largest game win rate among them, the quick probes' gains by seed, and the
     wall time of the one command that made it (None when it was made by hand).
 
@@ -76,8 +78,9 @@ def candidate_row(folder: Path) -> dict[str, Any]:
     margins: dict[str, float | None] = dict.fromkeys(("rule", "equity", "ordago", "ppo"))
     if card_path.is_file():
         for row in json.loads(card_path.read_text(encoding="utf-8"))["rows"]:
-            if row["play"] == "sampled" and row["opponent"] in margins:
-                margins[row["opponent"]] = float(row["stones"])
+            opponent = "ppo" if row["opponent"] == E_NAME else row["opponent"]     # candidate E by its record's name
+            if row["play"] == "sampled" and opponent in margins:
+                margins[opponent] = float(row["stones"])
     rows = [aggregate_probes([p])["probes"][0] for p in _probe_results(folder)     # (probed as a file, or by name)
             if p.get("learner_decides", "all") == "all"]                           # whole-game probes only
     protocol = [r for r in rows if _near(r["decisions"], PROTOCOL_DECISIONS) and r["learning_rate"] == RATE
