@@ -65,9 +65,10 @@ def _near(decisions: int, budget: int) -> bool:
 
 def candidate_row(folder: Path) -> dict[str, Any]:
     """What the table shows of one record: the margins of its report card over ``rule``, ``equity``, ``ordago``
-    and ``ppo`` (candidate E, as ``ppo`` or ``psro_e``; stones/hand, sampled play; None where not measured), the largest protocol probe gain, how many
-    protocol probes there were and the largest game win rate among them, the quick probes' gains by seed, and the
-    wall time of the one command that made it (None when it was made by hand).
+    and ``ppo`` (candidate E, named ``ppo`` or ``psro_e``; stones/hand, sampled play; None where not measured), the
+    largest protocol probe gain, how many protocol probes there were and the largest game win rate among them, the
+    quick probes' gains by seed, and the wall time of the one command that made it (None when it was made by
+    hand).
 
     Raises:
         ValueError: ``folder`` does not exist, or a record file cannot be read (OSError too).
