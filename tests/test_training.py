@@ -639,6 +639,14 @@ def test_the_card_compares_probe_by_probe_and_the_lineage_budget(tmp_path) -> No
     assert any("| 700 decisions, 120.2 minutes in 2 stages" in x for x in lines)
     assert "| from scratch, first ahead of rule with p < 0.01 | warm-started | 12.4 minutes (stage 1) |" in lines
     assert "| sampled vs rule: stones/hand, game win rate | +1.390, 0.647 | +1.500, 0.640 |" in lines
+    # a recipe's policy over a lineage's: each side's whole budget, the replaced one's as it was when shipped
+    recipe = {"decisions": 161_876_224, "probe_decisions": 597_557_248, "minutes": 122.07,
+              "first_warm_start": "/x/e.pt"}
+    over = {**meta, "lineage": None, "recipe": recipe,
+            "previous": {**meta["previous"], "made": ship_agent.made_text(meta)}}
+    assert ("| training | 700 decisions, 120.2 minutes in 2 stages; first warm start none | 161,876,224 decisions of "
+            "training and 597,557,248 of best responses, 122.1 minutes in one `mus league` command; first warm "
+            "start /x/e.pt |") in ship_agent._compare_lines(over, [row])
 
 
 def test_first_beats_is_the_first_evaluation_ahead_with_p_below_alpha(tmp_path) -> None:

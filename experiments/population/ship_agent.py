@@ -51,7 +51,8 @@ from experiments.population.recipe import STATE_NAME, replica_folder, trained_ro
 from experiments.train.report import learning_curve
 
 __all__ = ["ship", "read_recipe", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve",
-           "read_probes", "read_lineage", "first_beats", "lineage_evals", "previous_agent", "BASELINES", "ROOT"]
+           "read_probes", "read_lineage", "first_beats", "lineage_evals", "previous_agent", "made_text", "BASELINES",
+           "ROOT"]
 
 #: The repository's root: ``agents/data`` and ``docs`` are written below it by default.
 ROOT = Path(__file__).resolve().parents[2]
@@ -262,10 +263,28 @@ def previous_agent(path: str | Path, net: Any) -> dict[str, Any] | None:
     if digest == parameters_digest(net):
         return meta.get("previous")
     args = meta.get("args", {})
-    return {"command": meta.get("command", "?"), "warm_start": args.get("warm_start", "?"),
-            "decisions": meta.get("decisions"), "minutes": meta.get("minutes"),
+    recipe = meta.get("recipe") or {}
+    return {"command": recipe.get("command") or meta.get("command", "?"), "warm_start": args.get("warm_start", "?"),
+            "decisions": meta.get("decisions"), "minutes": meta.get("minutes"), "made": made_text(meta),
             "evaluation": meta.get("evaluation", []), "exploitability": meta.get("exploitability"),
             "parameters_sha256": digest}
+
+
+def made_text(meta: dict[str, Any]) -> str:
+    """What it took to make a shipped policy, in one line of its card: the whole lineage's budget (``--ancestor``
+    stages), the whole recipe's (``mus league``: its training and best responses, all of its minutes), or the run's
+    own."""
+    if stages := meta.get("lineage"):
+        decisions, minutes = lineage_budget(stages)
+        return (f"{decisions:,} decisions, {minutes:.1f} minutes in {len(stages)} stages; first warm start "
+                f"{stages[0]['warm_start']}")
+    if recipe := meta.get("recipe"):
+        return (f"{recipe['decisions']:,} decisions of training and {recipe['probe_decisions']:,} of best responses, "
+                f"{recipe['minutes']:.1f} minutes in one `mus league` command; first warm start "
+                f"{recipe['first_warm_start']}")
+    minutes = meta.get("minutes")
+    return (f"{meta.get('decisions') or 0:,} decisions, {'?' if minutes is None else format(minutes, '.0f')} "
+            f"minutes; warm start {meta.get('args', {}).get('warm_start') or meta.get('warm_start', '?')}")
 
 
 def _compare_lines(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
@@ -273,24 +292,11 @@ def _compare_lines(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str
     before = meta["previous"]
     old_rows = {(r["play"], r["opponent"]): r for r in before.get("evaluation", [])}
 
-    def budget(m: dict[str, Any], start: Any) -> str:
-        minutes = m.get("minutes")
-        return (f"{m.get('decisions') or 0:,} decisions, "
-                f"{'?' if minutes is None else format(minutes, '.0f')} minutes; warm start {start}")
-
-    def budget_now() -> str:
-        stages = meta.get("lineage")
-        if not stages:
-            return budget(meta, meta.get("args", {}).get("warm_start", "?"))
-        decisions, minutes = lineage_budget(stages)
-        return (f"{decisions:,} decisions, {minutes:.1f} minutes "
-                f"in {len(stages)} stages (lineage above); first warm start {stages[0]['warm_start']}")
-
     lines = ["## Compared with the agent it replaced", "",
              f"Before: `{before.get('command', '?')}`. Both evaluated the same way (duplicate, deal seed "
              f"{meta.get('eval_seed', '?')} for this one); probes are lower bounds.", "",
              "| measure | before | now |", "|---|---|---|",
-             f"| training | {budget(before, before.get('warm_start', '?'))} | {budget_now()} |"]
+             f"| training | {before.get('made') or made_text(before)} | {made_text(meta)} |"]
     for r in rows:
         old = old_rows.get((r["play"], r["opponent"]))
         if old is not None:
