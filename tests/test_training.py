@@ -649,6 +649,17 @@ def test_the_card_compares_probe_by_probe_and_the_lineage_budget(tmp_path) -> No
             "start /x/e.pt |") in ship_agent._compare_lines(over, [row])
 
 
+def test_a_recipe_card_says_which_ppo_its_rounds_played() -> None:
+    """A recipe whose rivals included ``ppo`` measured its rounds against the agent shipped then: the card says so,
+    and that it is the agent replaced when the digests agree; without ``ppo`` among the rivals, nothing is said."""
+    meta = {"recipe": {"rivals": {"ppo": "ab" * 32, "ordago": None}}, "previous": {"parameters_sha256": "ab" * 32}}
+    assert ship_agent._rival_ppo_text(meta).endswith("when the recipe ran, the one this policy replaced")
+    meta["previous"]["parameters_sha256"] = "cd" * 32
+    assert ship_agent._rival_ppo_text(meta).endswith("`ppo` there is the agent shipped when the recipe ran")
+    assert ship_agent._rival_ppo_text({"recipe": {"rivals": {"psro_e": "ab" * 32}}}) == ""
+    assert ship_agent._rival_ppo_text({"recipe": {}}) == ""
+
+
 def test_first_beats_is_the_first_evaluation_ahead_with_p_below_alpha(tmp_path) -> None:
     """The from-scratch figure of a lineage: the first row of eval.csv ahead of ``rule`` with p < 0.01 in stones
     and in games (a row ahead in one only does not count)."""

@@ -443,8 +443,19 @@ def _recipe_lines(meta: dict[str, Any]) -> list[str]:
         *_network_lines(meta),
         f"- mus-env observation version: OBS_DIM {meta.get('arch', {}).get('obs_dim', '?')}, "
         f"{meta.get('arch', {}).get('num_actions', '?')} actions", "",
-        "The recipe's rounds (its `recipe.md`; margins on its own deals, probe gains at the recipe's probe budget):",
-        "", *r["table"], ""]
+        "The recipe's rounds (its `recipe.md`; margins on its own deals, probe gains at the recipe's probe budget"
+        + _rival_ppo_text(meta) + "):", "", *r["table"], ""]
+
+
+def _rival_ppo_text(meta: dict[str, Any]) -> str:
+    """What ``ppo`` is in a recipe's rounds table when it was a rival: the agent shipped when the recipe ran (the
+    one this policy replaced, when its weights are those)."""
+    digest = (meta.get("recipe") or {}).get("rivals", {}).get("ppo")
+    if not digest:
+        return ""
+    replaced = digest == (meta.get("previous") or {}).get("parameters_sha256")
+    return ("; `ppo` there is the agent shipped when the recipe ran" + (", the one this policy replaced"
+                                                                         if replaced else ""))
 
 
 def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
@@ -557,7 +568,7 @@ def read_recipe(folder: Path) -> dict[str, Any] | None:
                      else f"round {keep['round']}"),
             "gains": keep["gains"], "wins": keep["wins"], "table": table,
             "distilled": bool(keep.get("distilled") or keep.get("refined")), "refined": bool(keep.get("refined")),
-            "stages": stages, "args_policy": str(args_policy)}
+            "stages": stages, "args_policy": str(args_policy), "rivals": dict(data.get("rivals") or {})}
 
 
 def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: int = 2000, seed: int = 7,
