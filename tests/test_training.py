@@ -1416,10 +1416,54 @@ def test_record_ac_a_grande_best_response_closes_the_clone_s_grande_hole_not_the
     assert recipe["steps"]["keep"]["gains"][-1] == pytest.approx(ac["agent"]["stones"])
 
 
+def test_record_ad_ac_s_command_in_one_piece_made_a_more_exploitable_agent() -> None:
+    """agents/data/candidates/recipe_ad/ (session 24): record AC's command run from scratch in one session (no resume,
+    the settings of the refine-long preset with AC's flags; the rival ``ppo`` then was candidate E, named ``psro_e``
+    since). Its distilled network conceded more to the 80M probe from its own weights than AC's did, the refined stage
+    lost to the distilled network it started from, the recipe kept round 2, and round 2 beats ``rule`` by less than
+    issue 33's +1.5: AC's figures were one draw of its command, and AD is not shipped."""
+    from experiments.population import recipe as rc
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    folder = root / "recipe_ad"
+    data = json.loads((folder / "recipe.json").read_text())
+    assert not data.get("resumed_with") and data["command"].startswith("mus league --preset refine-long ")
+    wanted = rc.make_recipe("refine-long", long_probe_start="agent", probe_learning_rate=0.003, distill_rounds=2,
+                            refine_decisions=30_000_000, stage_probe_decisions=80_000_000, stage_probe_seeds=1,
+                            refine_lance="pares,grande").to_dict()
+    saved = dict(data["settings"])
+    assert saved.pop("rivals") == ["ppo", "ordago"] and wanted.pop("rivals") == [rc.CANDIDATE_E_NAME, "ordago"]
+    assert saved["first"].pop("warm_start").endswith("agents/data/candidates/psro_e/policy.pt")
+    wanted["first"].pop("warm_start")
+    assert saved == wanted
+    assert data["rivals"]["ppo"] == rc.rival_digests(rc.make_recipe("refine-long"))[rc.CANDIDATE_E_NAME]
+    steps = data["steps"]
+    keep = steps["keep"]
+    assert keep["round"] == 2 and not keep.get("distilled") and not keep.get("refined")
+    assert keep["gains"][2] == min(keep["gains"])                # by the keep rule's own figures
+    previous = next(r for r in steps["refined/report"]["rows"] if r["opponent"] == "previous")
+    assert previous["stones_hi"] < 0                             # the refined network lost to the distilled one
+
+    def own_probe(name: str, pattern: str) -> dict:
+        reports = [json.loads(p.read_text()) for p in sorted((root / name).glob(pattern))]
+        return next(r for r in reports if r["warm_start"] == "agent")
+
+    ad, ac = own_probe("recipe_ad", "distilled_probe_80m_*_seed0.json"), own_probe("refine_ac",
+                                                                                   "distilled_probe_80m_*_seed0.json")
+    assert ad["gain"]["stones_lo"] > ac["gain"]["stones_hi"]
+    card = {r["opponent"]: r for r in json.loads((folder / "card.json").read_text())["rows"] if r["play"] == "sampled"}
+    assert card["rule"]["stones"] < 1.5 < card["equity"]["stones"] and card["ppo"]["stones_lo"] > 0
+    net = make_agent(str(folder / "policy.pt")).net
+    quick = read_probes(sorted(folder.glob("quick_probe_seed[01].json")), net)
+    assert quick["n"] == 2 and quick["max"]["stones"] < 0.3
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads the probe results in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), except the probes of the
-    network a refined stage started from (``distilled_probe_*``, ``lance_probe_*``), which the table leaves out."""
+    network a refined stage started from (``distilled_probe_*``, ``lance_probe_*``) and of a refined network the recipe
+    did not keep (``refined_probe_*``), which the table leaves out."""
     from experiments.population.ship_agent import read_probes
     from experiments.tools.candidates import CANDIDATES, CANDIDATES_DIR
 
@@ -1430,8 +1474,8 @@ def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights()
                   if {"gain", "results"} & set(json.loads(path.read_text(encoding="utf-8")))]
         assert probes, f"{name}: no probe in its record"
         for path in probes:
-            if path.name.startswith(("distilled_probe_", "lance_probe_")):   # the network a refined stage started
-                with pytest.raises(ValueError, match="played other weights"):  # from: kept, and not counted
+            if path.name.startswith(("distilled_probe_", "lance_probe_", "refined_probe_")):  # other networks of
+                with pytest.raises(ValueError, match="played other weights"):  # its recipe: kept, not counted
                     read_probes([path], net)
             else:
                 assert read_probes([path], net)["n"] >= 1, path
