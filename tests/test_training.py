@@ -1457,6 +1457,9 @@ def test_record_ad_ac_s_command_in_one_piece_made_a_more_exploitable_agent() -> 
     net = make_agent(str(folder / "policy.pt")).net
     quick = read_probes(sorted(folder.glob("quick_probe_seed[01].json")), net)
     assert quick["n"] == 2 and quick["max"]["stones"] < 0.3
+    # the quick probes pass issue 33's +0.3; the 80M probes of the same weights find more than its +0.5
+    protocol = read_probes(sorted(folder.glob("probe_80m_*_seed0.json")), net)
+    assert protocol["n"] == 2 and protocol["max"]["stones_lo"] > 0.5 and protocol["max"]["start"] == "agent"
 
 
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
