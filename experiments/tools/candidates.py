@@ -18,6 +18,7 @@ from typing import Any
 
 from agents.policy import build_net, load_policy_file, parameters_digest
 from experiments.population.exploit_seeds import aggregate_probes
+from experiments.population.recipe import CANDIDATE_E_NAME
 from experiments.population.ship_agent import read_recipe
 
 __all__ = ["CANDIDATES_DIR", "CANDIDATES", "TARGETS", "candidate_row", "candidates_markdown"]
@@ -39,8 +40,6 @@ CANDIDATES: tuple[tuple[str, str, str, bool], ...] = (
 TARGETS = {"minutes": "≤ 180", "rule": "≥ +1.5", "equity": "≥ +1.5", "ordago": "≥ +12", "ppo": "≥ 0",
            "protocol": "≤ +0.5 (4)", "win": "≤ 0.53", "quick": "≤ +0.3"}
 PROTOCOL_DECISIONS, QUICK_DECISIONS, RATE = 80_000_000, 13_000_000, 3e-4
-#: Candidate E's agent spec: the ``ppo`` of 2026-12-02, the column "vs `ppo`" (the recipes' rival since 2026-12-06).
-E_NAME = "psro_e"
 
 
 def _probe_results(folder: Path) -> list[dict[str, Any]]:
@@ -79,7 +78,7 @@ def candidate_row(folder: Path) -> dict[str, Any]:
     margins: dict[str, float | None] = dict.fromkeys(("rule", "equity", "ordago", "ppo"))
     if card_path.is_file():
         for row in json.loads(card_path.read_text(encoding="utf-8"))["rows"]:
-            opponent = "ppo" if row["opponent"] == E_NAME else row["opponent"]     # candidate E by its record's name
+            opponent = "ppo" if row["opponent"] == CANDIDATE_E_NAME else row["opponent"]   # E by its record's name
             if row["play"] == "sampled" and opponent in margins:
                 margins[opponent] = float(row["stones"])
     rows = [aggregate_probes([p])["probes"][0] for p in _probe_results(folder)     # (probed as a file, or by name)
