@@ -1462,6 +1462,36 @@ def test_record_ad_ac_s_command_in_one_piece_made_a_more_exploitable_agent() -> 
     assert protocol["n"] == 2 and protocol["max"]["stones_lo"] > 0.5 and protocol["max"]["start"] == "agent"
 
 
+def test_record_ad_tempered_sharper_play_beats_the_baselines_by_more_and_concedes_more(tmp_path) -> None:
+    """agents/data/candidates/recipe_ad/tempered/ (session 25): record AD's kept policy played at temperatures 0.5,
+    0.7 and 1.4 (``python -m experiments.tools.temper``), each probed as the protocol does (80M decisions from its
+    own weights, seed 0, 3e-4). Every probe played the file the tool makes (its frozen weights' digest), sharper play
+    beats ``rule`` by more, and yet the policy as trained (T = 1) concedes the least to a fresh probe: a temperature
+    is no way to a less exploitable agent."""
+    from agents.policy import build_net, parameters_digest
+    from experiments.tools.temper import write_tempered
+
+    folder = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "recipe_ad"
+    probes = {1.0: json.loads((folder / "probe_80m_agent_seed0.json").read_text())}
+    for t in (0.5, 0.7, 1.4):
+        probes[t] = json.loads((folder / "tempered" / f"probe_80m_agent_seed0_T{t}.json").read_text())
+        made = write_tempered(folder / "policy.pt", tmp_path / f"t{t}.pt", t)
+        assert probes[t]["frozen"]["parameters_sha256"] == parameters_digest(build_net(load_policy_file(made)))
+    assert probes[1.0]["frozen"]["parameters_sha256"] == parameters_digest(make_agent(str(folder / "policy.pt")).net)
+    for report in probes.values():
+        assert report["warm_start"] == "agent" and report["seed"] == 0 and report["learning_rate"] == 3e-4
+        assert report["trained"]["decisions"] >= 79_000_000
+    gain = {t: r["gain"] for t, r in probes.items()}
+    assert min(gain, key=lambda t: gain[t]["stones"]) == 1.0
+    assert gain[0.5]["stones_lo"] > gain[1.0]["stones_hi"]              # sharper: clearly more exploitable
+    assert gain[0.5]["win_lo"] > gain[1.0]["win_hi"]
+    margins = json.loads((folder / "tempered" / "margins.json").read_text())
+    rule = {r["temperature"]: r for r in margins["margins"] if r["opponent"] == "rule"}
+    assert sorted(rule) == [0.5, 0.7, 1.0, 1.4]
+    assert rule[0.5]["stones_lo"] > rule[1.0]["stones_hi"] > rule[1.0]["stones"] > rule[1.4]["stones_hi"]
+    assert rule[0.7]["stones"] >= 1.5 > rule[1.0]["stones"]           # issue 33's +1.5 over rule, bought by sharpness
+
+
 def test_every_probe_of_the_readme_s_candidates_froze_that_candidate_s_weights() -> None:
     """The README's before/after table (experiments/tools/candidates.py) reads the probe results in a candidate's
     record: each one played the weights of that record's ``policy.pt`` (its frozen digest), except the probes of the
