@@ -1462,6 +1462,49 @@ def test_record_ad_ac_s_command_in_one_piece_made_a_more_exploitable_agent() -> 
     assert protocol["n"] == 2 and protocol["max"]["stones_lo"] > 0.5 and protocol["max"]["start"] == "agent"
 
 
+def test_record_ae_the_same_command_with_another_seed_made_a_still_more_exploitable_agent() -> None:
+    """agents/data/candidates/recipe_ae/ (sessions 24-25): record AD's command with ``--seed 1``, on the same kind of
+    machine. Its distilled network conceded more to the 80M probe from its own weights than AD's and AC's did, its
+    refined stage lost to the distilled network it started from, and the recipe kept the refined network by its own
+    probes (not the last round): the spread of one command between runs is larger than the targets' margins."""
+    from experiments.population import recipe as rc
+    from experiments.population.ship_agent import read_probes
+
+    root = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates"
+    folder = root / "recipe_ae"
+    data = json.loads((folder / "recipe.json").read_text())
+    wanted = rc.make_recipe("refine-long", long_probe_start="agent", probe_learning_rate=0.003, distill_rounds=2,
+                            refine_decisions=30_000_000, stage_probe_decisions=80_000_000, stage_probe_seeds=1,
+                            refine_lance="pares,grande", seed=1).to_dict()
+    saved = dict(data["settings"])
+    assert saved["first"].pop("warm_start").endswith("agents/data/candidates/psro_e/policy.pt")
+    wanted["first"].pop("warm_start")
+    assert saved == wanted                                      # AD's settings but the seed
+    assert data["rivals"][rc.CANDIDATE_E_NAME] == rc.rival_digests(rc.make_recipe("refine-long"))[rc.CANDIDATE_E_NAME]
+    steps = data["steps"]
+    keep = steps["keep"]
+    assert keep["refined"] and keep["gains"][-1] == min(keep["gains"]) and keep["round"] == len(keep["gains"]) - 1
+    previous = next(r for r in steps["refined/report"]["rows"] if r["opponent"] == "previous")
+    assert previous["stones_hi"] < 0                             # the refined network lost to the distilled one
+    from agents.policy import parameters_digest
+
+    net = make_agent(str(folder / "policy.pt")).net
+    assert parameters_digest(net) == keep["digest"]              # the record's policy is the one the recipe kept
+
+    def own_probe(name: str, pattern: str) -> dict:
+        reports = [json.loads(p.read_text()) for p in sorted((root / name).glob(pattern))]
+        return next(r for r in reports if r["warm_start"] == "agent")
+
+    ae = own_probe("recipe_ae", "distilled_probe_80m_*_seed1.json")
+    ad = own_probe("recipe_ad", "distilled_probe_80m_*_seed0.json")
+    assert ae["gain"]["stones_lo"] > ad["gain"]["stones_hi"]     # three draws: AC +0.45, AD +0.77, AE +1.32
+    protocol = read_probes(sorted(folder.glob("refined_probe_80m_*_seed1.json")), net)
+    assert protocol["n"] == 2 and protocol["max"]["stones_lo"] > 0.5 and protocol["max"]["start"] == "agent"
+    assert abs(protocol["max"]["stones"] - keep["gains"][-1]) < 1e-9
+    card = {r["opponent"]: r for r in json.loads((folder / "card.json").read_text())["rows"] if r["play"] == "sampled"}
+    assert card["rule"]["stones"] < 1.5 < card["equity"]["stones"] and card["ppo"]["stones_hi"] < 0
+
+
 def test_record_ad_tempered_sharper_play_beats_the_baselines_by_more_and_concedes_more(tmp_path) -> None:
     """agents/data/candidates/recipe_ad/tempered/ (session 25): record AD's kept policy played at temperatures 0.5,
     0.7 and 1.4 (``python -m experiments.tools.temper``), each probed as the protocol does (80M decisions from its
