@@ -35,8 +35,8 @@ CANDIDATES: tuple[tuple[str, str, str, bool], ...] = (
      "--stage-probe-seeds 1 --refine-lance pares,grande` (K's rounds on an AVX2 machine, the stage on an AVX-512 one; "
      "its seed-1 protocol probes not run: its seed-0 one wins 0.545)", False),
     ("AD", "recipe_ad", "AC's command run from scratch in one piece, on one AVX-512 machine (it kept round 2)", False),
-    ("AE", "recipe_ae", "AD's command with `--seed 1` on the same kind of machine (it kept the refined network; stopped "
-     "once and resumed, other probes beside it for 40 of its minutes)", False),
+    ("AE", "recipe_ae", "AD's command with `--seed 1` on the same kind of machine (it kept the refined network; "
+     "stopped once and resumed, other probes beside it for 40 of its minutes)", False),
 )
 #: The targets of the next shipped agent (issue 33): what a row must reach, as the table prints it.
 TARGETS = {"minutes": "≤ 180", "rule": "≥ +1.5", "equity": "≥ +1.5", "ordago": "≥ +12", "ppo": "≥ 0",
