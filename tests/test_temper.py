@@ -78,12 +78,15 @@ def test_a_bad_temperature_is_refused_and_nothing_is_written(policy_file, tmp_pa
 
 def test_the_command_refuses_to_overwrite_its_source_and_a_file_that_is_no_policy(policy_file, tmp_path, capsys):
     before = policy_file.read_bytes()
-    assert temper.main([str(policy_file), "--temperature", "2", "--out", str(policy_file)]) == 2
+    assert temper.main([str(policy_file), "2", str(policy_file)]) == 2
     assert "is the policy file itself" in capsys.readouterr().err
     assert policy_file.read_bytes() == before
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a torch file")
-    assert temper.main([str(junk), "--temperature", "2", "--out", str(tmp_path / "t.pt")]) == 2
+    assert temper.main([str(junk), "2", str(tmp_path / "t.pt")]) == 2
     assert "junk.pt" in capsys.readouterr().err and not (tmp_path / "t.pt").exists()
-    assert temper.main([str(policy_file), "--temperature", "0.5", "--out", str(tmp_path / "t.pt")]) == 0
+    assert temper.main([str(policy_file), "warm", str(tmp_path / "t.pt")]) == 2
+    assert "TEMPERATURE must be a number" in capsys.readouterr().err and not (tmp_path / "t.pt").exists()
+    assert temper.main([str(policy_file), "0.5"]) == 2 and "usage:" in capsys.readouterr().err
+    assert temper.main([str(policy_file), "0.5", str(tmp_path / "t.pt")]) == 0
     assert "at temperature 0.5" in capsys.readouterr().out and (tmp_path / "t.pt").is_file()

@@ -12,12 +12,11 @@ Measured on record AD's kept policy (2026-12-06, research notes "Playing at anot
 beats the baselines by more and concedes more to a fresh probe, so a temperature below 1 is no way to a less
 exploitable agent.
 
-Run ``python -m experiments.tools.temper POLICY --temperature T --out FILE``.
+Run ``python -m experiments.tools.temper POLICY TEMPERATURE OUT``.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 __all__ = ["tempered_blob", "write_tempered", "main"]
 
+USAGE = "python -m experiments.tools.temper POLICY TEMPERATURE OUT"
 #: The policy head's parameters, whose outputs are the action logits (agents.policy.PolicyNet.policy_head).
 HEAD_KEYS = ("policy_head.weight", "policy_head.bias")
 
@@ -62,27 +62,31 @@ def write_tempered(src: str | Path, dst: str | Path, temperature: float) -> Path
     from agents.policy import build_net, load_policy_file, save_file
 
     if Path(dst).resolve() == Path(src).resolve():
-        raise ValueError(f"--out {dst} is the policy file itself: write the tempered one elsewhere")
+        raise ValueError(f"OUT {dst} is the policy file itself: write the tempered one elsewhere")
     blob = tempered_blob(load_policy_file(src), temperature, str(src))
     build_net(blob, dst)                       # it still loads as a policy before it is written
     return save_file(dst, blob)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.tools.temper", description=__doc__.splitlines()[0])
-    p.add_argument("policy", help="a policy file (*.pt)")
-    p.add_argument("--temperature", type=float, required=True,
-                   help="the logits are divided by it: below 1 sharper play, above 1 softer")
-    p.add_argument("--out", required=True, help="the tempered policy file to write")
-    a = p.parse_args(argv)
+    """``python -m experiments.tools.temper POLICY TEMPERATURE OUT``: write POLICY played at TEMPERATURE to OUT."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if len(args) != 3 or any(a in ("-h", "--help") for a in args):
+        print(f"usage: {USAGE}\n{__doc__.splitlines()[0]}", file=sys.stderr if len(args) != 1 else sys.stdout)
+        return 0 if args and args[0] in ("-h", "--help") else 2
+    policy, temperature, out = args
     try:
-        out = write_tempered(a.policy, a.out, a.temperature)
+        value = float(temperature)
+    except ValueError:
+        print(f"error: TEMPERATURE must be a number, got {temperature!r}", file=sys.stderr)
+        return 2
+    try:
+        written = write_tempered(policy, out, value)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"wrote {out}: {a.policy} at temperature {a.temperature:g}")
+    print(f"wrote {written}: {policy} at temperature {value:g}")
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())
