@@ -71,9 +71,10 @@ def write_tempered(src: str | Path, dst: str | Path, temperature: float) -> Path
 def main(argv: list[str] | None = None) -> int:
     """``python -m experiments.tools.temper POLICY TEMPERATURE OUT``: write POLICY played at TEMPERATURE to OUT."""
     args = sys.argv[1:] if argv is None else list(argv)
-    if len(args) != 3 or any(a in ("-h", "--help") for a in args):
-        print(f"usage: {USAGE}\n{__doc__.splitlines()[0]}", file=sys.stderr if len(args) != 1 else sys.stdout)
-        return 0 if args and args[0] in ("-h", "--help") else 2
+    asked = any(a in ("-h", "--help") for a in args)
+    if asked or len(args) != 3:
+        print(f"usage: {USAGE}\n{__doc__.splitlines()[0]}", file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     policy, temperature, out = args
     try:
         value = float(temperature)
@@ -87,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"wrote {written}: {policy} at temperature {value:g}")
     return 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())
