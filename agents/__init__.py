@@ -8,9 +8,7 @@ joined by ``+`` (``a.pt+b.pt``) are their equal mixture, played decision by deci
 ``*.pt`` and ``*.zip`` need the ``train`` extra (torch); ``TorchPolicyAgent`` and ``SB3PolicyAgent`` are
 imported on first use, so ``import agents`` works without torch. Any spec followed by ``-nosigns``
 (``rule-nosigns``) is that agent never signing (it still reads the rival signs it intercepts), ``-blind`` never
-signing and seeing no sign (:class:`agents.signs.SilentAgent`), for games with signals on. The name of a
-candidate record kept in ``agents/data/candidates/`` (``psro_e``, the ``ppo`` shipped on 2026-12-02;
-``ppo_2026_11``, the one before it; :func:`candidate_policy`) is that record's ``policy.pt``, named as the record.
+signing and seeing no sign (:class:`agents.signs.SilentAgent`), for games with signals on.
 """
 
 from __future__ import annotations
@@ -33,26 +31,11 @@ BLIND_SUFFIX = "-blind"
 
 __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
            "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX",
-           "BLIND_SUFFIX", "CANDIDATES_DIR", "candidate_policy", "uniform_legal", "load_agent_class",
+           "BLIND_SUFFIX", "uniform_legal", "load_agent_class",
            "observation_size", "is_mixture_spec", "mixture_members"]
 
-#: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths and the candidates' names).
+#: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths and ``my_bot.py:MyBot``).
 AGENT_SPECS = ("random", "rule", "equity", "ordago", "ppo", "human")
-
-#: The records of trained candidates: ``CANDIDATES_DIR / NAME / "policy.pt"`` plays as the agent spec ``NAME``.
-CANDIDATES_DIR = Path(__file__).resolve().parent / "data" / "candidates"
-
-
-def candidate_policy(spec: str) -> Path | None:
-    """The policy file of the candidate record named ``spec`` (a folder of :data:`CANDIDATES_DIR` with a
-    ``policy.pt``, such as ``psro_e``: the ``ppo`` shipped on 2026-12-02), or None when
-    ``spec`` names no such record. Case-insensitive, like every name :func:`make_agent` reads."""
-    name = str(spec).strip().lower()
-    if not name or name != Path(name).name or name.startswith("."):
-        return None
-    path = CANDIDATES_DIR / name / "policy.pt"
-    return path if path.is_file() else None
-
 
 def __getattr__(name: str) -> object:
     # the policy agents need torch: imported on first use only
@@ -120,9 +103,6 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
             raise ValueError(f"the shipped agent's weights {policy.SHIPPED_POLICY} are missing from this install")
         kwargs.setdefault("name", "ppo")
         return policy.TorchPolicyAgent.from_file(policy.SHIPPED_POLICY, **kwargs)  # type: ignore[arg-type]
-    if (candidate := candidate_policy(name)) is not None:
-        kwargs.setdefault("name", name)
-        return _torch_module().TorchPolicyAgent.from_file(candidate, **kwargs)  # type: ignore[arg-type]
     if is_mixture_spec(spec):
         from .mixture import MixtureAgent
 
@@ -143,8 +123,7 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
 
         return SB3PolicyAgent.from_file(path, **kwargs)  # type: ignore[arg-type]
     raise ValueError(f"unknown agent spec {spec!r}; use one of {', '.join(AGENT_SPECS)}, a policy file (*.pt), "
-                     "an sb3-contrib MaskablePPO model (*.zip), a candidate's name (a folder of "
-                     "agents/data/candidates, e.g. psro_e) or your own class as my_bot.py:MyBot")
+                     "an sb3-contrib MaskablePPO model (*.zip) or your own class as my_bot.py:MyBot")
 
 
 def is_mixture_spec(spec: str) -> bool:

@@ -466,29 +466,12 @@ def test_make_agent_specs() -> None:
         EquityAgent(bluff_rate=2.0)
 
 
-def test_a_candidates_name_is_its_records_policy_and_nothing_else_is() -> None:
-    """``make_agent("psro_e")`` plays the weights of agents/data/candidates/psro_e/policy.pt, named ``psro_e`` (the
-    presets' rival, so that they stay the same recipe whatever agent is shipped); a name with no record, or one
-    that leaves the folder, is not a candidate and is refused as an unknown spec."""
-    pytest.importorskip("torch")
-    from agents import CANDIDATES_DIR, candidate_policy
-    from agents.policy import parameters_digest
-    from experiments.population.exploit import policy_file_of
-    from experiments.population.recipe import CANDIDATE_E, CANDIDATE_E_NAME, make_recipe, rival_digests
-    from experiments.train.league import is_fixed_spec
-
-    assert candidate_policy("psro_e") == candidate_policy(" PSRO_E ") == CANDIDATE_E
-    agent, by_file = make_agent("psro_e"), make_agent(str(CANDIDATE_E))
-    assert agent.name == "psro_e" and parameters_digest(agent.net) == parameters_digest(by_file.net)
-    assert policy_file_of("psro_e") == str(CANDIDATE_E) and is_fixed_spec("psro_e")
-    digests = rival_digests(make_recipe("refine-long"))
-    assert make_recipe("refine-long").rivals == (CANDIDATE_E_NAME, "ordago")
-    assert digests == {CANDIDATE_E_NAME: parameters_digest(by_file.net), "ordago": None}
-    for name in ("nobody", "../candidates/psro_e", "psro_e/policy.pt", ".", ""):
-        assert candidate_policy(name) is None
-    assert (CANDIDATES_DIR / "psro_e" / "policy.pt").is_file() and not is_fixed_spec("nobody")
-    with pytest.raises(ValueError, match="unknown agent spec 'nobody'.*candidate's name"):
-        make_agent("nobody")
+def test_a_research_candidates_name_is_no_agent_spec() -> None:
+    """Only the shipped agent plays by name: the name of a research candidate (``psro_e``, a folder the package once
+    carried) is an unknown spec, and the message lists what a spec can be."""
+    for name in ("psro_e", "refine_y4", "ppo_2026_11"):
+        with pytest.raises(ValueError, match=f"unknown agent spec '{name}'; use one of random, rule"):
+            make_agent(name)
 
 
 def test_bluff_rate_uses_rng() -> None:

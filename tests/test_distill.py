@@ -164,35 +164,3 @@ def test_a_mixture_spec_plays_and_is_probed_from_its_first_members_weights(tmp_p
                       log=lambda *a: None)
     assert r["agent"] == spec and r["frozen"]["unchanged"] and r["trained"]["updates"] == 2
     assert json.loads((tmp_path / "probe" / "args.json").read_text())["warm_start"] == a
-
-
-CANDIDATE_J = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "distill_j"
-
-
-def test_candidate_j_is_the_network_fitted_to_its_four_members_and_its_probes_froze_it() -> None:
-    """agents/data/candidates/distill_j/ (``mus distill`` of four recipe policies, 2026-12-05; not shipped): the
-    members kept beside it are the ones its distill.json names (by their weights' digest), it plays much closer to
-    their mixture than the member it started from, on decisions it was never fitted on, and the probes quoted in
-    the docs froze these very weights."""
-    from experiments.population.ship_agent import read_probes
-
-    members = json.loads((CANDIDATE_J / "members.json").read_text())["members"]
-    record = json.loads((CANDIDATE_J / "distill.json").read_text())
-    assert [m["member"] for m in members] == record["settings"]["members"]
-    root = CANDIDATE_J.parents[3]
-    agents = [TorchPolicyAgent.from_file(root / m["kept_as"]) for m in members]
-    assert [parameters_digest(a.net) for a in agents] == [m["parameters_sha256"] for m in members]
-    j = TorchPolicyAgent.from_file(CANDIDATE_J / "policy.pt")
-    start = TorchPolicyAgent.from_file(root / record["settings"]["start"])
-    X, M, P = ds.collect(MixtureAgent(agents), 4096, 256, 0.5, seed=12345)     # not the fitting's seeds (0, 1)
-    kl_j, kl_start = ds.mean_kl(j.net, X, M, P), ds.mean_kl(start.net, X, M, P)
-    assert kl_j < kl_start / 3, (kl_j, kl_start)
-    acts = j.act_batch(*_batch(), np.random.default_rng(0))
-    obs, mask = _batch()
-    assert mask[np.arange(len(acts)), acts].all()
-    for report in sorted(CANDIDATE_J.glob("*probe*.json")):
-        assert read_probes([report], j.net)["n"] >= 1, report      # refuses a probe of other weights
-    protocol = read_probes([CANDIDATE_J / "probes_80m.json"], j.net)   # issue 33's four: 2 starts x 2 seeds, 80M
-    assert sorted((p["start"], p["seed"]) for p in protocol["probes"]) == [("agent", 0), ("agent", 1), ("equity", 0),
-                                                                            ("equity", 1)]
-    assert all(p["decisions"] > 79_000_000 and p["learning_rate"] == 3e-4 for p in protocol["probes"])

@@ -65,7 +65,7 @@ import numpy.typing as npt
 from matplotlib.figure import Figure
 from tqdm import tqdm
 
-from agents import candidate_policy, make_agent
+from agents import make_agent
 from agents.policy import SHIPPED_POLICY, build_net, load_policy_file, parameters_digest
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.ratings import nash_mixture
@@ -657,7 +657,7 @@ def rival_digests(recipe: Recipe) -> dict[str, str | None]:
         try:
             make_agent(spec)
             digests[spec] = _policy_digest(Path(policy_file_of(spec))) if spec == "ppo" or spec.endswith(".pt") \
-                or candidate_policy(spec) is not None else None
+                else None
         except (ValueError, OSError, ImportError) as e:
             raise ValueError(f"Recipe.rivals: {spec!r} cannot play: {e}") from None
     return digests
