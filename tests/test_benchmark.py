@@ -111,6 +111,32 @@ def test_a_row_end_to_end_writes_every_column_and_a_second_run_trains_nothing(tm
     assert run_row(name, budget, tmp_path, TINY_EVALUATION, log=lambda m: None)["vs_rule"] == results["vs_rule"]
 
 
+def test_a_row_stopped_in_its_probe_finishes_the_probe_when_run_again(tmp_path: Path, monkeypatch) -> None:
+    """The probe stage is done when its result is written (``probe/exploit.json``), not when its folder exists: a
+    row stopped while probing (the folder begun, no result) probes again when run again, and writes its results."""
+    import experiments.population.exploit as exploit_module
+
+    real = exploit_module.probe
+    calls = []
+
+    def stopped_in_the_probe(*args, **kwargs):
+        calls.append(kwargs.get("resume"))
+        if len(calls) == 1:
+            Path(kwargs["out"]).mkdir(parents=True)
+            (Path(kwargs["out"]) / "args.json").write_text("{}")
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    monkeypatch.setattr(exploit_module, "probe", stopped_in_the_probe)
+    budget = Budget(minutes=0.05, tiny=True, curve_points=1)
+    with pytest.raises(KeyboardInterrupt):
+        run_row("mus-train", budget, tmp_path, TINY_EVALUATION, log=lambda m: None)
+    assert (tmp_path / "mus-train-seed0" / "probe").is_dir()
+    assert not (tmp_path / "mus-train-seed0" / "results.json").exists()
+    results = run_row("mus-train", budget, tmp_path, TINY_EVALUATION, log=lambda m: None)
+    assert len(calls) == 2 and results["probe"]["hands"] > 0
+    assert (tmp_path / "mus-train-seed0" / "probe" / "exploit.json").is_file()
+
+
 def test_a_stopped_row_continues_with_its_minutes_and_curve(tmp_path: Path, monkeypatch) -> None:
     """A row stopped after its first curve point resumes from it: the point kept, the clock's minutes not reset,
     more decisions trained."""

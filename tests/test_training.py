@@ -429,12 +429,12 @@ def test_central_critic_run_and_policy_ignores_the_hands(tmp_path) -> None:
 
 
 def test_the_scratch_preset_is_the_default_run_from_a_random_network_for_600m_decisions() -> None:
-    """Candidate C (docs/research/2026-12-candidates.md) is ``mus train --preset scratch``: the defaults but these."""
+    """``mus train --preset scratch`` is the default run from a random network: the defaults but these."""
     default, scratch = ps.make_args("default").to_dict(), ps.make_args("scratch").to_dict()
     changed = {k: scratch[k] for k in scratch if scratch[k] != default[k]}
     assert changed == {"warm_start": "none", "total_decisions": 600_000_000, "eval_every": 100,
                        "checkpoint_every": 25, "magnet_coef": 0.0, "magnet_every": 0,
-                       "league_mix": "self:0.4,snapshot:0.2,rule:0.2,equity:0.2",       # the 2026-11 default
+                       "league_mix": "self:0.4,snapshot:0.2,rule:0.2,equity:0.2",
                        "learning_rate": ps.LEARNING_RATE_2026_11}
 
 
