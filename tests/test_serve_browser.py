@@ -129,7 +129,7 @@ def test_a_whole_game_by_clicking(site: dict, page: object, tmp_path: Path) -> N
     for name in ("partner", "rival1", "rival2"):
         page.select_option(f"select[name={name}]", site["bot"])
     page.click("#start")
-    page.wait_for_url("**/play/*")
+    page.wait_for_url("**/play/*/*")
     page.select_option("#delay", "0")
     discarded = bet = False
     shot_taken = False
@@ -482,7 +482,7 @@ def test_the_pages_speak_the_browsers_language_and_switch(site: dict, browser: o
         for name in ("partner", "rival1", "rival2"):
             pg.select_option(f"select[name={name}]", site["bot"])
         pg.click("#start")
-        pg.wait_for_url("**/play/*")
+        pg.wait_for_url("**/play/*/*")
         pg.select_option("#delay", "0")
 
         def check(lang: str) -> None:
