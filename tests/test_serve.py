@@ -1061,3 +1061,64 @@ def test_an_old_game_in_progress_gets_a_key_at_start_and_only_the_console_shows_
     _LINKS[going] = api
     _play_to_the_end(third, going, rng)
     assert replay(load_record(records / "games" / f"game-{going}.json"), check=True).is_over
+
+
+def test_an_open_stream_of_a_seat_given_to_a_bot_sends_no_more_of_its_cards(client: TestClient,
+                                                                              quick_keepalive: None) -> None:
+    """A seat's stream opened before the host gives the seat to a bot reads its link again for every message:
+    from the handover on it sends only the public table (no card of that seat, no sign, no legal action), both
+    at the handover and after the next moves."""
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=12)
+    table = client.app.state.store.get(links["id"])
+    stream = _Stream(client, links["seats"]["2"])
+    try:
+        first = stream.until(table.turn)[-1]
+        assert first["role"] == "seat" and first["view"]["cards"], "the seat's stream starts with its own cards"
+        r = client.post(_api_of(links["host"]) + "/bots", json={"seat": 2, "agent": "random"})
+        assert r.status_code == 200, r.text
+        after = []
+        while not after or after[-1]["view"]["players"][2]["person"]:   # up to the message of the handover
+            event, payload = stream.messages.get(timeout=APPEAR_S)
+            after.append(payload)
+        handed = [p for p in after if not p["view"]["players"][2]["person"]]
+        rng = np.random.default_rng(4)
+        for _ in range(3):                                              # seat 0 plays on: more messages
+            if table.game.is_over:
+                break
+            view = client.get(_api_of(links["seats"]["0"])).json()["view"]
+            assert client.post(_api_of(links["seats"]["0"]) + "/moves",
+                               json={"action": _choose(view, rng), "turn": view["turn"]}).status_code == 200
+            handed += stream.until(table.turn)
+        assert len(handed) >= 2
+        for payload in handed:
+            assert payload["role"] == "watch" and payload["given"] == 2 and payload["view"]["cards"] == []
+            _check_shared(payload, table, None, links)
+    finally:
+        stream.close()
+
+
+def test_two_handovers_survive_a_restart(folders) -> None:
+    """The host gives seat 0, then seat 2 to bots: the record names both (``human, then <bot>``) and lists both
+    handovers, and a restarted server rebuilds both seats' histories (and the retired links) as they were."""
+    records, runs = folders
+    client = TestClient(create_app(records=records, runs=runs))
+    links = _new_table(client, [PERSON, PERSON, PERSON, "rule"], seed=12)
+    game_id = links["id"]
+    turns = []
+    for seat, agent in ((0, "random"), (2, "rule")):
+        turns.append(client.app.state.store.get(game_id).turn)
+        r = client.post(_api_of(links["host"]) + "/bots", json={"seat": seat, "agent": agent})
+        assert r.status_code == 200, r.text
+    seen = client.get(_api_of(links["host"])).json()
+    again = TestClient(create_app(records=records, runs=runs))          # a new process: nothing in memory
+    assert again.get(_api_of(links["host"])).json() == seen
+    table = again.app.state.store.get(game_id)
+    assert table.people == {1} and table.specs[0] == "random" and table.specs[2] == "rule"
+    record = json.loads((records / "games" / f"game-{game_id}.json").read_text())
+    assert record["players"] == {"0": "human, then random", "1": "human", "2": "human, then rule", "3": "rule"}
+    assert record["meta"]["handovers"] == [{"seat": 0, "turn": turns[0], "agent": "random"},
+                                           {"seat": 2, "turn": turns[1], "agent": "rule"}]
+    for seat in (0, 2):
+        old = again.get(_api_of(links["seats"][str(seat)])).json()
+        assert old["role"] == "watch" and old["given"] == seat and old["view"]["cards"] == []
+    assert [p["person"] for p in seen["view"]["players"]] == [False, True, False, False]
