@@ -1,7 +1,10 @@
 """``mus serve``'s API: whole games over HTTP, no hidden card in any response, refusals that change nothing,
 concurrent moves, restart and resume, no path outside the served folders, uploads, run pages, analyses; shared
 tables of people and bots: each link sees only its seat's view (answers and event streams), forged and foreign
-tokens open nothing, a seat moves only for itself, the host's handover, a restart in the middle of a hand."""
+tokens open nothing, a seat moves only for itself, the host's handover, a restart in the middle of a hand; a
+one-person game opens only by its link (its id alone opens nothing), the records list shows no token and nobody
+else's game in progress, records saved before games had keys still load; an open stream of a seat given to a bot
+sends no more of its cards; two handovers survive a restart."""
 
 from __future__ import annotations
 
