@@ -23,8 +23,8 @@ API (JSON in and out; a refusal is ``{"error": message}`` with a 4xx status and 
   opened or closed); ``POST .../moves`` ``{"action", "turn", "seat"?}``: a seat's move; ``POST .../bots``
   ``{"seat", "agent"}``: the host gives a person's seat to a bot. A forged token or another table's is refused
   (403) and a table that does not exist is 404: nothing changes;
-* ``GET /api/tables/<id>/<token>/coach?agent=spec`` and ``GET /api/games/<id>/<token>/coach?agent=spec``: the coach,
-  what an explaining agent (``ppo``, ``equity``...) would play at the person's decision
+* ``GET /api/tables/<id>/<token>/coach?agent=spec`` and ``GET /api/games/<id>/<token>/coach?agent=spec``: the
+  coach, what an explaining agent (``ppo``, ``equity``...) would play at the person's decision
   (:func:`~experiments.web.analysis.analyse` of the seat's own observation); only a seat's own link, and only
   at its own turn (409 otherwise); ``.../review?agent=spec&hand=n`` (the last finished hand by default): after a
   hand, the seat's decisions that differed most from the agent's (:func:`~experiments.web.analysis.review`);
@@ -81,7 +81,8 @@ from mus_env import MusConfig
 from mus_env.observation import hand_table
 from mus_env.records import RecordError, load_record, replay, save_record
 
-__all__ = ["create_app", "table_state", "Listeners", "STATIC", "MAX_BODY_BYTES", "MAX_UPLOAD_BYTES", "KEEPALIVE_S"]
+__all__ = ["create_app", "table_state", "held_games", "Listeners", "STATIC", "MAX_BODY_BYTES", "MAX_UPLOAD_BYTES",
+           "KEEPALIVE_S"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 #: Largest JSON body of a move or a new game.
