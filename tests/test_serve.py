@@ -1,7 +1,10 @@
 """``mus serve``'s API: whole games over HTTP, no hidden card in any response, refusals that change nothing,
 concurrent moves, restart and resume, no path outside the served folders, uploads, run pages, analyses; shared
 tables of people and bots: each link sees only its seat's view (answers and event streams), forged and foreign
-tokens open nothing, a seat moves only for itself, the host's handover, a restart in the middle of a hand."""
+tokens open nothing, a seat moves only for itself, the host's handover, a restart in the middle of a hand; a
+one-person game opens only by its link (its id alone opens nothing), the records list shows no token and nobody
+else's game in progress, records saved before games had keys still load; an open stream of a seat given to a bot
+sends no more of its cards; two handovers survive a restart."""
 
 from __future__ import annotations
 
@@ -47,11 +50,23 @@ def client(folders: tuple[Path, Path]) -> TestClient:
     return TestClient(create_app(records=records, runs=runs))
 
 
+#: The API base of each one-person game a test made (``/api/games/<id>/<token>``), by id.
+_LINKS: dict[str, str] = {}
+
+
 def _new_game(client: TestClient, **settings: Any) -> str:
     body = {"seat": 0, "bots": BOTS, **settings}
     r = client.post("/api/games", json=body)
     assert r.status_code == 200, r.text
-    return r.json()["id"]
+    game_id, url = r.json()["id"], r.json()["url"]
+    assert url.startswith(f"/play/{game_id}/")
+    _LINKS[game_id] = "/api/games/" + url.removeprefix("/play/")
+    return game_id
+
+
+def _solo(game_id: str) -> str:
+    """The API base of one-person game ``game_id`` (its link's id and token)."""
+    return _LINKS[game_id]
 
 
 def _choose(view: dict[str, Any], rng: np.random.Generator) -> int:
@@ -63,13 +78,13 @@ def _choose(view: dict[str, Any], rng: np.random.Generator) -> int:
 
 def _play_to_the_end(client: TestClient, game_id: str, rng: np.random.Generator,
                      check: Any = None, limit: int = 3000) -> dict[str, Any]:
-    view = client.get(f"/api/games/{game_id}").json()
+    view = client.get(f"{_solo(game_id)}").json()
     for _ in range(limit):
         if check:
             check(view)
         if view["over"]:
             return view
-        r = client.post(f"/api/games/{game_id}/moves", json={"action": _choose(view, rng), "turn": view["turn"]})
+        r = client.post(f"{_solo(game_id)}/moves", json={"action": _choose(view, rng), "turn": view["turn"]})
         assert r.status_code == 200, r.text
         view = r.json()
     raise AssertionError("the game did not end")
@@ -151,13 +166,13 @@ def test_no_response_holds_a_card_or_sign_the_seat_may_not_see(client: TestClien
 
 
 def _snapshot(client: TestClient, folders, game_id: str) -> tuple[str, bytes]:
-    view = client.get(f"/api/games/{game_id}").text
+    view = client.get(f"{_solo(game_id)}").text
     return view, (folders[0] / "games" / f"game-{game_id}.json").read_bytes()
 
 
 def test_refused_moves_change_nothing(client: TestClient, folders) -> None:
     game_id = _new_game(client, seed=3)
-    view = client.get(f"/api/games/{game_id}").json()
+    view = client.get(f"{_solo(game_id)}").json()
     while view["current_player"] != view["seat"]:
         pytest.fail("the bots should have played up to the person's turn")
     before = _snapshot(client, folders, game_id)
@@ -170,16 +185,16 @@ def test_refused_moves_change_nothing(client: TestClient, folders) -> None:
            ({"action": legal[0]}, 400, "turn"),
            ([1, 2], 400, "turn")]
     for body, status, words in bad:
-        r = client.post(f"/api/games/{game_id}/moves", json=body)
+        r = client.post(f"{_solo(game_id)}/moves", json=body)
         assert r.status_code == status and words in r.json()["error"], (body, r.status_code, r.text)
         if status == 400 and "not legal" in words:
             assert str(legal) in r.json()["error"]
-    r = client.post(f"/api/games/{game_id}/moves", content=b"{not json", headers={"content-type": "application/json"})
+    r = client.post(f"{_solo(game_id)}/moves", content=b"{not json", headers={"content-type": "application/json"})
     assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
-    r = client.post(f"/api/games/{game_id}/moves", content=b'{"action": 1, "turn": 0}',
+    r = client.post(f"{_solo(game_id)}/moves", content=b'{"action": 1, "turn": 0}',
                     headers={"content-type": "text/plain"})
     assert r.status_code == 415
-    r = client.post(f"/api/games/{game_id}/moves", content=b" " * (MAX_BODY_BYTES + 1),
+    r = client.post(f"{_solo(game_id)}/moves", content=b" " * (MAX_BODY_BYTES + 1),
                     headers={"content-type": "application/json"})
     assert r.status_code == 413
     assert _snapshot(client, folders, game_id) == before
@@ -204,14 +219,14 @@ def test_new_game_refusals_name_the_problem(client: TestClient, folders, body: d
 
 def test_two_tabs_moving_at_once_make_one_move(client: TestClient, folders) -> None:
     game_id = _new_game(client, seed=11)
-    view = client.get(f"/api/games/{game_id}").json()
+    view = client.get(f"{_solo(game_id)}").json()
     action = view["legal"][0]["action"]
     results: list[int] = []
     barrier = threading.Barrier(4)
 
     def tab() -> None:
         barrier.wait()
-        results.append(client.post(f"/api/games/{game_id}/moves",
+        results.append(client.post(f"{_solo(game_id)}/moves",
                                    json={"action": action, "turn": view["turn"]}).status_code)
 
     threads = [threading.Thread(target=tab) for _ in range(4)]
@@ -222,7 +237,7 @@ def test_two_tabs_moving_at_once_make_one_move(client: TestClient, folders) -> N
     assert sorted(results) == [200, 409, 409, 409]
     record = load_record(folders[0] / "games" / f"game-{game_id}.json")
     replay(record, check=True)
-    after = client.get(f"/api/games/{game_id}").json()
+    after = client.get(f"{_solo(game_id)}").json()
     assert after["turn"] > view["turn"]
 
 
@@ -231,14 +246,14 @@ def test_a_restarted_server_continues_the_game(folders) -> None:
     first = TestClient(create_app(records=records, runs=runs))
     game_id = _new_game(first, seed=21)
     rng = np.random.default_rng(2)
-    view = first.get(f"/api/games/{game_id}").json()
+    view = first.get(f"{_solo(game_id)}").json()
     for _ in range(6):
         if view["over"]:
             break
-        view = first.post(f"/api/games/{game_id}/moves",
+        view = first.post(f"{_solo(game_id)}/moves",
                           json={"action": _choose(view, rng), "turn": view["turn"]}).json()
     second = TestClient(create_app(records=records, runs=runs))          # a new process: nothing in memory
-    again = second.get(f"/api/games/{game_id}").json()
+    again = second.get(f"{_solo(game_id)}").json()
     assert again == view
     _play_to_the_end(second, game_id, rng)
     assert replay(load_record(records / "games" / f"game-{game_id}.json"), check=True).is_over
@@ -254,7 +269,7 @@ def test_a_tampered_saved_game_is_refused(folders) -> None:
     record["pending_actions"][0][1] = 26                  # an órdago at the mus call: the record does not replay
     path.write_text(json.dumps(record))
     fresh = TestClient(create_app(records=records, runs=runs))
-    r = fresh.get(f"/api/games/{game_id}")
+    r = fresh.get(f"{_solo(game_id)}")
     assert r.status_code == 422 and "does not replay" in r.json()["error"]
 
 
@@ -381,7 +396,7 @@ def test_an_unfinished_record_is_not_replayed(client: TestClient, folders) -> No
 
 
 def test_pages_are_served_with_a_strict_policy(client: TestClient) -> None:
-    for url in ("/", "/play/0123456789abcdef", "/replay/x.json", "/runs/t"):
+    for url in ("/", "/play/0123456789abcdef/" + "x" * 32, "/replay/x.json", "/runs/t"):
         r = client.get(url)
         assert r.status_code == 200 and "<html" in r.text
         assert "default-src 'self'" in r.headers["content-security-policy"]
@@ -904,7 +919,7 @@ def test_the_coach_of_a_game_against_bots(client: TestClient) -> None:
     pytest.importorskip("torch")
     game_id = _new_game(client, seed=9, seat=1)
     table = client.app.state.store.get(game_id)
-    r = client.get(f"/api/games/{game_id}/coach?agent=ppo")
+    r = client.get(f"{_solo(game_id)}/coach?agent=ppo")
     assert r.status_code == 200, r.text
     coach = r.json()
     assert coach["seat"] == 1 == table.game.current_player
@@ -939,3 +954,174 @@ def test_every_refusal_names_its_kind_for_the_pages_language(client: TestClient)
     for r, status, code in cases:
         assert (r.status_code, r.json().get("code")) == (status, code), r.text
         assert code in ERROR_CODES and r.json()["error"]
+
+
+# one-person games open only by their link (issue 67)
+def _token_of(game_id: str) -> str:
+    return _solo(game_id).rsplit("/", 1)[1]
+
+
+def _solo_files(folders, game_id: str) -> tuple[bytes, bytes]:
+    games = folders[0] / "games"
+    return (games / f"game-{game_id}.json").read_bytes(), (games / ".tables" / f"{game_id}.json").read_bytes()
+
+
+def test_a_solo_games_id_without_its_token_opens_nothing_and_changes_nothing(client: TestClient, folders) -> None:
+    """A one-person game opens only by its link ``/play/<id>/<token>``: its id alone, a forged token or another
+    game's token is refused (404 or 403) for the view, a move, the coach and the review, shows no card, and
+    leaves the game's state, its record and its keys as they were."""
+    import secrets
+
+    game_id, other = _new_game(client, seed=3), _new_game(client, seed=4)
+    token = _token_of(game_id)
+    assert len(token) == 32 and token not in (folders[0] / "games" / f"game-{game_id}.json").read_text()
+    view = client.get(_solo(game_id)).json()
+    assert view["legal"], "the bots should have played up to the person's turn"
+    move = {"action": view["legal"][0]["action"], "turn": view["turn"]}
+    before, other_before = _solo_files(folders, game_id), _solo_files(folders, other)
+    bare = f"/api/games/{game_id}"
+    refusals = [client.get(bare), client.post(bare + "/moves", json=move), client.post(bare, json=move),
+                client.get(bare + "/coach?agent=rule"), client.get(bare + "/review?agent=rule")]
+    for forged in (secrets.token_urlsafe(24), "x" * 32, "abc", token[:-1] + ("A" if token[-1] != "A" else "B"),
+                   _token_of(other)):
+        base = f"{bare}/{forged}"
+        refusals += [client.get(base), client.post(base + "/moves", json=move),
+                     client.get(base + "/coach?agent=rule"), client.get(base + "/review?agent=rule")]
+    for r in refusals:
+        assert r.status_code in (403, 404), (r.request.url, r.status_code, r.text)
+        assert "card" not in r.text and "view" not in r.text and token not in r.text
+    assert client.get(f"/play/{game_id}").status_code == 404          # no page opens by the id alone
+    assert _solo_files(folders, game_id) == before and _solo_files(folders, other) == other_before
+    assert client.get(_solo(game_id)).json() == view
+    r = client.post(_solo(game_id) + "/moves", json=move)             # the link itself plays
+    assert r.status_code == 200 and r.json()["turn"] > view["turn"]
+
+
+def test_the_records_list_shows_no_token_and_nobody_elses_game_in_progress(client: TestClient, folders) -> None:
+    """``GET /api/records`` lists the finished games (public) and, of the games in progress, only those whose
+    link the asker sends (``X-Mus-Games``); no answer holds a token, whatever the asker sends."""
+    import secrets
+
+    mine, theirs, done = _new_game(client, seed=1), _new_game(client, seed=2), _new_game(client, seed=7)
+    _play_to_the_end(client, done, np.random.default_rng(1))
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=5)
+    tokens = [_token_of(g) for g in (mine, theirs, done)] + _tokens(links)
+
+    def listed(header: str | None = None) -> set[str]:
+        r = client.get("/api/records", headers={"X-Mus-Games": header} if header is not None else {})
+        assert r.status_code == 200 and not any(t in r.text for t in tokens), "a token is in the records list"
+        assert all(".tables" not in x["name"] for x in r.json()["records"])
+        return {x["name"] for x in r.json()["records"]}
+
+    name = "games/game-{}.json".format
+    assert listed() == {name(done)}
+    assert listed(f"{mine}.{_token_of(mine)}") == {name(done), name(mine)}
+    assert listed(f"{mine}.{_token_of(mine)},{theirs}.{_token_of(theirs)}") == {name(done), name(mine), name(theirs)}
+    for header in (f"{theirs}.{_token_of(mine)}", f"{theirs}.{secrets.token_urlsafe(24)}", f"{theirs}.",
+                   f"{theirs}", f"{links['id']}.{_tokens(links)[0]}", "garbage,,.", f"{theirs}.{'x' * 5000}"):
+        assert listed(header) == {name(done)}, header
+
+
+def _keyless(records: Path, game_id: str) -> None:
+    """Game ``game_id`` as a server saved it before games had keys: the same record, and no keys file."""
+    (records / "games" / ".tables" / f"{game_id}.json").unlink()
+
+
+def test_an_old_game_in_progress_gets_a_key_at_start_and_only_the_console_shows_it(folders, monkeypatch,
+                                                                                    capsys) -> None:
+    """Records saved before games had keys still load: a finished one replays and is listed as before; a game in
+    progress gets a key when the server starts, its link printed on the console (and nowhere else), and opens
+    the same game at the same decision; its id alone still opens nothing, and the key survives a restart."""
+    import experiments.commands.serve as serve
+
+    records, runs = folders
+    first = TestClient(create_app(records=records, runs=runs))
+    going, done = _new_game(first, seed=21), _new_game(first, seed=7)
+    rng = np.random.default_rng(2)
+    view = first.get(_solo(going)).json()
+    view = first.post(_solo(going) + "/moves", json={"action": _choose(view, rng), "turn": view["turn"]}).json()
+    _play_to_the_end(first, done, rng)
+    for game_id in (going, done):
+        _keyless(records, game_id)
+    record = (records / "games" / f"game-{going}.json").read_bytes()
+    calls: list[Any] = []
+    monkeypatch.setattr(serve, "run_server", lambda app, **kw: calls.append(app))
+    serve.main(["--records", str(records), "--runs", str(runs), "--port", "8123"])
+    out = capsys.readouterr().out
+    (link,) = calls[-1].state.old_games
+    assert link.startswith(f"/play/{going}/") and f"http://127.0.0.1:8123{link}" in out
+    assert (records / "games" / f"game-{going}.json").read_bytes() == record          # the record is untouched
+    assert (records / "games" / ".tables" / f"{going}.json").stat().st_mode & 0o777 == 0o600
+    second = TestClient(calls[-1])
+    api = "/api/games/" + link.removeprefix("/play/")
+    assert second.get(api).json() == view
+    assert second.get(f"/api/games/{going}").status_code == 404
+    listed = {x["name"]: x for x in second.get("/api/records").json()["records"]}
+    assert f"games/game-{going}.json" not in listed and listed[f"games/game-{done}.json"]["over"]
+    assert second.get(f"/api/records/games/game-{done}.json").status_code == 200
+    third = TestClient(create_app(records=records, runs=runs))                       # the key is kept
+    assert third.app.state.old_games == [] and third.get(api).json() == view
+    _LINKS[going] = api
+    _play_to_the_end(third, going, rng)
+    assert replay(load_record(records / "games" / f"game-{going}.json"), check=True).is_over
+
+
+def test_an_open_stream_of_a_seat_given_to_a_bot_sends_no_more_of_its_cards(client: TestClient,
+                                                                              quick_keepalive: None) -> None:
+    """A seat's stream opened before the host gives the seat to a bot reads its link again for every message:
+    from the handover on it sends only the public table (no card of that seat, no sign, no legal action), both
+    at the handover and after the next moves."""
+    links = _new_table(client, [PERSON, "rule", PERSON, "rule"], seed=12)
+    table = client.app.state.store.get(links["id"])
+    stream = _Stream(client, links["seats"]["2"])
+    try:
+        first = stream.until(table.turn)[-1]
+        assert first["role"] == "seat" and first["view"]["cards"], "the seat's stream starts with its own cards"
+        r = client.post(_api_of(links["host"]) + "/bots", json={"seat": 2, "agent": "random"})
+        assert r.status_code == 200, r.text
+        after = []
+        while not after or after[-1]["view"]["players"][2]["person"]:   # up to the message of the handover
+            event, payload = stream.messages.get(timeout=APPEAR_S)
+            after.append(payload)
+        handed = [p for p in after if not p["view"]["players"][2]["person"]]
+        rng = np.random.default_rng(4)
+        for _ in range(3):                                              # seat 0 plays on: more messages
+            if table.game.is_over:
+                break
+            view = client.get(_api_of(links["seats"]["0"])).json()["view"]
+            assert client.post(_api_of(links["seats"]["0"]) + "/moves",
+                               json={"action": _choose(view, rng), "turn": view["turn"]}).status_code == 200
+            handed += stream.until(table.turn)
+        assert len(handed) >= 2
+        for payload in handed:
+            assert payload["role"] == "watch" and payload["given"] == 2 and payload["view"]["cards"] == []
+            _check_shared(payload, table, None, links)
+    finally:
+        stream.close()
+
+
+def test_two_handovers_survive_a_restart(folders) -> None:
+    """The host gives seat 0, then seat 2 to bots: the record names both (``human, then <bot>``) and lists both
+    handovers, and a restarted server rebuilds both seats' histories (and the retired links) as they were."""
+    records, runs = folders
+    client = TestClient(create_app(records=records, runs=runs))
+    links = _new_table(client, [PERSON, PERSON, PERSON, "rule"], seed=12)
+    game_id = links["id"]
+    turns = []
+    for seat, agent in ((0, "random"), (2, "rule")):
+        turns.append(client.app.state.store.get(game_id).turn)
+        r = client.post(_api_of(links["host"]) + "/bots", json={"seat": seat, "agent": agent})
+        assert r.status_code == 200, r.text
+    seen = client.get(_api_of(links["host"])).json()
+    again = TestClient(create_app(records=records, runs=runs))          # a new process: nothing in memory
+    assert again.get(_api_of(links["host"])).json() == seen
+    table = again.app.state.store.get(game_id)
+    assert table.people == {1} and table.specs[0] == "random" and table.specs[2] == "rule"
+    record = json.loads((records / "games" / f"game-{game_id}.json").read_text())
+    assert record["players"] == {"0": "human, then random", "1": "human", "2": "human, then rule", "3": "rule"}
+    assert record["meta"]["handovers"] == [{"seat": 0, "turn": turns[0], "agent": "random"},
+                                           {"seat": 2, "turn": turns[1], "agent": "rule"}]
+    for seat in (0, 2):
+        old = again.get(_api_of(links["seats"][str(seat)])).json()
+        assert old["role"] == "watch" and old["given"] == seat and old["view"]["cards"] == []
+    assert [p["person"] for p in seen["view"]["players"]] == [False, True, False, False]

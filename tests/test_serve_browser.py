@@ -129,7 +129,7 @@ def test_a_whole_game_by_clicking(site: dict, page: object, tmp_path: Path) -> N
     for name in ("partner", "rival1", "rival2"):
         page.select_option(f"select[name={name}]", site["bot"])
     page.click("#start")
-    page.wait_for_url("**/play/*")
+    page.wait_for_url("**/play/*/*")
     page.select_option("#delay", "0")
     discarded = bet = False
     shot_taken = False
@@ -482,7 +482,7 @@ def test_the_pages_speak_the_browsers_language_and_switch(site: dict, browser: o
         for name in ("partner", "rival1", "rival2"):
             pg.select_option(f"select[name={name}]", site["bot"])
         pg.click("#start")
-        pg.wait_for_url("**/play/*")
+        pg.wait_for_url("**/play/*/*")
         pg.select_option("#delay", "0")
 
         def check(lang: str) -> None:
@@ -504,6 +504,49 @@ def test_the_pages_speak_the_browsers_language_and_switch(site: dict, browser: o
         check("eu")
         pg.reload()
         check("eu")
+    finally:
+        context.close()
+    assert not errors, f"the page logged errors: {errors}"
+
+
+def test_the_saved_games_table_fits_its_card_at_1280_px_in_spanish(site: dict, browser: object,
+                                                                     tmp_path: Path) -> None:
+    """The start page at 1280 px in Spanish: the saved games' table (long record names and agent specs, the
+    Spanish headers) stays inside its card, and the page does not scroll sideways. The game this browser just
+    started is listed to it, to continue by its own link (the browser holds it); no other game in progress is."""
+    import json
+    import secrets
+    from urllib.parse import urlparse
+
+    games = site["records"] / "games"
+    games.mkdir(exist_ok=True)
+    example = json.loads((site["records"] / "example.json").read_text(encoding="utf-8"))
+    for spec in (site["bot"], "runs:t/a-training-run-with-a-long-name/checkpoints/best_policy.pt"):
+        record = {**example, "players": {"0": "human", "1": spec, "2": "ppo", "3": spec}}
+        (games / f"game-{secrets.token_hex(8)}.json").write_text(json.dumps(record), encoding="utf-8")
+    context = browser.new_context(locale="es-ES", viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.set_default_timeout(BROWSER_MS)
+    pg.set_default_navigation_timeout(BROWSER_MS)
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        pg.goto(site["url"] + "/")
+        pg.wait_for_selector("html[lang=es] select[name=partner] option", state="attached")
+        for name in ("partner", "rival1", "rival2"):
+            pg.select_option(f"select[name={name}]", site["bot"])
+        pg.click("#start")
+        pg.wait_for_url("**/play/*/*")
+        link = urlparse(pg.url).path
+        pg.goto(site["url"] + "/")
+        pg.wait_for_selector(f"#records a[href='{link}']")               # this browser's own game, to continue
+        _shot(pg, "serve-index-es-1280.png", tmp_path)
+        table, card, scroll, width = pg.eval_on_selector(
+            "#records table", "t => [t.getBoundingClientRect().right, t.closest('.panel').getBoundingClientRect()"
+                              ".right, document.documentElement.scrollWidth, window.innerWidth]")
+        assert table <= card, f"the saved games' table ends at {table} px, beyond its card's edge at {card} px"
+        assert scroll <= width, f"the start page scrolls sideways: {scroll} px wide in a {width} px window"
     finally:
         context.close()
     assert not errors, f"the page logged errors: {errors}"

@@ -42,10 +42,14 @@ def main(argv: list[str] | None = None) -> None:
     if len(bots) != 3:
         p.error(f"argument --bots: give three specs (partner, rival, rival), got {args.bots!r}")
     if args.host not in LOCAL_HOSTS:
-        print(f"mus serve: warning: listening on {args.host}: anybody who reaches this machine can play and read "
-              "the records and runs; use --host 127.0.0.1 to keep it local", file=sys.stderr)
+        print(f"mus serve: warning: listening on {args.host}: anybody who reaches this machine can start games and "
+              "tables, replay the finished records, read the runs and seat their policies; a game in progress "
+              "opens only by its own link. Use --host 127.0.0.1 to keep it local", file=sys.stderr)
     app = create_app(records=args.records, runs=args.runs, agents=tuple(args.agent), default_bots=bots)
     shown = f"[{args.host}]" if ":" in args.host else args.host
+    for link in app.state.old_games:                    # keyed now: their only link is here, on the console
+        print(f"mus serve: a game in progress saved before games had keys continues at "
+              f"http://{shown}:{args.port}{link}", flush=True)
     print(f"mus serve: open http://{shown}:{args.port}/ (records: {args.records}, runs: {args.runs}; Ctrl-C stops)",
           flush=True)
     run_server(app, host=args.host, port=args.port)

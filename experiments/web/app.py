@@ -3,7 +3,7 @@
 Pages (static HTML and JavaScript from ``static/``; the data comes from the API):
 
 * ``/``: start a game, the records, the runs;
-* ``/play/<id>``: a one-person game at the table;
+* ``/play/<id>/<token>``: a one-person game at the table (its person's link: the id alone opens nothing);
 * ``/table/<id>/<token>``: a shared table, as the token's role sees it: a person's seat, the host, a spectator;
 * ``/replay/<record>``: a record step by step (``#step=k`` links one decision);
 * ``/runs/<run>``: a tournament, training or probe folder.
@@ -12,8 +12,10 @@ API (JSON in and out; a refusal is ``{"error": message}`` with a 4xx status and 
 
 * ``GET /api/options``: the agents a page may seat, the variants;
 * ``POST /api/games`` ``{"seat", "bots": [3 specs], "kings", "target", "signals", "intercept", "seed"?}``;
-* ``GET /api/games/<id>``: the person's view (:meth:`~experiments.web.table.Table.view`);
-* ``POST /api/games/<id>/moves`` ``{"action", "turn"}``: a move, answered by the bots;
+  the answer holds its link, ``/play/<id>/<token>``;
+* ``GET /api/games/<id>/<token>``: the person's view (:meth:`~experiments.web.table.Table.view`);
+* ``POST /api/games/<id>/<token>/moves`` ``{"action", "turn"}``: a move, answered by the bots. A forged token or
+  another game's is refused (403); the id alone (``/api/games/<id>``, ``.../moves``) opens nothing (404);
 * ``POST /api/tables`` ``{"seats": [4 × "person" or a spec], "kings", "target", "signals", "intercept",
   "seed"?}``: a shared table; the answer holds its links (the host's, the spectators', one per person's seat);
 * ``GET /api/tables/<id>/<token>``: what the token opens (:func:`table_state`); ``.../events``: the same as
@@ -21,12 +23,14 @@ API (JSON in and out; a refusal is ``{"error": message}`` with a 4xx status and 
   opened or closed); ``POST .../moves`` ``{"action", "turn", "seat"?}``: a seat's move; ``POST .../bots``
   ``{"seat", "agent"}``: the host gives a person's seat to a bot. A forged token or another table's is refused
   (403) and a table that does not exist is 404: nothing changes;
-* ``GET /api/tables/<id>/<token>/coach?agent=spec`` and ``GET /api/games/<id>/coach?agent=spec``: the coach,
-  what an explaining agent (``ppo``, ``equity``...) would play at the person's decision
+* ``GET /api/tables/<id>/<token>/coach?agent=spec`` and ``GET /api/games/<id>/<token>/coach?agent=spec``: the
+  coach, what an explaining agent (``ppo``, ``equity``...) would play at the person's decision
   (:func:`~experiments.web.analysis.analyse` of the seat's own observation); only a seat's own link, and only
   at its own turn (409 otherwise); ``.../review?agent=spec&hand=n`` (the last finished hand by default): after a
   hand, the seat's decisions that differed most from the agent's (:func:`~experiments.web.analysis.review`);
-* ``GET /api/records``, ``GET /api/records/<name>`` (a finished record's timeline),
+* ``GET /api/records``: the finished records, and the games in progress whose links the asker holds (header
+  ``X-Mus-Games: <id>.<token>,...``, :func:`held_games`): nobody's game in progress is listed to another;
+  ``GET /api/records/<name>`` (a finished record's timeline),
   ``GET /api/records/<name>/analysis?step=k&agent=spec``, ``POST /api/records`` (upload a record: capped at
   :data:`MAX_UPLOAD_BYTES`, verified by replaying it);
 * ``GET /api/runs``, ``GET /api/runs/<name>``, ``GET /files/runs/<name>.png``.
@@ -61,6 +65,7 @@ from starlette.staticfiles import StaticFiles
 
 from experiments.web.analysis import analyse, review
 from experiments.web.store import (
+    MAX_HELD,
     PERSON,
     Access,
     GameStore,
@@ -76,7 +81,8 @@ from mus_env import MusConfig
 from mus_env.observation import hand_table
 from mus_env.records import RecordError, load_record, replay, save_record
 
-__all__ = ["create_app", "table_state", "Listeners", "STATIC", "MAX_BODY_BYTES", "MAX_UPLOAD_BYTES", "KEEPALIVE_S"]
+__all__ = ["create_app", "table_state", "held_games", "Listeners", "STATIC", "MAX_BODY_BYTES", "MAX_UPLOAD_BYTES",
+           "KEEPALIVE_S"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 #: Largest JSON body of a move or a new game.
@@ -209,6 +215,17 @@ def stream_text(store: GameStore, game_id: str, token: str) -> str:
     return json.dumps(table_state(store, game_id, store.access(game_id, token)), separators=(",", ":"))
 
 
+def held_games(header: str) -> list[tuple[str, str]]:
+    """The ``(id, token)`` pairs of an ``X-Mus-Games`` header (``<id>.<token>`` separated by commas; at most
+    :data:`~experiments.web.store.MAX_HELD`): the one-person games whose links the asker holds."""
+    pairs = []
+    for item in header.split(",")[:MAX_HELD]:
+        game_id, _, token = item.strip().partition(".")
+        if game_id and token:
+            pairs.append((game_id, token))
+    return pairs
+
+
 def warm_up() -> None:
     """Build what the first game of each variant would otherwise build while people wait (the own-hand tables
     of the observation, 29 MB each); run once when the server starts."""
@@ -255,14 +272,20 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         specs = {partner: bots[0], rivals[0]: bots[1], rivals[1]: bots[2]}
         cfg, seed = _config(data)
         game_id = await _run(store.create, cfg, seat, specs, seed)
-        return _ok({"id": game_id, "url": f"/play/{game_id}"})
+        return _ok({"id": game_id, "url": await _run(store.solo_link, game_id)})
+
+    async def _solo(request: Request) -> tuple[str, Any]:
+        game_id = request.path_params["game_id"]
+        return game_id, await _run(store.solo, game_id, request.path_params["token"])
+
+    async def no_key(request: Request) -> Response:
+        raise PathRefused("a game opens only by its own link, /play/<id>/<token>: its id alone opens nothing")
 
     async def get_game(request: Request) -> Response:
-        game_id = request.path_params["game_id"]
-        return _ok({"id": game_id, **await _run(solo_view, game_id)})
+        game_id, table = await _solo(request)
+        return _ok({"id": game_id, **await _run(solo_view, game_id, table)})
 
-    def solo_view(game_id: str) -> dict[str, Any]:
-        table = store.solo(game_id)
+    def solo_view(game_id: str, table: Any) -> dict[str, Any]:
         with store.lock(game_id):                       # not in the middle of a move
             return table.view(next(iter(table.people)))
 
@@ -270,8 +293,9 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         game_id = request.path_params["game_id"]
         data = await _json_body(request)
         if not isinstance(data, dict) or "action" not in data or "turn" not in data:
+            await _solo(request)                        # a wrong link is told so first
             raise ApiError(400, 'send {"action": id, "turn": n} (the turn of the view you answer)')
-        table = await _run(store.move, game_id, data["action"], data["turn"])
+        table = await _run(store.move, game_id, data["action"], data["turn"], None, request.path_params["token"])
         return _ok({"id": game_id, **table.view(next(iter(table.people)))})
 
     # shared tables
@@ -361,8 +385,7 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         return _ok(await _run(review_of, game_id, access.seat, q.get("agent", "ppo"), q.get("hand")))
 
     async def game_review(request: Request) -> Response:
-        game_id = request.path_params["game_id"]
-        table = await _run(store.solo, game_id)
+        game_id, table = await _solo(request)
         q = request.query_params
         return _ok(await _run(review_of, game_id, next(iter(table.people)), q.get("agent", "ppo"), q.get("hand")))
 
@@ -373,8 +396,7 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         return _ok(await _run(coach_of, game_id, access.seat, request.query_params.get("agent", "ppo")))
 
     async def game_coach(request: Request) -> Response:
-        game_id = request.path_params["game_id"]
-        table = await _run(store.solo, game_id)
+        game_id, table = await _solo(request)
         return _ok(await _run(coach_of, game_id, next(iter(table.people)), request.query_params.get("agent", "ppo")))
 
     async def table_events(request: Request) -> Response:
@@ -411,7 +433,8 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
                                  headers={**_HEADERS, "Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     async def records_list(request: Request) -> Response:
-        return _ok({"records": await _run(list_records, records_dir)})
+        held = await _run(store.held, held_games(request.headers.get("x-mus-games", "")))
+        return _ok({"records": await _run(list_records, records_dir, held)})
 
     def _finished_record(name: str) -> dict[str, Any]:
         record = load_record(safe_path(records_dir, name, (".json",)))
@@ -458,16 +481,18 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
 
     routes = [
         Route("/", page("index.html")),
-        Route("/play/{game_id}", page("play.html")),
+        Route("/play/{game_id}/{token}", page("play.html")),
         Route("/table/{game_id}/{token}", page("play.html")),
         Route("/replay/{name:path}", page("replay.html")),
         Route("/runs/{name:path}", page("run.html")),
         Route("/api/options", options),
         Route("/api/games", new_game, methods=["POST"]),
-        Route("/api/games/{game_id}", get_game),
-        Route("/api/games/{game_id}/moves", move, methods=["POST"]),
-        Route("/api/games/{game_id}/coach", game_coach),
-        Route("/api/games/{game_id}/review", game_review),
+        Route("/api/games/{game_id}", no_key, methods=["GET", "POST"]),
+        Route("/api/games/{game_id}/moves", no_key, methods=["POST"]),
+        Route("/api/games/{game_id}/{token}", get_game),
+        Route("/api/games/{game_id}/{token}/moves", move, methods=["POST"]),
+        Route("/api/games/{game_id}/{token}/coach", game_coach),
+        Route("/api/games/{game_id}/{token}/review", game_review),
         Route("/api/tables", new_table, methods=["POST"]),
         Route("/api/tables/{game_id}/{token}", get_table),
         Route("/api/tables/{game_id}/{token}/events", table_events),
@@ -508,6 +533,8 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
 
     app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
     app.state.store = store
+    #: The links of the games in progress saved before games had keys, keyed now (``mus serve`` prints them).
+    app.state.old_games = store.key_old_games()
     app.state.listeners = listeners
     app.state.started = time.time()
     return app

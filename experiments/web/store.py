@@ -4,6 +4,11 @@
   (``mus_env.records`` format, atomically) after every move, as ``GAMES/game-<id>.json``; after a restart the
   same id loads the record, replays it and continues. One lock per game: two tabs acting at once cannot both
   move (the second is refused as a stale turn).
+* A **one-person game** (against three bots, :meth:`GameStore.create`) is opened only by its link,
+  ``/play/<id>/<token>``: one token like a shared table's seat (192 bits), kept beside the record in
+  ``GAMES/.tables/<id>.json`` (format ``mus-serve-game``), never in the record. Its id alone opens nothing
+  (:meth:`GameStore.solo`). A game in progress saved before games had keys gets one when the server starts
+  (:meth:`GameStore.key_old_games`, whose links ``mus serve`` prints on its console, and only there).
 * A **shared table** (people and bots, :meth:`GameStore.create_table`) is opened only by its links: one
   unguessable token (:func:`secrets.token_urlsafe`, 192 bits) for the host, one for the spectators and one per
   person's seat (:class:`TableKeys`). The tokens are kept beside the record in ``GAMES/.tables/<id>.json``
@@ -39,7 +44,7 @@ from mus_env.records import MAX_RECORD_BYTES, RecordError, load_record, save_rec
 
 __all__ = ["GameStore", "PathRefused", "LinkRefused", "Access", "TableKeys", "safe_path", "list_records", "list_runs",
            "read_run", "policy_files", "BUILTIN_AGENTS", "GAME_ID", "TOKEN", "PERSON", "KEYS_FOLDER", "MAX_LISTED",
-           "MAX_CSV_ROWS", "SHARED"]
+           "MAX_CSV_ROWS", "SHARED", "SOLO_KEYS", "MAX_HELD"]
 
 #: Agents any page may seat: the built-in specs (no file, no code of anybody's).
 BUILTIN_AGENTS = ("ppo", "equity", "rule", "random", "ordago")
@@ -54,6 +59,10 @@ KEYS_FOLDER = ".tables"
 #: ``meta["table"]`` of a shared table's record (public: the record says the game was played at a shared
 #: table, not how to open it).
 SHARED = "shared"
+#: ``format`` of a one-person game's keys file (``GAMES/.tables/<id>.json``: its one token).
+SOLO_KEYS = "mus-serve-game"
+#: At most this many games a records request may say it holds (``X-Mus-Games``).
+MAX_HELD = 100
 #: One path segment of a record or run name: a letter or digit first, then letters, digits, ``._-``.
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 #: At most this many records, runs or policy files are listed.
@@ -198,9 +207,11 @@ def _relative(root: Path, path: Path) -> str | None:
     return text if all(_SEGMENT.match(p) for p in text.split("/")) else None
 
 
-def list_records(root: Path) -> list[dict[str, Any]]:
+def list_records(root: Path, held: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The game records under ``root`` (``*.json`` of the records format), newest first, with a summary each.
-    Files that are not records are left out."""
+    Files that are not records are left out, and so is every game in progress but those named in ``held``
+    (record names: the games the asker holds the link of); finished games are public."""
+    held = set(held)
     out = []
     if not root.is_dir():
         return out
@@ -215,6 +226,8 @@ def list_records(root: Path) -> list[dict[str, Any]]:
             continue
         if not isinstance(rec, dict) or rec.get("format") != "mus-env-record":
             continue
+        if rec.get("over") is not True and name not in held:
+            continue                            # somebody's game in progress: only its own link shows it
         players = rec.get("players") if isinstance(rec.get("players"), dict) else {}
         meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
         out.append({"name": name, "over": rec.get("over") is True, "winner": rec.get("winner"),
@@ -330,6 +343,7 @@ class GameStore:
         self.extra_specs = tuple(extra_specs)
         self._tables: dict[str, Table] = {}
         self._keys: dict[str, TableKeys] = {}
+        self._solo_keys: dict[str, str] = {}
         self._present: dict[str, list[int]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._agents: dict[str, Agent] = {}
@@ -372,7 +386,8 @@ class GameStore:
             return self._locks.setdefault(game_id, threading.Lock())
 
     def create(self, config: MusConfig, seat: int, specs: Mapping[int, str], seed: int | None = None) -> str:
-        """A new game: the person at ``seat``, the bots of ``specs`` (allowed specs) at the other seats.
+        """A new game: the person at ``seat``, the bots of ``specs`` (allowed specs) at the other seats. Its key
+        (:meth:`solo_link`) is saved before its record, so no new game's record is ever without it.
 
         Raises:
             TableError: a bad seat or spec (nothing is saved).
@@ -382,7 +397,10 @@ class GameStore:
                           meta={"source": "mus serve"})
         game_id = secrets.token_hex(8)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._tables[game_id] = table
+        with self._guard:
+            self._solo_keys[game_id] = _token()
+            self._tables[game_id] = table
+        self._save_solo_key(game_id)
         self.save(game_id)
         return game_id
 
@@ -418,9 +436,16 @@ class GameStore:
         return self.folder / KEYS_FOLDER / f"{game_id}.json"
 
     def _save_keys(self, game_id: str) -> None:
+        self._write_keys(game_id, self._keys[game_id].json(game_id))
+
+    def _save_solo_key(self, game_id: str) -> None:
+        self._write_keys(game_id, {"format": SOLO_KEYS, "version": 1, "id": game_id,
+                                   "token": self._solo_keys[game_id]})
+
+    def _write_keys(self, game_id: str, data: dict[str, Any]) -> None:
         path = self.keys_path(game_id)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        text = json.dumps(self._keys[game_id].json(game_id), indent=1)
+        text = json.dumps(data, indent=1)
 
         def write(tmp: str) -> None:
             os.chmod(tmp, 0o600)                        # the owner's only: the tokens open the table
@@ -469,17 +494,88 @@ class GameStore:
         return {"host": base + keys.host, "watch": base + keys.watch,
                 "seats": {str(s): base + t for s, t in sorted(keys.seats.items())}}
 
-    def solo(self, game_id: str) -> Table:
-        """The table of a one-person game of ``POST /api/games``, which its id opens; a shared table's id opens
-        nothing (the same answer as no game at all).
+    def solo_token(self, game_id: str) -> str | None:
+        """The token of one-person game ``game_id`` (read from its keys file after a restart); None when it has
+        none (a shared table, no such game, or a game saved before games had keys and not keyed since)."""
+        path = self.keys_path(game_id)                  # checks the id
+        with self._guard:
+            token = self._solo_keys.get(game_id)
+        if token is not None:
+            return token
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("format") != SOLO_KEYS or data.get("id") != game_id:
+            return None
+        token = data.get("token")
+        if not isinstance(token, str) or not TOKEN.match(token):
+            return None
+        with self._guard:
+            return self._solo_keys.setdefault(game_id, token)
+
+    def solo_link(self, game_id: str) -> str:
+        """The page of one-person game ``game_id``, ``/play/<id>/<token>`` (its person's only)."""
+        token = self.solo_token(game_id)
+        if token is None:
+            raise PathRefused(f"no game {game_id}")
+        return f"/play/{game_id}/{token}"
+
+    def solo(self, game_id: str, token: Any) -> Table:
+        """The table of a one-person game of ``POST /api/games``, which only its link's ``token`` opens; a shared
+        table opens nothing here (the same answer as no game at all).
 
         Raises:
-            PathRefused: no such game, or a shared table.
+            PathRefused: a malformed id, no such game, or a shared table (404).
+            LinkRefused: ``token`` is not this game's (forged, another game's, or none yet: 403).
         """
+        known = self.solo_token(game_id)
         table = self.get(game_id)
         if table.meta.get("table") == SHARED or len(table.people) != 1:
             raise PathRefused(f"no game {game_id}")
+        if not isinstance(token, str) or not TOKEN.match(token) or known is None \
+                or not secrets.compare_digest(known, token):
+            raise LinkRefused("this link opens nothing: a game opens only by its own link, /play/<id>/<token>")
         return table
+
+    def held(self, pairs: Iterable[tuple[str, str]]) -> set[str]:
+        """The record names (``games/game-<id>.json``) of the one-person games whose ``(id, token)`` is given
+        right: the games the asker holds the link of (at most :data:`MAX_HELD` are looked at)."""
+        out = set()
+        for game_id, token in list(pairs)[:MAX_HELD]:
+            if not isinstance(game_id, str) or not GAME_ID.match(game_id) or not isinstance(token, str):
+                continue
+            known = self.solo_token(game_id)
+            if known is not None and secrets.compare_digest(known, token):
+                out.add(f"{self.folder.name}/game-{game_id}.json")
+        return out
+
+    def key_old_games(self) -> list[str]:
+        """Give a key to each one-person game in progress saved before games had keys (a record with one
+        ``human`` seat, not a shared table, no keys file), and answer their links (``/play/<id>/<token>``), for
+        the server's own console only: no page lists them. A record that does not read is left alone."""
+        links = []
+        if not self.folder.is_dir():
+            return links
+        for path in sorted(self.folder.glob("game-*.json")):
+            game_id = path.name.removeprefix("game-").removesuffix(".json")
+            if not GAME_ID.match(game_id) or self.keys_path(game_id).exists():
+                continue
+            try:
+                rec = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if not isinstance(rec, dict) or rec.get("format") != "mus-env-record" or rec.get("over") is not False:
+                continue
+            players = rec.get("players") if isinstance(rec.get("players"), dict) else {}
+            meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
+            if meta.get("table") == SHARED or sum(1 for v in players.values() if v == HUMAN) != 1:
+                continue
+            with self._guard:
+                self._solo_keys[game_id] = _token()
+            self._save_solo_key(game_id)
+            links.append(self.solo_link(game_id))
+        return links
 
     def get(self, game_id: str) -> Table:
         """The table of a game, loaded from its record after a restart.
@@ -510,16 +606,17 @@ class GameStore:
         """Write the game's record (atomically)."""
         return save_record(self._tables[game_id].record(), self.path(game_id))
 
-    def move(self, game_id: str, action: Any, turn: Any, seat: int | None = None) -> Table:
-        """The move of the person at ``seat`` (None: a one-person game's person), the bots' answers, and the
-        record saved; all under the game's lock.
+    def move(self, game_id: str, action: Any, turn: Any, seat: int | None = None, token: Any = None) -> Table:
+        """The move of the person at ``seat`` (None: a one-person game's person, whose link holds ``token``),
+        the bots' answers, and the record saved; all under the game's lock.
 
         Raises:
             TableError: a stale turn, a move out of turn or an illegal move (nothing changes).
             PathRefused, mus_env.records.RecordError: as :meth:`get`.
+            LinkRefused: as :meth:`solo`.
         """
         with self.lock(game_id):
-            table = self.solo(game_id) if seat is None else self.get(game_id)
+            table = self.solo(game_id, token) if seat is None else self.get(game_id)
             before = table.turn
             try:
                 table.play(action, turn, seat)

@@ -151,9 +151,9 @@ class ApiRefusal extends Error {
   }
 }
 
-async function api(path, body) {
-  const init = body === undefined ? {} :
-    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+async function api(path, body, headers) {
+  const init = body === undefined ? { headers: headers || {} } :
+    { method: "POST", headers: { ...(headers || {}), "Content-Type": "application/json" }, body: JSON.stringify(body) };
   const response = await fetch(path, init);
   let data = null;
   try { data = await response.json(); } catch (e) { data = { error: `${response.status} ${response.statusText}` }; }
@@ -212,3 +212,20 @@ function lineChart(series, opts) {
   });
   return chart;
 }
+
+// The one-person games this browser holds the links of (/play/<id>/<token>), newest first, kept in localStorage:
+// the start page shows them (the server lists a game in progress only to whoever sends its link).
+const GAMES_KEY = "mus-games";
+const MAX_GAMES = 100;
+
+function heldGames() {
+  let links = [];
+  try { links = JSON.parse(localStorage.getItem(GAMES_KEY) || "[]"); } catch (e) { links = []; }
+  return Array.isArray(links) ? links.filter((l) => typeof l === "string" && /^\/play\/[0-9a-f]{16}\/[A-Za-z0-9_-]{32}$/.test(l)) : [];
+}
+
+function keepGames(links) {
+  try { localStorage.setItem(GAMES_KEY, JSON.stringify(links.slice(0, MAX_GAMES))); } catch (e) { /* storage off */ }
+}
+
+function holdGame(link) { keepGames([link, ...heldGames().filter((l) => l !== link)]); }

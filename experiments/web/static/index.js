@@ -21,6 +21,7 @@
           kings: Number(f.kings.value), target: Number(f.target.value), signals: f.signals.value,
           intercept: f.signals.value === "off" ? 0 : Number(f.intercept.value),
         });
+        holdGame(game.url);
         location.href = game.url;
       } catch (e) { showError(e.message, e.detail); }
     });
@@ -42,13 +43,18 @@
         location.href = links.host;
       } catch (e) { showError(e.message, e.detail); }
     });
-    const records = (await api("/api/records")).records;
+    const held = heldGames();
+    const links = Object.fromEntries(held.map((l) => [l.split("/")[2], l]));
+    const records = (await api("/api/records", undefined,
+      { "X-Mus-Games": held.map((l) => l.split("/").slice(2).join(".")).join(",") })).records;
+    const over = new Set(records.filter((r) => r.over).map((r) => r.name));
+    keepGames(held.filter((l) => !over.has(`games/game-${l.split("/")[2]}.json`)));   // a finished game is public
     const recordBox = document.getElementById("records");
     if (!records.length) recordBox.append(el("p", {}, t("index.no_records")));
     else recordBox.append(table([t("index.col_record"), t("index.col_players"), t("index.col_score"), t("index.col_hands"), ""], records.map((r) => {
       const id = /^games\/game-([0-9a-f]{16})\.json$/.exec(r.name);
       const link = r.over ? el("a", { href: `/replay/${r.name}` }, t("index.replay")) :
-        (id && !r.shared ? el("a", { href: `/play/${id[1]}` }, t("index.continue")) : t("index.in_progress"));
+        (id && links[id[1]] ? el("a", { href: links[id[1]] }, t("index.continue")) : t("index.in_progress"));
       return [r.name, r.players.join(", "), r.scores ? r.scores.join("-") : "", String(r.hands), link];
     })));
     const runs = (await api("/api/runs")).runs;

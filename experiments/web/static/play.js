@@ -1,4 +1,5 @@
-// The play page: a person at a table with three bots (/play/<id>), or a shared table opened by one of its links
+// The play page: a person at a table with three bots (/play/<id>/<token>, the person's own link), or a shared
+// table opened by one of its links
 // (/table/<id>/<token>): a person's seat, the host (the links, who is here, a seat given to a bot) or a
 // spectator (the public table). The server is the referee: this page draws the view it is sent (only what its
 // link may see) and sends back action ids. At a shared table the views come by Server-Sent Events as they
@@ -7,8 +8,8 @@
 
 const path = location.pathname.split("/");
 const shared = path[1] === "table";
-const gameId = shared ? path[2] : path.pop();
-const base = shared ? `/api/tables/${path[2]}/${path[3]}` : `/api/games/${gameId}`;
+const gameId = path[2];
+const base = shared ? `/api/tables/${path[2]}/${path[3]}` : `/api/games/${path[2]}/${path[3]}`;
 let view = null;            // the latest view from the server
 let state = null;           // a shared table: the latest answer (role, who is here, links for the host)
 let selected = new Set();   // hand slots picked for a discard
@@ -328,6 +329,7 @@ function listen() {
   await i18nReady;
   try {
     await load();
+    if (!shared) holdGame(`/play/${path[2]}/${path[3]}`);   // this browser holds the link: the start page lists it
     if (shared) listen();
     await setUpCoach();
   } catch (e) { showError(e.message, e.detail); }
