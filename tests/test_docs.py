@@ -150,6 +150,42 @@ def test_the_candidates_table_shows_protocol_and_quick_probes_only(tmp_path: Pat
     assert candidate_row(tmp_path)["margins"]["ppo"] == e_row["stones"]
 
 
+def _research_tool(name: str) -> Any:
+    """A script of ``docs/research/tools/`` (research tools, not part of the package), imported from its file."""
+    import importlib.util
+
+    path = ROOT / "docs" / "research" / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"research_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_research_tables_are_what_the_data_file_gives(tmp_path: Path) -> None:
+    """Every candidate table of the research notes (``docs/research/tools/candidates.py``'s blocks) is what the
+    renderer makes from ``docs/research/candidates.json``; a figure edited in a page, or in the data file, fails."""
+    tool = _research_tool("candidates")
+    data = tool.load(ROOT)
+    assert data["version"] == 1 and len(data["candidates"]) >= 30
+    blocks = tool.render(data)
+    pages = {page: (ROOT / page).read_text(encoding="utf-8") for page in set(tool.BLOCKS.values())}
+    for name, page in tool.BLOCKS.items():
+        assert tool.section(pages[page], name).rstrip("\n") == blocks[name], \
+            f"{page}: block {name} is not what the data file gives; run: python docs/research/tools/candidates.py"
+    text = json.dumps(data)
+    for machine_path in ("/tmp/", "/work/"):
+        assert machine_path not in text, f"the data file names a path of one machine ({machine_path})"
+    # and the check can fail: one figure of the before/after table edited in its page is found
+    page = tool.BLOCKS["candidates-before-after"]
+    edited = pages[page].replace("| +0.73 (2) |", "| +0.74 (2) |", 1)
+    assert edited != pages[page]
+    assert tool.section(edited, "candidates-before-after").rstrip("\n") != blocks["candidates-before-after"]
+    # and the renderer follows the data: AD's largest protocol probe, changed in the file, changes the table
+    ad = next(c for c in data["candidates"] if c["label"] == "AD")
+    next(p for p in ad["probes"] if p["kind"] == "protocol" and p["weights"] == "kept")["stones"] = 9.0
+    assert "| +9.00 (2) |" in tool.render(data)["candidates-before-after"]
+
+
 def test_a_ladder_is_labelled_as_the_reference_only_when_it_is_the_reference() -> None:
     """The ladder's tables name the reference ladder's version only when its ratings are the ladder's, and the
     probes' names are shown without changing the results they come from."""
