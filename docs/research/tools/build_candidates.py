@@ -126,6 +126,23 @@ def seeds_and_preset(folder: Path, cmds: list[str]) -> tuple[list[int], str | No
     return seeds, preset
 
 
+def round_probes(folder: Path) -> list[dict[str, Any]]:
+    """The largest whole-game probe of each step of a recipe (``recipe.json``'s ``*/probes`` steps: the probes of the
+    rounds' networks, which the record does not keep as files)."""
+    path = folder / "recipe.json"
+    if not path.is_file():
+        return []
+    out = []
+    for step, v in json.loads(path.read_text(encoding="utf-8"))["steps"].items():
+        if step.endswith("/probes") and v.get("learner_decides", "all") == "all":
+            m = v["max"]
+            out.append({"step": step, "n": v["n"], "start": m["start"], "seed": m["seed"],
+                        "learning_rate": m.get("learning_rate", RATE), "decisions": int(m["decisions"]),
+                        "stones": m["stones"], "stones_lo": m["stones_lo"], "stones_hi": m["stones_hi"],
+                        "win": m["win"]})
+    return out
+
+
 def margins(folder: Path) -> dict[str, Any]:
     """The card's sampled-play rows against the baselines and ``ppo`` (E: on E's own card, written before it was
     shipped, ``ppo`` was the agent it replaced, so that row is ``ppo_2026_11``), with the agent the card played."""
@@ -167,6 +184,7 @@ def entry(folder: Path) -> dict[str, Any]:
             "machine": recipe["machine"] if recipe else None,
             "kept": clean(recipe["kept"]) if recipe else None,
             "parameters_sha256": digest, "margins": margins(folder), "probes": found,
+            "round_probes": round_probes(folder),
             "quick_probes": {str(p["seed"]): p["stones"] for p in found
                              if p["kind"] == "quick" and p["weights"] == "kept"}}
 
