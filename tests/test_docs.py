@@ -1,7 +1,8 @@
 """The README and the docs pages: the front door stays short and its links resolve; every generated block is
-in sync with the code and the measurement files; every figure quoted in the prose equals the results file it
-comes from (:data:`QUOTED`); every Python example runs as written (with smaller budgets); the tutorial's bot and
-the integrations' commands run; the old module paths still import.
+in sync with the code and the measurement files, and the research notes' candidate tables with their data file;
+every figure quoted in the prose equals the results file it comes from (:data:`QUOTED`); every Python example runs
+as written (with smaller budgets); the tutorial's bot and the integrations' commands run; the old module paths
+still import.
 
 A fenced block preceded by ``<!-- file: NAME -->`` is written to ``NAME`` in the example's folder (later
 blocks of the same page import it); one preceded by ``<!-- skip: WHY -->`` is not run.
@@ -329,7 +330,8 @@ _NUM = r"([+−-]?[\d.,]+)"
 #: the figures as printed, and ``expected(sources)`` (:func:`_figure_sources`) gives them as the page prints them.
 #: Every pattern matches at least once, and every match equals its source: a figure that moves or changes fails
 #: here until the page and this table agree. The generated blocks are checked by ``test_generated_blocks_are_in_sync``;
-#: the research notes keep the figures of their day and are not checked.
+#: the research notes' prose keeps the figures of its day (their candidate tables are checked against the data file
+#: by ``test_the_research_tables_are_what_the_data_file_gives``).
 QUOTED: list[tuple[str, str, Callable[[dict[str, Any]], tuple[str, ...]]]] = [
     # the engine's speed: docs/bench.json
     ("README.md", rf"a batched engine \(4,096 tables per call\) that takes {_NUM}× as many decisions per second on one "
@@ -489,11 +491,18 @@ def test_quoted_figures_equal_their_sources() -> None:
 
 
 def test_the_guides_name_no_scratch_folder_and_every_figure_file_is_used() -> None:
-    """The README and the guide pages cite no file of the machine that ran the experiments (``/tmp/exp/...``; the
-    research notes say theirs are not kept, and the model card, whose commands are as run, says it of its own),
+    """The README, the guide pages and the research notes cite no file of the machine that ran the experiments
+    (``/tmp/exp/...``, ``/work/...``: the notes write them as ``runs/...``, and the model card, whose commands are as
+    run, says it of its own),
     and every image in docs/ is shown by some page."""
-    for page in [README, *GUIDES]:
-        assert "/tmp/exp" not in page.read_text(encoding="utf-8"), f"{page.name} cites a file of one machine"
+    for page in [README, *GUIDES, *RESEARCH]:
+        text = page.read_text(encoding="utf-8")
+        for machine_path in ("/tmp/exp", "/work/"):
+            assert machine_path not in text, f"{page.name} cites a file of one machine ({machine_path})"
+    # the research tools are scripts of the notes, not modules of the package that the wheel ships
+    for name in ("candidates", "probe_games", "temper"):
+        assert not (ROOT / "experiments" / "tools" / f"{name}.py").exists(), name
+        assert (ROOT / "docs" / "research" / "tools" / f"{name}.py").is_file(), name
     shown = "\n".join(p.read_text(encoding="utf-8") for p in [README, *(ROOT / "docs").rglob("*.md")])
     for image in (ROOT / "docs").rglob("*.png"):
         assert image.name in shown, f"{image.relative_to(ROOT)} is shown by no page: delete it or show it"
