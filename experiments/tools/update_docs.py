@@ -392,12 +392,12 @@ def bench_summary(report: dict[str, Any]) -> str:
     if one:
         bridge = ratios.get("vector B=4096 / openspiel bridge")
         parts.append(f"`VectorMusEnv` {one / 1e6:.2f}M decisions/s on one core stepping 4,096 tables per call"
-                     + (f" ({bridge:.1f}× the decisions/s of OpenSpiel's `bridge` game, a card game whose C++ engine "
-                        "is stepped one state at a time from Python)" if bridge else "")
+                     + (f" ({bridge:.1f}× OpenSpiel's `bridge` game in decisions/s: a card game whose C++ engine is "
+                        "stepped one state at a time from Python)" if bridge else "")
                      + (f", {many / 1e6:.2f}M on {threads} cores" if many else ""))
     if r.get("env") and r.get("texas_holdem_v4"):
-        parts.append(f"`mus_v0.env()`, one decision at a time, {r['env'] / r['texas_holdem_v4']:.1f}× the "
-                     "decisions/s of PettingZoo's `texas_holdem_v4.env()` (the same AEC loop)")
+        parts.append(f"`mus_v0.env()` {r['env'] / r['texas_holdem_v4']:.1f}× PettingZoo's `texas_holdem_v4.env()` in "
+                     "decisions/s (the same AEC loop, one decision at a time)")
     t = report.get("tournaments") or {}
     if t.get("rule vs equity"):
         parts.append(f"`mus tournament` {t['rule vs equity']['hands_per_second']:,.0f} hands/s for `rule` vs "
