@@ -393,6 +393,11 @@ QUOTED: list[tuple[str, str, Callable[[dict[str, Any]], tuple[str, ...]]]] = [
     ("docs/training.md", rf"the same command run three times \(records AC, AD, AE\) conceded {_NUM}, {_NUM} and {_NUM} "
      r"to the 80M probe from its own weights",
      lambda s: _three_draws(s)),
+    ("docs/exploitability.md", rf"\(candidate H: \+0.94 against {_NUM} and {_NUM}\)",
+     lambda s: tuple(f"{p['stones']:+.2f}" for p in sorted((p for p in _research_probes(s, "H", 3e-4)
+                                                           if p["start"] == "agent"), key=lambda p: p["seed"]))),
+    ("docs/training.md", rf"against \*\*{_NUM}\*\* against candidate I alone",
+     lambda s: (f"{_largest([p for p in _research_probes(s, 'I', 3e-4) if p['start'] == 'agent'])['stones']:+.2f}",)),
     ("docs/training.md", rf"the recipe's rounds made conceded {_NUM} to {_NUM} stones/hand to the round's 40M-decision "
      r"probe at 3e-3 from its own weights", _round_probe_range),
     ("docs/training.md", rf"about {_NUM} minutes\) gains \*\*", _quick_minutes),
