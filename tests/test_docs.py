@@ -1,7 +1,8 @@
 """The README and the docs pages: the front door stays short and its links resolve; every generated block is
-in sync with the code and the measurement files; every figure quoted in the prose equals the results file it
-comes from (:data:`QUOTED`); every Python example runs as written (with smaller budgets); the tutorial's bot and
-the integrations' commands run; the old module paths still import.
+in sync with the code and the measurement files, and the research notes' candidate tables with their data file;
+every figure quoted in the prose equals the results file it comes from (:data:`QUOTED`); every Python example runs
+as written (with smaller budgets); the tutorial's bot and the integrations' commands run; the old module paths
+still import.
 
 A fenced block preceded by ``<!-- file: NAME -->`` is written to ``NAME`` in the example's folder (later
 blocks of the same page import it); one preceded by ``<!-- skip: WHY -->`` is not run.
@@ -25,7 +26,6 @@ from typing import Any
 import pytest
 from hang_guards import PROCESS_S
 
-from experiments.tools.candidates import CANDIDATES_DIR, candidate_row
 from experiments.tools.update_docs import BLOCKS, REFERENCE_LADDER, code_blocks, section, update_docs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,12 +99,11 @@ def test_quick_start_has_two_commands() -> None:
 
 def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
     """Regenerating every block from the code and the measurement files (:data:`MEASURED`: the ladder, the
-    bench, the probes of the exploitability page, the benchmark's rows, the reference ladder that labels the ladder;
-    and the candidates' records) changes nothing."""
+    bench, the probes of the exploitability page, the benchmark's rows, the reference ladder that labels the ladder)
+    changes nothing."""
     for path in [*set(BLOCKS.values()), *MEASURED]:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, tmp_path / path)
-    shutil.copytree(ROOT / CANDIDATES_DIR, tmp_path / CANDIDATES_DIR)     # with the weights: probes name them
     changed = update_docs(root=tmp_path)
     assert changed == [], f"out of date: {changed}; run: mus update-docs"
     # and the check can fail: a stale table is rewritten
@@ -113,41 +112,40 @@ def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
     assert update_docs(root=tmp_path) == [env]
 
 
-def test_the_candidates_table_shows_protocol_and_quick_probes_only(tmp_path: Path) -> None:
-    """A candidate's row: its report card's margins, the largest of its 80M-decision probes at 3e-4 (a probe at
-    another rate or budget, or one whose learner decides one lance only, does not count, however large), the largest
-    game win rate among them, the quick probes
-    (13M, own weights) by seed, and no wall time when no recipe made it. A probe of other weights (the network a
-    refined stage started from, kept in the record) is not the candidate's."""
-    record = ROOT / CANDIDATES_DIR / "distill_k"
-    probe = json.loads((record / "probe_80m_agent_seed0.json").read_text(encoding="utf-8"))
-    quick = json.loads((record / "quick_probe_seed1.json").read_text(encoding="utf-8"))
-    faster = json.loads(json.dumps(probe))
-    faster["learning_rate"], faster["gain"]["stones"], faster["gain"]["win"] = 3e-3, 9.0, 0.9
-    shorter = json.loads(json.dumps(probe))                    # 40M decisions from the clone: not the protocol
-    shorter["trained"]["decisions"], shorter["warm_start"], shorter["gain"]["stones"] = 39_976_960, "equity", 8.0
-    pares = json.loads(json.dumps(probe))                      # the learner bet only at pares: not a whole probe
-    pares["learner_decides"], pares["gain"]["stones"] = "pares", 7.0
-    other = json.loads(json.dumps(probe))                      # a probe of the network it started from
-    other["frozen"]["parameters_sha256"], other["gain"]["stones"], other["gain"]["win"] = "0" * 64, 6.0, 0.6
-    for name, data in [("a.json", probe), ("b.json", quick), ("c.json", faster), ("d.json", shorter),
-                       ("e.json", pares), ("f.json", other)]:
-        (tmp_path / name).write_text(json.dumps(data), encoding="utf-8")
-    shutil.copy(record / "card.json", tmp_path / "card.json")
-    shutil.copy(record / "policy.pt", tmp_path / "policy.pt")
-    row = candidate_row(tmp_path)
-    assert row["protocol_n"] == 1 and row["protocol"] == probe["gain"]["stones"] and row["win"] == probe["gain"]["win"]
-    assert row["quick"] == {1: quick["gain"]["stones"]} and row["minutes"] is None
-    assert row["margins"]["equity"] == next(r["stones"] for r in json.loads((record / "card.json").read_text(
-        encoding="utf-8"))["rows"] if r["play"] == "sampled" and r["opponent"] == "equity")
-    assert candidate_row(record)["minutes"] == pytest.approx(json.loads((record / "recipe.json").read_text(
-        encoding="utf-8"))["seconds"] / 60)
-    # a card written since the recipes name candidate E by its record (psro_e) fills the same column
-    card = json.loads((record / "card.json").read_text(encoding="utf-8"))
-    e_row = next(r for r in card["rows"] if r["play"] == "sampled" and r["opponent"] == "ppo")
-    e_row["opponent"] = "psro_e"
-    (tmp_path / "card.json").write_text(json.dumps(card), encoding="utf-8")
-    assert candidate_row(tmp_path)["margins"]["ppo"] == e_row["stones"]
+def _research_tool(name: str) -> Any:
+    """A script of ``docs/research/tools/`` (research tools, not part of the package), imported from its file."""
+    import importlib.util
+
+    path = ROOT / "docs" / "research" / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"research_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_research_tables_are_what_the_data_file_gives(tmp_path: Path) -> None:
+    """Every candidate table of the research notes (``docs/research/tools/candidates.py``'s blocks) is what the
+    renderer makes from ``docs/research/candidates.json``; a figure edited in a page, or in the data file, fails."""
+    tool = _research_tool("candidates")
+    data = tool.load(ROOT)
+    assert data["version"] == 1 and len(data["candidates"]) >= 30
+    blocks = tool.render(data)
+    pages = {page: (ROOT / page).read_text(encoding="utf-8") for page in set(tool.BLOCKS.values())}
+    for name, page in tool.BLOCKS.items():
+        assert tool.section(pages[page], name).rstrip("\n") == blocks[name], \
+            f"{page}: block {name} is not what the data file gives; run: python docs/research/tools/candidates.py"
+    text = json.dumps(data)
+    for machine_path in ("/tmp/", "/work/"):
+        assert machine_path not in text, f"the data file names a path of one machine ({machine_path})"
+    # and the check can fail: one figure of the before/after table edited in its page is found
+    page = tool.BLOCKS["candidates-before-after"]
+    edited = pages[page].replace("| +0.73 (2) |", "| +0.74 (2) |", 1)
+    assert edited != pages[page]
+    assert tool.section(edited, "candidates-before-after").rstrip("\n") != blocks["candidates-before-after"]
+    # and the renderer follows the data: AD's largest protocol probe, changed in the file, changes the table
+    ad = next(c for c in data["candidates"] if c["label"] == "AD")
+    next(p for p in ad["probes"] if p["kind"] == "protocol" and p["weights"] == "kept")["stones"] = 9.0
+    assert "| +9.00 (2) |" in tool.render(data)["candidates-before-after"]
 
 
 def test_a_ladder_is_labelled_as_the_reference_only_when_it_is_the_reference() -> None:
@@ -214,7 +212,96 @@ def _figure_sources() -> dict[str, Any]:
             "probes": meta["exploitability"], "old_probes": meta["previous"]["exploitability"],
             "stages": stages, "stage_minutes": shares_rounded([s["minutes"] for s in stages])[0],
             "budget": lineage_budget(stages), "args": Args(),
-            "default_minutes": float(re.search(r"\(2026-12-04\): ([\d.]+) minutes wall", training).group(1))}
+            "default_minutes": float(re.search(r"\(2026-12-04\): ([\d.]+) minutes wall", training).group(1)),
+            "default_run": _default_run_figures(training),
+            "benchmark": {(r["row"], r["seed"]): r for r in json.loads(
+                (ROOT / "docs" / "benchmark_results.json").read_text(encoding="utf-8"))},
+            "ladder_pairs": {(p["a"], p["b"]): p for p in json.loads(
+                (ROOT / "docs" / "ladder_results.json").read_text(encoding="utf-8"))["pairs"] if p["mode"] == "hands"},
+            "research": {c["label"]: c for c in _research_tool("candidates").load(ROOT)["candidates"]},
+            "rates": _plan_rates()}
+
+
+def _default_run_figures(training: str) -> dict[str, str]:
+    """The default run's held-out figures, stated once in docs/training.md's "The default run" (its run folder is
+    not kept): the margins over ``rule`` and ``equity`` of seeds 0 and 1 and the quick probe's gain."""
+    m = re.search(r"it beats `rule` by \*\*([+-][\d.]+) \[.*?\]\*\* and `equity` by \*\*([+-][\d.]+) \[.*?"
+                  r"seed 1 \(`mus train --seed 1`\): ([+-][\d.]+) \[.*?\] and ([+-][\d.]+) \[.*?"
+                  r"about 5 minutes\) gains \*\*([+-][\d.]+) \[", training)
+    assert m, "docs/training.md's default run no longer states its held-out figures as QUOTED reads them"
+    return dict(zip(("rule", "equity", "rule1", "equity1", "probe"), m.groups(), strict=True))
+
+
+def _plan_rates() -> Any:
+    from experiments.population.recipe_plan import Rates
+
+    return Rates()
+
+
+def _research_probes(s: dict[str, Any], label: str, rate: float) -> list[dict[str, Any]]:
+    """The whole-game probes of candidate ``label``'s own weights at ``rate`` (the research data file)."""
+    return [p for p in s["research"][label]["probes"] if p["weights"] == "kept" and p["learner_decides"] == "all"
+            and p["learning_rate"] == rate and p["decisions"] > 70_000_000]
+
+
+def _largest(probes: list[dict[str, Any]]) -> dict[str, Any]:
+    return max(probes, key=lambda p: p["stones"])
+
+
+def _round_probe_range(s: dict[str, Any]) -> tuple[str, str]:
+    """The smallest and largest of the recipes' round probes (40M at 3e-3 from the round's own weights)."""
+    gains = [r["stones"] for c in s["research"].values() for r in c["round_probes"]
+             if (r["step"].startswith("round") or r["step"] == "final/probes") and r["learning_rate"] == 3e-3
+             and r["start"] == "agent"]
+    return f"{min(gains):+.2f}", f"{max(gains):+.2f}"
+
+
+def _quick_minutes(s: dict[str, Any]) -> tuple[str]:
+    """A quick probe's minutes as the pages round them: the median training time of the research data's quick
+    probes plus the plan's held-out measurement (``Rates.probe_eval_minutes``)."""
+    import statistics
+
+    minutes = [p["minutes"] for c in s["research"].values() for p in c["probes"] if p["kind"] == "quick"]
+    return (f"{statistics.median(minutes) + s['rates'].probe_eval_minutes:.0f}",)
+
+
+def _bench_row(s: dict[str, Any], row: str, side: str) -> tuple[str, str]:
+    return tuple(f"{s['benchmark'][row, seed][side]['stones']:+.2f}" for seed in (0, 1))
+
+
+def _bench_decisions(s: dict[str, Any]) -> tuple[str, ...]:
+    """Millions of decisions: mus-train's and SB3's two seeds, then the smallest and largest of the other rows."""
+    rows = s["benchmark"]
+    named = tuple(f"{rows[row, seed]['decisions'] / 1e6:.1f}" for row in ("mus-train", "sb3-maskable-ppo")
+                  for seed in (0, 1))
+    others = [r["decisions"] for (row, _), r in rows.items() if row not in ("mus-train", "sb3-maskable-ppo")]
+    return named + (f"{min(others) / 1e6:.1f}", f"{max(others) / 1e6:.1f}")
+
+
+def _fast_probes_of_ppo(s: dict[str, Any]) -> tuple[str, ...]:
+    """``ppo``'s (candidate E's) 80M probes from its own weights at 3e-3 (seeds 0, 1: gain and CI), the game win rate
+    of the larger, and the same probes at 3e-4."""
+    fast = sorted(_research_probes(s, "E", 3e-3), key=lambda p: p["seed"])
+    slow = sorted((p for p in _research_probes(s, "E", 3e-4) if p["start"] == "agent"), key=lambda p: p["seed"])
+    return (tuple(f"{x:+.2f}" for p in fast for x in (p["stones"], p["stones_lo"], p["stones_hi"]))
+            + (f"{_largest(fast)['win']:.3f}",) + tuple(f"{p['stones']:+.2f}" for p in slow))
+
+
+def _three_draws(s: dict[str, Any]) -> tuple[str, ...]:
+    """The largest protocol probe from its own weights of records AC, AD and AE (one command, three runs)."""
+    def own(label: str) -> list[dict[str, Any]]:
+        return [p for p in s["research"][label]["probes"]
+                if p["weights"] == "kept" and p["kind"] == "protocol" and p["start"] == "agent"]
+
+    return tuple(f"{_largest(own(c))['stones']:+.2f}" for c in ("AC", "AD", "AE"))
+
+
+def _probe_fit(s: dict[str, Any]) -> tuple[str, ...]:
+    tool = _research_tool("probe_games")
+    fit = tool.fit_game_wins(tool.probe_points(tool.DATA))
+    low, high = fit["intervals"]["per_stone"]
+    return (f"{fit['n']}", f"{fit['stones']['intercept']:.3f}", f"{fit['stones']['per_stone']:.3f}", f"{low:.3f}",
+            f"{high:.3f}", f"{fit['win_at_half_a_stone']:.3f}")
 
 
 def _stones(r: dict[str, Any]) -> tuple[str, str, str]:
@@ -243,11 +330,14 @@ _NUM = r"([+−-]?[\d.,]+)"
 #: the figures as printed, and ``expected(sources)`` (:func:`_figure_sources`) gives them as the page prints them.
 #: Every pattern matches at least once, and every match equals its source: a figure that moves or changes fails
 #: here until the page and this table agree. The generated blocks are checked by ``test_generated_blocks_are_in_sync``;
-#: the research notes keep the figures of their day and are not checked.
+#: the research notes' prose keeps the figures of its day (their candidate tables are checked against the data file
+#: by ``test_the_research_tables_are_what_the_data_file_gives``).
 QUOTED: list[tuple[str, str, Callable[[dict[str, Any]], tuple[str, ...]]]] = [
     # the engine's speed: docs/bench.json
-    ("README.md", rf"a batched engine at {_NUM}× OpenSpiel's C\+\+ bridge on one core", _bridge),
-    ("docs/index.md", rf"About {_NUM}× OpenSpiel's C\+\+ bridge on one core", _bridge),
+    ("README.md", rf"a batched engine \(4,096 tables per call\) that takes {_NUM}× as many decisions per second on one "
+     r"core as OpenSpiel's `bridge` game \(a card game\) stepped from Python", _bridge),
+    ("docs/index.md", rf"On one core, 4,096 tables per call take about {_NUM}× as many decisions per second as "
+     r"OpenSpiel's `bridge` game \(a card game\) stepped from Python", _bridge),
     ("docs/getting-started.md", rf"compiles the engine's kernel \({_NUM} s on the project's 2-core machine, "
      rf"\[Performance\]\(performance.md\); the `mus` commands say so when it happens\); numba caches it, so later "
      rf"runs load it in {_NUM} s", _compile),
@@ -263,7 +353,59 @@ QUOTED: list[tuple[str, str, Callable[[dict[str, Any]], tuple[str, ...]]]] = [
      lambda s: tuple(f"{100 * s['rows']['sampled', o]['win']:.0f}" for o in ("rule", "equity", "ordago"))),
     ("README.md", rf"wins \*\*{_NUM} stones/hand\*\* and {_NUM} % of the games",
      lambda s: (f"{s['probes']['max']['stones']:+.2f}", f"{100 * s['probes']['max_win']['win']:.0f}")),
-    ("README.md", rf"the agent it replaced conceded {_NUM}\.", lambda s: (f"{s['old_probes']['max']['stones']:+.2f}",)),
+    ("README.md", rf"the same probes at ten times the learning rate find up to {_NUM} \({_NUM} % of the games\) from "
+     r"`ppo`'s own weights",
+     lambda s: (f"{_largest(_research_probes(s, 'E', 3e-3))['stones']:+.2f}",
+                f"{100 * _largest(_research_probes(s, 'E', 3e-3))['win']:.0f}")),
+    # the default run: docs/training.md's statement of its held-out figures (its run folder is not kept)
+    ("README.md", rf"held out on 20,000 deals it beats them by {_NUM} and {_NUM} stones/hand \(seed 1: {_NUM} and "
+     rf"{_NUM}\), but it is easy to exploit: a quick probe from its weights gains {_NUM}\.",
+     lambda s: tuple(s["default_run"][k] for k in ("rule", "equity", "rule1", "equity1", "probe"))),
+    # the benchmark: docs/benchmark_results.json (and the ladder's random player for scale)
+    ("README.md", rf"in the half hour `mus train` took {_NUM}M and {_NUM}M decisions, MaskablePPO {_NUM}M and {_NUM}M, "
+     rf"the others {_NUM}M to {_NUM}M\.",
+     lambda s: _bench_decisions(s)),
+    ("README.md", rf"ahead of both baselines on both seeds \({_NUM} / {_NUM} over `rule`, {_NUM} / {_NUM} over "
+     rf"`equity`, probe {_NUM} / {_NUM}\)",
+     lambda s: _bench_row(s, "mus-train", "vs_rule") + _bench_row(s, "mus-train", "vs_equity")
+     + _bench_row(s, "mus-train", "probe")),
+    ("README.md", rf"MaskablePPO beats `rule` by {_NUM} / {_NUM} but `equity` by only {_NUM} / {_NUM}",
+     lambda s: _bench_row(s, "sb3-maskable-ppo", "vs_rule") + _bench_row(s, "sb3-maskable-ppo", "vs_equity")),
+    ("README.md", rf"RLlib's PPO \({_NUM} / {_NUM} over `rule`", lambda s: _bench_row(s, "rllib-ppo", "vs_rule")),
+    ("README.md", rf"Tianshou's DQN \({_NUM} / {_NUM} over `rule`, {_NUM} / {_NUM} over `equity`\)",
+     lambda s: _bench_row(s, "tianshou-dqn", "vs_rule") + _bench_row(s, "tianshou-dqn", "vs_equity")),
+    ("README.md", rf"NFSP \({_NUM} / {_NUM} over `rule`, about what a random player gets: {_NUM}\)",
+     lambda s: _bench_row(s, "openspiel-nfsp", "vs_rule")
+     + (f"{s['ladder_pairs']['random', 'rule']['mean_diff']:+.2f}",)),
+    ("docs/benchmarks.md", rf"a uniformly random player loses by about {_NUM} stones/hand to `rule` and {_NUM} to "
+     r"`equity`",
+     lambda s: tuple(f"{-s['ladder_pairs']['random', o]['mean_diff']:.1f}" for o in ("rule", "equity"))),
+    ("docs/benchmarks.md", rf"past a uniformly random player against `equity` \({_NUM}\), not against `rule` "
+     rf"\({_NUM}\)",
+     lambda s: tuple(f"{s['ladder_pairs']['random', o]['mean_diff']:.1f}" for o in ("equity", "rule"))),
+    # the research data file (docs/research/candidates.json) and the recipe's plan
+    ("docs/exploitability.md", rf"best response gains {_NUM} \[{_NUM}, {_NUM}\] stones/hand \(seed 0\) and "
+     rf"\*\*{_NUM} \[{_NUM}, {_NUM}\]\*\* \(seed 1, game win \*\*{_NUM}\*\*\), against {_NUM} and {_NUM} at 3e-4",
+     lambda s: _fast_probes_of_ppo(s)),
+    ("docs/exploitability.md", rf"over the {_NUM} full probes of the research notes' data file that recorded their "
+     rf"stones by lance, a probe's game win rate is about {_NUM} \+ {_NUM} × its gain in stones/hand \(95% interval "
+     rf"of the slope {_NUM} to {_NUM}\), so \+0.5 stones/hand is a game win rate of about {_NUM}", _probe_fit),
+    ("docs/training.md", rf"the same command run three times \(records AC, AD, AE\) conceded {_NUM}, {_NUM} and {_NUM} "
+     r"to the 80M probe from its own weights",
+     lambda s: _three_draws(s)),
+    ("docs/exploitability.md", rf"\(candidate H: \+0.94 against {_NUM} and {_NUM}\)",
+     lambda s: tuple(f"{p['stones']:+.2f}" for p in sorted((p for p in _research_probes(s, "H", 3e-4)
+                                                           if p["start"] == "agent"), key=lambda p: p["seed"]))),
+    ("docs/training.md", rf"against \*\*{_NUM}\*\* against candidate I alone",
+     lambda s: (f"{_largest([p for p in _research_probes(s, 'I', 3e-4) if p['start'] == 'agent'])['stones']:+.2f}",)),
+    ("docs/training.md", rf"the recipe's rounds made conceded {_NUM} to {_NUM} stones/hand to the round's 40M-decision "
+     r"probe at 3e-3 from its own weights", _round_probe_range),
+    ("docs/training.md", rf"about {_NUM} minutes\) gains \*\*", _quick_minutes),
+    ("docs/glossary.md", rf"such as 13M decisions \(about {_NUM} minutes on 2 cores\)", _quick_minutes),
+    ("docs/training.md", rf"against {_NUM} for the shipped `ppo` \(seed 0\)",
+     lambda s: (f"{s['research']['E']['quick_probes']['0']:+.2f}",)),
+    ("docs/training.md", rf"\(a training alone {_NUM} decisions/s, each of two probes side by side {_NUM}\)",
+     lambda s: (f"{s['rates'].train_rate:,.0f}", f"{s['rates'].probe_rate:,.0f}")),
     ("README.md", rf"on 2 cores, {_NUM} minutes in all: {_NUM}M decisions from a random network",
      lambda s: (f"{s['budget'][1]:.1f}", f"{s['stages'][0]['decisions'] / 1e6:.0f}")),
     ("docs/exploitability.md",
@@ -344,14 +486,28 @@ def test_quoted_figures_equal_their_sources() -> None:
     assert readme != texts["README.md"]
     [problem] = figure_mismatches(dict(texts, **{"README.md": readme}), sources)
     assert "README.md" in problem and "+0.94" in problem
+    # a figure of the README's default run or benchmark, edited, is found as well
+    for old, new, figure in (("it beats them by +2.06", "it beats them by +2.16", "+2.16"),
+                             ("(+0.85 / +0.97 over", "(+0.86 / +0.97 over", "+0.86")):
+        readme = texts["README.md"].replace(old, new)
+        assert readme != texts["README.md"], old
+        [problem] = figure_mismatches(dict(texts, **{"README.md": readme}), sources)
+        assert "README.md" in problem and figure in problem
 
 
 def test_the_guides_name_no_scratch_folder_and_every_figure_file_is_used() -> None:
-    """The README and the guide pages cite no file of the machine that ran the experiments (``/tmp/exp/...``; the
-    research notes say theirs are not kept, and the model card, whose commands are as run, says it of its own),
+    """The README, the guide pages and the research notes cite no file of the machine that ran the experiments
+    (``/tmp/exp/...``, ``/work/...``: the notes write them as ``runs/...``, and the model card, whose commands are as
+    run, says it of its own),
     and every image in docs/ is shown by some page."""
-    for page in [README, *GUIDES]:
-        assert "/tmp/exp" not in page.read_text(encoding="utf-8"), f"{page.name} cites a file of one machine"
+    for page in [README, *GUIDES, *RESEARCH]:
+        text = page.read_text(encoding="utf-8")
+        for machine_path in ("/tmp/exp", "/work/"):
+            assert machine_path not in text, f"{page.name} cites a file of one machine ({machine_path})"
+    # the research tools are scripts of the notes, not modules of the package that the wheel ships
+    for name in ("candidates", "probe_games", "temper"):
+        assert not (ROOT / "experiments" / "tools" / f"{name}.py").exists(), name
+        assert (ROOT / "docs" / "research" / "tools" / f"{name}.py").is_file(), name
     shown = "\n".join(p.read_text(encoding="utf-8") for p in [README, *(ROOT / "docs").rglob("*.md")])
     for image in (ROOT / "docs").rglob("*.png"):
         assert image.name in shown, f"{image.relative_to(ROOT)} is shown by no page: delete it or show it"

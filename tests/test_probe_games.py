@@ -1,14 +1,27 @@
-"""experiments.tools.probe_games: the game win rate of probes fitted to their stones, by lance."""
+"""docs/research/tools/probe_games.py (a research script, imported from its file): the game win rate of probes
+fitted to their stones, by lance, from a folder of probe results or from the research data file."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from experiments.tools import probe_games as pg
+
+def _script(name: str):
+    """A script of docs/research/tools/, imported from its file (the research tools are not part of the package)."""
+    path = Path(__file__).resolve().parents[1] / "docs" / "research" / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"research_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+pg = _script("probe_games")
+
 
 
 def _write(folder: Path, name: str, by_lance: dict[str, float], win: float, decides: str = "all") -> None:
@@ -51,3 +64,29 @@ def test_too_few_probes_is_an_error_that_says_how_many(tmp_path: Path, capsys) -
     with pytest.raises(SystemExit) as e:
         pg.main([str(tmp_path)])
     assert e.value.code == 2 and "needs at least 7" in capsys.readouterr().err
+
+
+def test_the_data_file_s_probes_are_read_once_each_and_only_whole_game_ones(tmp_path: Path, capsys) -> None:
+    """The research data file's form (version 1): a candidate's probe kept again in another record (the same weights,
+    stones and win) counts once, a one-lance probe or one without stones by lance not at all; the command reads it."""
+    rng = np.random.default_rng(1)
+    probes = []
+    for k in range(9):
+        parts = {t: float(rng.uniform(-0.2, 0.6)) for t in pg.LANCE_TERMS}
+        probes.append({"file": f"p{k}.json", "weights": "kept", "learner_decides": "all", "by_lance": parts,
+                       "stones": sum(parts.values()), "win": 0.5 + 0.05 * sum(parts.values())})
+    lance = dict(probes[0], learner_decides="pares", file="lance.json")
+    bare = dict(probes[1], by_lance=None, file="bare.json", win=0.9)
+    copied = dict(probes[2], weights="other", frozen_sha256="a" * 64)          # the first record's weights, kept again
+    data = {"version": 1, "candidates": [
+        {"name": "one", "parameters_sha256": "a" * 64, "probes": [*probes[:3], lance, bare]},
+        {"name": "two", "parameters_sha256": "b" * 64, "probes": [*probes[3:], copied]}]}
+    points = pg.data_points(data)
+    assert len(points) == 9 and {p["file"] for p in points} == {f"{'one' if k < 3 else 'two'}/p{k}.json"
+                                                                  for k in range(9)}
+    fit = pg.fit_game_wins(points)
+    assert fit["stones"]["per_stone"] == pytest.approx(0.05) and fit["stones"]["intercept"] == pytest.approx(0.5)
+    path = tmp_path / "candidates.json"
+    path.write_text(json.dumps(data))
+    pg.main([str(path)])
+    assert capsys.readouterr().out.startswith("9 probes. Game win rate = 0.500 +0.050")

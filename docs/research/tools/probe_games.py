@@ -1,9 +1,9 @@
 """What a probe's stones are worth in games: the game win rate of probes against their stone gain, by lance.
 
-Issue 33 asks of the next agent both a largest probe gain of at most +0.5 stones/hand and a probe game win rate of at
-most 0.53. Every ``mus exploit`` result records both, and where the stones came from (``gain.by_lance``: grande, chica,
-pares, juego and the órdago credit). This tool reads every full probe (``learner_decides`` ``all``) found under a
-folder, once each, and fits by least squares
+Every ``mus exploit`` result records both a probe's stone gain and its game win rate, and where the stones came from
+(``gain.by_lance``: grande, chica, pares, juego and the órdago credit). This tool reads every full probe
+(``learner_decides`` ``all``) of the research data file (``docs/research/candidates.json``) or of a folder of
+``mus exploit`` results, once each, and fits by least squares
 
 * ``win = a + b * stones``: what one stone per hand of probe gain is worth in games;
 * ``win = a + sum_l b_l * stones_l`` over the lances: which stones decide games,
@@ -11,7 +11,8 @@ folder, once each, and fits by least squares
 each coefficient with a 95% interval from resampling the probes (a percentile bootstrap): the lances' parts of a gain
 move together, and with a few dozen probes their coefficients are far less certain than the first fit's.
 
-Run ``python -m experiments.tools.probe_games [FOLDER]`` (default: ``agents/data/candidates``).
+Run ``python docs/research/tools/probe_games.py [SOURCE]`` from a checkout: SOURCE is the data file (the default)
+or a folder of ``exploit.json`` / ``exploit_seeds.json`` files. A research script, not part of the package.
 """
 
 from __future__ import annotations
@@ -23,18 +24,40 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LANCE_TERMS", "probe_points", "fit_game_wins", "fit_markdown", "main"]
+__all__ = ["LANCE_TERMS", "DATA", "data_points", "probe_points", "fit_game_wins", "fit_markdown", "main"]
 
 #: The parts of a probe's gain, in the order of the fit's coefficients.
 LANCE_TERMS = ("grande", "chica", "pares", "juego", "ordago_credit")
 
 
-def probe_points(folder: str | Path) -> list[dict[str, Any]]:
-    """Every full probe result under ``folder`` (``exploit.json``, ``exploit_seeds.json`` or any file holding one),
-    once each (the same probe copied into two records counts once): its stones, game win rate and stones by lance
-    (absent parts count 0)."""
+#: The research data file, relative to the repository root.
+DATA = Path(__file__).resolve().parents[1] / "candidates.json"
+
+
+def data_points(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every full probe of the research data file's candidates (version 1) that recorded its stones by lance, once
+    each (the same probe kept in two records counts once)."""
     points: dict[tuple[float, float, str], dict[str, Any]] = {}
-    for path in sorted(Path(folder).rglob("*.json")):
+    for c in data["candidates"]:
+        for p in c["probes"]:
+            if p["learner_decides"] != "all" or not p.get("by_lance"):
+                continue
+            weights = c["parameters_sha256"] if p["weights"] == "kept" else p.get("frozen_sha256")
+            key = (float(p["stones"]), float(p["win"]), str(weights))
+            points.setdefault(key, {"stones": key[0], "win": key[1], "file": f"{c['name']}/{p['file']}",
+                                    **{t: float(p["by_lance"].get(t, 0.0)) for t in LANCE_TERMS}})
+    return list(points.values())
+
+
+def probe_points(source: str | Path) -> list[dict[str, Any]]:
+    """Every full probe of ``source``, once each: the research data file (:func:`data_points`), or a folder whose
+    ``exploit.json``, ``exploit_seeds.json`` or other files hold ``mus exploit`` results (the same probe copied into
+    two files counts once): its stones, game win rate and stones by lance (absent parts count 0)."""
+    source = Path(source)
+    if source.is_file():
+        return data_points(json.loads(source.read_text(encoding="utf-8")))
+    points: dict[tuple[float, float, str], dict[str, Any]] = {}
+    for path in sorted(source.rglob("*.json")):
         try:
             report = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
@@ -52,7 +75,7 @@ def probe_points(folder: str | Path) -> list[dict[str, Any]]:
 
 
 def fit_game_wins(points: list[dict[str, Any]], resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """The two least-squares fits of :mod:`this module <experiments.tools.probe_games>` over ``points``, with 95%
+    """The two least-squares fits of this script's docstring over ``points``, with 95%
     intervals from ``resamples`` bootstrap resamples of the points (seeded: the same points give the same intervals).
 
     Returns:
@@ -103,18 +126,17 @@ def fit_markdown(fit: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m experiments.tools.probe_games [FOLDER]``: print the fits for the probes under FOLDER (default
-    ``agents/data/candidates``); exit status 2 with the reason when there are too few probes or too many arguments.
-    (A tool's script, not a ``mus`` subcommand: the libraries hold no argparse code.)"""
+    """``python docs/research/tools/probe_games.py [SOURCE]``: print the fits for the probes of SOURCE (default: the
+    research data file); exit status 2 with the reason when there are too few probes or too many arguments."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] in (["-h"], ["--help"]):
         print(__doc__)
         return
     if len(args) > 1:
-        print(f"probe_games: one FOLDER at most, got {len(args)} arguments", file=sys.stderr)
+        print(f"probe_games: one SOURCE at most, got {len(args)} arguments", file=sys.stderr)
         raise SystemExit(2)
     try:
-        print(fit_markdown(fit_game_wins(probe_points(args[0] if args else "agents/data/candidates"))))
+        print(fit_markdown(fit_game_wins(probe_points(args[0] if args else DATA))))
     except ValueError as e:
         print(e, file=sys.stderr)
         raise SystemExit(2) from None

@@ -8,11 +8,8 @@ ordinary policy file that every consumer plays unchanged: ``mus evaluate``, ``mu
 left as it is, and the file's ``meta`` records the temperature (``temperature``, multiplied through when a tempered
 file is tempered again) and the file it came from (``tempered_from``).
 
-Measured on record AD's kept policy (2026-12-06, research notes "Playing at another temperature"): sharper play
-beats the baselines by more and concedes more to a fresh probe, so a temperature below 1 is no way to a less
-exploitable agent.
-
-Run ``python -m experiments.tools.temper POLICY TEMPERATURE OUT``.
+Run ``python docs/research/tools/temper.py POLICY TEMPERATURE OUT`` from a checkout (with the ``train`` extra). A
+research script, not part of the package.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from typing import Any
 
 __all__ = ["tempered_blob", "write_tempered", "main"]
 
-USAGE = "python -m experiments.tools.temper POLICY TEMPERATURE OUT"
+USAGE = "python docs/research/tools/temper.py POLICY TEMPERATURE OUT"
 #: The policy head's parameters, whose outputs are the action logits (agents.policy.PolicyNet.policy_head).
 HEAD_KEYS = ("policy_head.weight", "policy_head.bias")
 
@@ -69,7 +66,7 @@ def write_tempered(src: str | Path, dst: str | Path, temperature: float) -> Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m experiments.tools.temper POLICY TEMPERATURE OUT``: write POLICY played at TEMPERATURE to OUT."""
+    """``python docs/research/tools/temper.py POLICY TEMPERATURE OUT``: write POLICY played at TEMPERATURE to OUT."""
     args = sys.argv[1:] if argv is None else list(argv)
     asked = any(a in ("-h", "--help") for a in args)
     if asked or len(args) != 3:
