@@ -444,7 +444,7 @@ def update_docs(ladder: str | Path | None = None, bench: str | Path | None = Non
         signals: a ``mus signals`` run's ``signals_value.json``.
         root: the repository root (default: this checkout's).
         exploit_names: the name to show for a probed agent's spec in the table, the figure and the commands
-            (:func:`renamed_probes`), e.g. ``{"/tmp/exp/E.pt": "ppo"}`` for a policy probed before it was shipped.
+            (:func:`renamed_probes`), e.g. ``{"runs/psro/E.pt": "ppo"}`` for a policy probed before it was shipped.
 
     Raises:
         ValueError: a page lost one of its block markers (the message names the block).

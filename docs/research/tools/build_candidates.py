@@ -5,7 +5,7 @@ left the package after it (their weights with them) and stay readable in git his
 ``git show 7be6826:agents/data/candidates/psro_h/recipe.json``. This script extracts that tree into a temporary
 folder, reads every record (its ``recipe.json``, ``card.json``, run and distillation files and every probe result)
 and writes one entry per record to the data file (schema: ``docs/research/candidates.md``). Paths of the machines
-that ran the experiments (``/tmp/exp/X``, ``/work/exp/X``) are written as run folders ``runs/X``; a record's own
+that ran the experiments (their scratch folders ``exp/X``) are written as run folders ``runs/X``; a record's own
 files as ``candidates/NAME/...``.
 
 It was run once, from a checkout with the ``train`` extra (it reads the weights to tell a record's own probes from
