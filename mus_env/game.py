@@ -341,8 +341,9 @@ class MusGame:
             ``0..2**64 - 1``; None draws a fresh one (kept in :attr:`seed`).
         cards: where the cards come from (:class:`~mus_env.shuffle.CardSource`): None, the default, is
             ``SeededCards(seed)`` (:func:`~mus_env.shuffle.deal_decks` and :func:`~mus_env.shuffle.reshuffle_order`);
-            an adapter that chooses the cards itself passes its own (:mod:`mus_env.adapters.openspiel` does, for
-            its chance nodes). The engine checks every deck and reshuffle such a source returns. The seed still
+            a caller that chooses whole decks and reshuffles passes its own (one that chooses each card passes
+            ``explicit_chance=True`` instead, as :mod:`mus_env.adapters.openspiel` does for its chance nodes). The
+            engine checks every deck and reshuffle such a source returns. The seed still
             drives the first mano and the señas' interceptions. Hand records keep each deck as dealt, so
             ``MusGame.from_deck`` replays a hand's deal whatever the source, but its reshuffles only for the default.
         explicit_chance: False (the default): the engine applies every chance event itself, from ``cards``. True:
@@ -665,9 +666,9 @@ class MusGame:
     def arrange_stock(self, order: npt.ArrayLike) -> None:
         """Put the cards of the stock in ``order``, next card first (a permutation of :attr:`stock`).
 
-        For adapters that draw every replacement card as a chance event of their own
-        (:mod:`mus_env.adapters.openspiel`): before the discard that makes the serve, they put the cards they
-        drew first. Nothing else changes (``HandRecord.deck`` keeps the deck as dealt).
+        For callers that choose the replacement cards themselves: before the discard that makes the serve, they put
+        the cards they chose first (``explicit_chance=True`` makes each card a chance event of the engine instead:
+        :meth:`apply_chance`). Nothing else changes (``HandRecord.deck`` keeps the deck as dealt).
 
         Raises:
             ValueError: ``order`` is not a permutation of the stock; nothing is changed.
