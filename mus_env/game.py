@@ -628,7 +628,7 @@ class MusGame:
 
     @property
     def mano(self) -> int:
-        """Absolute seat of the mano of the current hand."""
+        """Absolute seat of the mano of the current hand (0 while the first mano is a pending chance event)."""
         return self._mano
 
     @property

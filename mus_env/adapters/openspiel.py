@@ -330,7 +330,7 @@ class _Core:
         cfg = self.settings.config
         seat, events_before, hands_before = game.current_player, len(game.hand_actions), len(game.hand_log)
         discarding = game.phase == Phase.DISCARD
-        hand = game.hand_of(seat)
+        hand = game.hand_of(seat) if discarding else ()
         game.step(action)
         if discarding:                                  # the serve waits for its chance events: the rest was put down
             kept = game.hand_of(seat)
