@@ -5,10 +5,14 @@ lances are bet (§4, §5) with refusal stones paid at once, the showdown counts 
 the target checked after every addition (§6), and the next hand follows with the mano rotated (§7),
 across games, vacas and the match set by :class:`~mus_env.config.MusConfig`.
 
-Every decision point waits for :meth:`MusGame.step`; chance events (deal, replacement, reshuffle) and,
-by default, the forced pares/juego declarations are applied by the engine. Randomness comes only from
-:mod:`mus_env.shuffle` (a pure function of ``seed`` and the position in the game), so the same seed and
-actions give the same game in this engine and in :class:`~mus_env.vector.VectorMusEnv`.
+Every decision point waits for :meth:`MusGame.step`; by default the chance events (the first mano, each card
+of the deal, each replacement card, RULES.md §2.5, §3.3, §3.4) and the forced pares/juego declarations are applied
+by the engine. Randomness comes only from :mod:`mus_env.shuffle` (a pure function of ``seed`` and the position in
+the game), so the same seed and actions give the same game in this engine and in
+:class:`~mus_env.vector.VectorMusEnv`. With ``MusGame(config, explicit_chance=True)`` the engine stops at every
+chance event instead (:attr:`MusGame.chance_pending`, :meth:`MusGame.chance_outcomes`,
+:meth:`MusGame.apply_chance`), as game-tree search and OpenSpiel's chance nodes want
+(:mod:`mus_env.adapters.openspiel`); both ways deal and serve with the same code.
 
 Seats are absolute 0..3 (team 0 = seats 0 and 2, team 1 = seats 1 and 3). Inside a hand the rules speak
 of relative seats ``p = (seat - mano) % 4``: S0 mano, S1, S2, S3 postre; the code below does the same.
@@ -71,13 +75,23 @@ from .signals import (
 from .tables import CHICA, GRANDE, JUEGO, LANCE_NAMES, PARES, PUNTO, REAL31_JUEGO_RANK, get_tables, is_real31
 
 __all__ = [
-    "MusGame", "IllegalActionError", "HandRecord", "GameResult", "ActionEvent", "ScoreEvent",
-    "Phase", "Outcome", "PHASE_NAMES", "OUTCOME_NAMES", "ORDAGO_STAKE",
+    "MusGame", "IllegalActionError", "IllegalChanceError", "CHANCE_EVENTS", "HandRecord", "GameResult", "ActionEvent",
+    "ScoreEvent", "Phase", "Outcome", "PHASE_NAMES", "OUTCOME_NAMES", "ORDAGO_STAKE",
 ]
 
 
 class IllegalActionError(ValueError):
     """An action that is not legal now (or not an action id at all). The game is left unchanged."""
+
+
+class IllegalChanceError(ValueError):
+    """A chance outcome that is not pending now (:meth:`MusGame.apply_chance`). The game is left unchanged."""
+
+
+#: The kinds of chance event (:attr:`MusGame.chance_event`): the first mano (with ``first_mano="random"``), a card of
+#: the deal (RULES.md §2.5), a replacement card served after a discard round (§3.3, §3.4).
+CHANCE_EVENTS = ("mano", "deal", "draw")
+_CHANCE_NAMES = {"mano": "first mano", "deal": "deal", "draw": "draw"}
 
 
 # Legal action tuples of each decision kind, and their sets and masks.
@@ -327,21 +341,37 @@ class MusGame:
             ``0..2**64 - 1``; None draws a fresh one (kept in :attr:`seed`).
         cards: where the cards come from (:class:`~mus_env.shuffle.CardSource`): None, the default, is
             ``SeededCards(seed)`` (:func:`~mus_env.shuffle.deal_decks` and :func:`~mus_env.shuffle.reshuffle_order`);
-            an adapter that chooses the cards itself passes its own (:mod:`mus_env.adapters.openspiel` does, for
-            its chance nodes). The engine checks every deck and reshuffle such a source returns. The seed still
+            a caller that chooses whole decks and reshuffles passes its own (one that chooses each card passes
+            ``explicit_chance=True`` instead, as :mod:`mus_env.adapters.openspiel` does for its chance nodes). The
+            engine checks every deck and reshuffle such a source returns. The seed still
             drives the first mano and the señas' interceptions. Hand records keep each deck as dealt, so
             ``MusGame.from_deck`` replays a hand's deal whatever the source, but its reshuffles only for the default.
+        explicit_chance: False (the default): the engine applies every chance event itself, from ``cards``. True:
+            it stops at each one (:attr:`chance_pending`; no seat acts, :attr:`current_player` is -1) until
+            :meth:`apply_chance` gives its outcome, one of :meth:`chance_outcomes`: the first mano (with
+            ``first_mano="random"``), each of the 16 cards of a deal, each replacement card (from the stock, and
+            once it runs out from the reshuffled discards, RULES.md §3.4). Not with ``cards``. The seed then drives
+            the señas' interceptions only.
 
     With signals on (``config.signals`` "truthful" or "free") the game has sign decisions (RULES.md §8,
     :mod:`mus_env.signals`), 47 action ids and longer observations (``observation.obs_dim(config)``).
     """
 
     def __init__(self, config: MusConfig | None = None, seed: int | None = None,
-                 cards: CardSource | None = None) -> None:
+                 cards: CardSource | None = None, explicit_chance: bool = False) -> None:
         cfg = playable_config(config, signals=True)
-        self._init_common(cfg, random_seed() if seed is None else check_seed(seed), cards)
-        mano = int(first_mano(self.seed)) if cfg.first_mano == "random" else int(cfg.first_mano)
-        self._start_hand(self._deal(0), mano)
+        if not isinstance(explicit_chance, (bool, np.bool_)):
+            raise ValueError(f"explicit_chance must be True or False, got {explicit_chance!r}")
+        if explicit_chance and cards is not None:
+            raise ValueError("explicit_chance=True takes no card source (cards): apply_chance gives every card")
+        self._init_common(cfg, random_seed() if seed is None else check_seed(seed), cards, bool(explicit_chance))
+        if cfg.first_mano != "random":
+            self._start_hand(int(cfg.first_mano))
+        elif self._explicit:
+            self._new_hand_state(0)                     # nothing dealt, nobody mano yet
+            self._pend("mano")
+        else:
+            self._start_hand(int(first_mano(self.seed)))
 
     @classmethod
     def from_deck(cls, deck: npt.ArrayLike, mano: int = 0, scores: tuple[int, int] = (0, 0),
@@ -379,14 +409,17 @@ class MusGame:
         game = cls.__new__(cls)
         game._init_common(cfg, check_seed(seed))
         game._scores = [int(s0), int(s1)]
-        game._start_hand(d, int(mano))
+        game._start_hand(int(mano), d)
         return game
 
     # ------------------------------------------------------------------------------------------------
     # state set-up
-    def _init_common(self, cfg: MusConfig, seed: int, cards: CardSource | None = None) -> None:
+    def _init_common(self, cfg: MusConfig, seed: int, cards: CardSource | None = None,
+                     explicit: bool = False) -> None:
         self.config = cfg
         self.seed = seed
+        self._explicit = explicit                       # chance events wait for apply_chance
+        self._chance: str | None = None                 # the pending chance event's kind (CHANCE_EVENTS), or None
         self._custom_cards = cards is not None          # a source other than the seeded one: its cards are checked
         self._cards = SeededCards(seed) if cards is None else _card_source(cards)
         t = get_tables(cfg.kings)
@@ -417,20 +450,28 @@ class MusGame:
         self._signs_grande = [-1, -1, -1, -1]
         self._seen_grande = [0, 0, 0, 0]
 
-    def _start_hand(self, deck: list[int], mano: int) -> None:
-        """Deal ``deck`` with ``mano`` and open the mus phase (RULES.md §2.5, §3.1)."""
-        self._deck = tuple(deck)
+    def _start_hand(self, mano: int, deck: list[int] | None = None) -> None:
+        """A new hand with ``mano``: its deal (``deck``, else the card source's, else chance events), then the mus
+        phase (RULES.md §2.5, §3.1)."""
+        self._new_hand_state(mano)
+        if deck is None:
+            if self._explicit:
+                self._pend("deal")
+                return
+            deck = self._deal(self._hand_number)
+        self._deal_cards(deck[:16], deck[16:])
+
+    def _new_hand_state(self, mano: int) -> None:
+        """The state of a hand of ``mano`` before its first card is dealt."""
+        self._deck: tuple[int, ...] = ()
         self._mano = mano
-        key = self._slot_key
-        hands: list[list[int]] = [[], [], [], []]
-        for i in range(16):
-            hands[(mano + i) % 4].append(deck[i])
-        for h in hands:
-            h.sort(key=key.__getitem__)
-        self._hands = hands
-        self._initial_hands = tuple(tuple(h) for h in hands)
-        self._stock = list(deck[16:])
+        self._hands: list[list[int]] = [[], [], [], []]
+        self._dealt: list[int] = []                      # the cards of the deal so far, in order
+        self._initial_hands: tuple[tuple[int, ...], ...] = ((), (), (), ())
+        self._stock: list[int] = []
         self._stock_pos = 0
+        self._serve_rel = -1                             # relative seat being served, -1 before the first
+        self._serve_need = 0                             # cards still owed to it
         self._pile: list[int] = []
         self._round_discards: list[list[int]] = [[], [], [], []]   # by relative seat, current round
         self._discard_counts: list[tuple[int, int, int, int]] = []  # per round, by absolute seat
@@ -445,9 +486,35 @@ class MusGame:
         self._declared_pares: list[int] = [-1, -1, -1, -1]  # by relative seat: 1 yes, 0 no, -1 not yet
         self._declared_juego: list[int] = [-1, -1, -1, -1]
         self._shown = False
+        self._phase = Phase.MUS_CALL
         if self._signals:
+            self._signs_mus = [-1, -1, -1, -1]
+            self._seen_mus = [0, 0, 0, 0]
             self._signs_grande = [-1, -1, -1, -1]
             self._seen_grande = [0, 0, 0, 0]
+
+    def _deal_cards(self, cards: list[int], stock: list[int] | None = None) -> None:
+        """Deal ``cards`` one at a time, from the seat after the last one dealt (the mano first, RULES.md §2.5): the
+        whole deal with its ``stock`` (``deck[16:]``) from a deck, or one chance outcome. With the 16th card the
+        stock is what is left (sorted, under explicit chance) and the mus phase opens."""
+        hands, dealt, m = self._hands, self._dealt, self._mano
+        for c in cards:
+            hands[(m + len(dealt)) % 4].append(c)
+            dealt.append(c)
+        key = self._slot_key.__getitem__
+        for h in hands:
+            h.sort(key=key)
+        if len(dealt) < 16:
+            self._pend("deal")
+            return
+        if stock is None:
+            held = set(dealt)
+            stock = [c for c in range(NUM_CARDS) if c not in held]
+        self._deck = tuple(dealt) + tuple(stock)
+        self._initial_hands = tuple(tuple(h) for h in hands)
+        self._stock = list(stock)
+        self._stock_pos = 0
+        if self._signals:
             self._open_window(WINDOW_MUS)
         else:
             self._set_mus_call(0)
@@ -456,7 +523,8 @@ class MusGame:
     # public read-only state
     @property
     def current_player(self) -> int:
-        """Absolute seat to act, -1 once the game is over."""
+        """Absolute seat to act, -1 once the game is over (and while a chance event is pending:
+        :attr:`chance_pending`)."""
         return self._cur
 
     @property
@@ -472,6 +540,8 @@ class MusGame:
             return f"{LANCE_NAMES[self._lances[self._slot].lance]}: {PHASE_NAMES[self._phase]}"
         if self._phase == Phase.DECLARE:
             return f"{'pares' if self._slot == PARES else 'juego'}: declaration"
+        if self._chance is not None:
+            return f"{_CHANCE_NAMES[self._chance]} (chance)"
         if self._phase == Phase.SIGNAL:
             return f"{SIGNAL_PHASE_NAME} ({WINDOW_NAMES[self._sign_window]} window)"
         return PHASE_NAMES[self._phase]
@@ -558,7 +628,7 @@ class MusGame:
 
     @property
     def mano(self) -> int:
-        """Absolute seat of the mano of the current hand."""
+        """Absolute seat of the mano of the current hand (0 while the first mano is a pending chance event)."""
         return self._mano
 
     @property
@@ -596,9 +666,9 @@ class MusGame:
     def arrange_stock(self, order: npt.ArrayLike) -> None:
         """Put the cards of the stock in ``order``, next card first (a permutation of :attr:`stock`).
 
-        For adapters that draw every replacement card as a chance event of their own
-        (:mod:`mus_env.adapters.openspiel`): before the discard that makes the serve, they put the cards they
-        drew first. Nothing else changes (``HandRecord.deck`` keeps the deck as dealt).
+        For callers that choose the replacement cards themselves: before the discard that makes the serve, they put
+        the cards they chose first (``explicit_chance=True`` makes each card a chance event of the engine instead:
+        :meth:`apply_chance`). Nothing else changes (``HandRecord.deck`` keeps the deck as dealt).
 
         Raises:
             ValueError: ``order`` is not a permutation of the stock; nothing is changed.
@@ -801,6 +871,12 @@ class MusGame:
         if what is None:
             what = (f"{action} ({action_to_string(action, self.config)})" if 0 <= action < self._num_actions
                     else f"{action} (out of range 0..{self._num_actions - 1})")
+        if self._chance is not None:
+            kind, seat = self.chance_event                             # type: ignore[misc]
+            return IllegalActionError(
+                f"action {what} is not legal: a chance event is pending ({_CHANCE_NAMES[kind]}"
+                + (f" to seat {seat}" if seat >= 0 else "") + "); apply_chance(outcome) comes first, "
+                "chance_outcomes() lists the outcomes")
         return IllegalActionError(
             f"action {what} is not legal for seat {self._cur} in phase {self.phase_name}; "
             f"legal actions: {self._legal_string()}")
@@ -886,40 +962,162 @@ class MusGame:
         if self._rel < 3:
             self._set_decision(Phase.DISCARD, self._rel + 1, self._discard_legal)
             return
-        self._serve_replacements()
         m = self._mano
         self._discard_counts.append(tuple(len(self._round_discards[(s - m) % 4]) for s in range(4)))
         self._mus_round += 1
+        self._serve_rel, self._serve_need = -1, 0
+        self._serve()
+
+    def _serve(self) -> None:
+        """The postre serves S0..S3 their replacement cards from the top of the stock, reshuffling the discard pile
+        when it runs out (RULES.md §3.3, §3.4), from where the serve stands: to the end, or under explicit chance
+        up to the next card (a pending "draw"). Then the next mus-call round (or its sign window)."""
+        rd = self._round_discards
+        while True:
+            need = self._serve_need
+            if not need:
+                rel = self._serve_rel + 1
+                if rel == 4:
+                    break
+                self._serve_rel, self._serve_need = rel, len(rd[rel])
+                continue
+            left = len(self._stock) - self._stock_pos
+            if not left:
+                self._reshuffle(self._serve_rel)
+                left = len(self._stock)
+            if self._explicit:
+                self._pend("draw")
+                return
+            self._give(self._stock[self._stock_pos:self._stock_pos + min(need, left)])
         if self._signals:
             self._open_window(WINDOW_MUS)
         else:
             self._set_mus_call(0)
 
-    def _serve_replacements(self) -> None:
-        """The postre serves S0..S3 their replacement cards, reshuffling the pile when needed (§3.3, §3.4)."""
-        key = self._slot_key
-        for rel in range(4):
-            seat = (self._mano + rel) % 4
-            need = len(self._round_discards[rel])
-            if not need:
-                continue
-            hand = self._hands[seat]
-            left = len(self._stock) - self._stock_pos
-            if left < need:
-                hand.extend(self._stock[self._stock_pos:])
-                need -= left
-                own = self._round_discards[rel] if self.config.exclude_own_discards else []
-                own_set = set(own)
-                others = [c for c in self._pile if c not in own_set]
-                self._stock = self._cards.reshuffle(self._hand_number, self._reshuffles, others)
-                if self._custom_cards:
-                    self._stock = _permutation_of(self._stock, others, f"the reshuffle of {self._cards!r}")
-                self._stock_pos = 0
-                self._pile = list(own)
-                self._reshuffles += 1
-            hand.extend(self._stock[self._stock_pos:self._stock_pos + need])
-            self._stock_pos += need
-            hand.sort(key=key.__getitem__)
+    def _give(self, cards: list[int]) -> None:
+        """The seat being served takes ``cards``, the next cards of the stock."""
+        hand = self._hands[(self._mano + self._serve_rel) % 4]
+        hand.extend(cards)
+        hand.sort(key=self._slot_key.__getitem__)
+        self._stock_pos += len(cards)
+        self._serve_need -= len(cards)
+
+    def _reshuffle(self, rel: int) -> None:
+        """The stock ran out while relative seat ``rel`` is served (RULES.md §3.4): the discard pile, without the
+        seat's own discards of this round (``exclude_own_discards``), is shuffled into the new stock (in the card
+        source's order; sorted under explicit chance, where each card drawn is a chance event), those set aside
+        are the new pile."""
+        own = self._round_discards[rel] if self.config.exclude_own_discards else []
+        own_set = set(own)
+        others = [c for c in self._pile if c not in own_set]
+        if self._explicit:
+            self._stock = sorted(others)
+        else:
+            self._stock = self._cards.reshuffle(self._hand_number, self._reshuffles, others)
+            if self._custom_cards:
+                self._stock = _permutation_of(self._stock, others, f"the reshuffle of {self._cards!r}")
+        self._stock_pos = 0
+        self._pile = list(own)
+        self._reshuffles += 1
+
+    # ------------------------------------------------------------------------------------------------
+    # chance events (explicit_chance=True)
+    def _pend(self, kind: str) -> None:
+        """Stop at a chance event of ``kind``: no seat acts until :meth:`apply_chance`."""
+        self._chance = kind
+        self._cur = -1
+        self._rel = -1
+        self._legal = ()
+        self._legal_set = _LEGAL_SETS[()]
+
+    @property
+    def explicit_chance(self) -> bool:
+        """Whether the chance events wait for :meth:`apply_chance` (``MusGame(..., explicit_chance=True)``)."""
+        return self._explicit
+
+    @property
+    def chance_pending(self) -> bool:
+        """True while a chance event waits for :meth:`apply_chance` (only with ``explicit_chance=True``); no seat
+        acts then (:attr:`current_player` is -1, :meth:`legal_actions` is empty)."""
+        return self._chance is not None
+
+    @property
+    def chance_event(self) -> tuple[str, int] | None:
+        """The pending chance event as (kind, absolute seat): ``("mano", -1)`` picks the mano of the first hand,
+        ``("deal", seat)`` deals the next card of the deal to ``seat`` (16 of them, from the mano on, RULES.md
+        §2.5), ``("draw", seat)`` serves ``seat`` its next replacement card (§3.3, §3.4); None when none is
+        pending."""
+        kind = self._chance
+        if kind is None:
+            return None
+        if kind == "mano":
+            return ("mano", -1)
+        if kind == "deal":
+            return ("deal", (self._mano + len(self._dealt)) % 4)
+        return ("draw", (self._mano + self._serve_rel) % 4)
+
+    def _chance_values(self) -> list[int]:
+        kind = self._chance
+        if kind == "mano":
+            return [0, 1, 2, 3]
+        if kind == "deal":
+            held = set(self._dealt)
+            return [c for c in range(NUM_CARDS) if c not in held]
+        return sorted(self._stock[self._stock_pos:])
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The outcomes of the pending chance event with their probabilities, uniform, in increasing order: the
+        seats 0..3 for ``"mano"``; for ``"deal"`` the card ids not dealt yet; for ``"draw"`` the cards of the stock
+        (after it ran out, of the discards reshuffled into it, RULES.md §3.4). Hidden information: the cards that
+        can come are all those a seat has not seen, and more.
+
+        Raises:
+            IllegalChanceError: no chance event is pending.
+        """
+        if self._chance is None:
+            raise IllegalChanceError(self._no_chance())
+        values = self._chance_values()
+        p = 1.0 / len(values)
+        return [(v, p) for v in values]
+
+    def apply_chance(self, outcome: int) -> None:
+        """Apply ``outcome`` (a seat for ``"mano"``, a card id otherwise) to the pending chance event: the hand
+        begins with that mano, the card goes to the seat :attr:`chance_event` names; play goes on to the next chance
+        event or decision.
+
+        Raises:
+            IllegalChanceError: no chance event is pending, or ``outcome`` is not one of :meth:`chance_outcomes`
+                (the message lists them); nothing is changed.
+        """
+        kind = self._chance
+        if kind is None:
+            raise IllegalChanceError(self._no_chance())
+        values = self._chance_values()
+        if (isinstance(outcome, (bool, np.bool_)) or not isinstance(outcome, (int, np.integer))
+                or int(outcome) not in values):
+            event = self.chance_event
+            raise IllegalChanceError(
+                f"chance outcome {outcome!r} is not possible for the pending {_CHANCE_NAMES[kind]} event"
+                + (f" (to seat {event[1]})" if event and event[1] >= 0 else "")
+                + f"; possible outcomes: {values}")
+        outcome = int(outcome)
+        self._chance = None
+        if kind == "mano":
+            self._start_hand(outcome)
+        elif kind == "deal":
+            self._deal_cards([outcome])
+        else:
+            stock, pos = self._stock, self._stock_pos
+            i = stock.index(outcome, pos)
+            stock[pos], stock[i] = stock[i], stock[pos]
+            self._give([outcome])
+            self._serve()
+
+    def _no_chance(self) -> str:
+        if not self._explicit:
+            return ("no chance event is pending: this game applies its chance events itself "
+                    "(MusGame(..., explicit_chance=True) stops at each one)")
+        return f"no chance event is pending (seat {self._cur} to act, phase {self.phase_name})"
 
     # ------------------------------------------------------------------------------------------------
     # lances (RULES.md §4)
@@ -1193,7 +1391,7 @@ class MusGame:
 
     def _next_hand(self) -> None:
         self._hand_number += 1
-        self._start_hand(self._deal(self._hand_number), (self._mano + 1) % 4)
+        self._start_hand((self._mano + 1) % 4)
 
     def _deal(self, hand_number: int) -> list[int]:
         """The deck of hand ``hand_number`` from the card source (checked when it is not the seeded one)."""
@@ -1235,6 +1433,8 @@ class MusGame:
         """
         g = copy.copy(self)
         if cards is not None:
+            if self._explicit:
+                raise ValueError("a game with explicit_chance=True takes no card source (cards)")
             g._cards = _card_source(cards)
             g._custom_cards = True
         g._scores = list(self._scores)
@@ -1243,6 +1443,7 @@ class MusGame:
         g.hand_log = list(self.hand_log)
         g.game_results = list(self.game_results)
         g._hands = [list(h) for h in self._hands]
+        g._dealt = list(self._dealt)
         g._stock = list(self._stock)
         g._pile = list(self._pile)
         g._round_discards = [list(d) for d in self._round_discards]
@@ -1278,6 +1479,8 @@ class MusGame:
             lines.append("  signs: " + "; ".join(
                 f"{kind}: " + (", ".join(f"seat {s} {SIGN_NAMES[t]}" for s, t in made[kind].items()) or "none")
                 for kind in ("mus", "grande")))
+        if self._chance is not None:
+            lines.append(f"  chance: {self.chance_event}, {len(self._chance_values())} outcomes")
         lines.append(f"  legal: {self._legal_string()}")
         return "\n".join(lines)
 

@@ -6,7 +6,8 @@
 * Differential: thousands of games played on the OpenSpiel state and on a ``MusGame`` dealt by its seed, the
   chance nodes answered with the reference engine's cards: the same seat to act, legal actions, hands, scores,
   observations, illegal actions refused by both, and the same returns, reshuffles included; the rewards read
-  at each decision add up to the returns.
+  at each decision add up to the returns. At every chance node the state's event and outcomes are those of a
+  second ``MusGame(explicit_chance=True)`` given the same actions and outcomes.
 * Hidden cards: every player's information state and observation (strings and tensors) are the same in two
   histories that differ only in cards the player never saw.
 * The parameters, the chance model (uniform, card ids), the bounds.
@@ -56,6 +57,7 @@ def _play_both(game: spiel.MusSpielGame, seed: int, rng: random.Random, stats: d
     cards (its deck for a deal, the cards it drew for a draw); everything compared on the way."""
     cfg = game.settings.config
     ref = MusGame(cfg, seed=seed)
+    twin = MusGame(cfg, seed=seed, explicit_chance=True)          # the engine's own chance events
     state = game.new_initial_state()
     dealt = 0                                    # deal nodes since the last other node
     drawn: dict[int, list[int]] = {}
@@ -64,6 +66,8 @@ def _play_both(game: spiel.MusSpielGame, seed: int, rng: random.Random, stats: d
         if state.is_chance_node():
             kind, seat = state.chance_event
             outcomes = state.chance_outcomes()
+            assert (state.chance_event, outcomes) == (twin.chance_event, twin.chance_outcomes())
+            stats["chance nodes"] += 1
             cards = [c for c, _ in outcomes]
             assert all(p == pytest.approx(1 / len(outcomes)) for _, p in outcomes)
             if kind == "mano":
@@ -76,6 +80,7 @@ def _play_both(game: spiel.MusSpielGame, seed: int, rng: random.Random, stats: d
                 drawn[seat].remove(card)
             assert card in cards, (kind, seat, card, cards)
             state.apply_action(card)
+            twin.apply_chance(card)
             continue
         dealt = 0
         assert not any(drawn.values()), drawn
@@ -105,6 +110,7 @@ def _play_both(game: spiel.MusSpielGame, seed: int, rng: random.Random, stats: d
             kept = {s: set(ref.hand_of(s)) for s in range(4)}
             kept[p] = {c for i, c in enumerate(ref.hand_of(p)) if not mask >> i & 1}
         ref.step(action)
+        twin.step(action)
         state.apply_action(action)
         stats["decisions"] += 1
         if last_discard:
@@ -122,7 +128,7 @@ def _differential(params: dict, games: int, seed: int, ordago: float | None = No
     in their first hand) and calm play (``ordago=0``: games of several hands, so the deals of later hands too)."""
     game = pyspiel.load_game(spiel.GAME_NAME, params)
     rng = random.Random(seed)
-    stats = dict.fromkeys(("games", "hands", "decisions", "refused", "reshuffled hands"), 0)
+    stats = dict.fromkeys(("games", "hands", "decisions", "refused", "reshuffled hands", "chance nodes"), 0)
     for i in range(games):
         _play_both(game, seed * 100_000 + i, rng, stats, (0.1, 0.0)[i % 2] if ordago is None else ordago)
     return stats
@@ -132,7 +138,7 @@ def test_two_thousand_short_games_match_the_engine() -> None:
     """2,000 episodes to a few stones over the variants (1,000 of them one game on the default rules): the same
     decisions, cards, observations, refusals and returns as MusGame, with the stock reshuffled in some hands and
     many episodes of several hands."""
-    total = dict.fromkeys(("games", "hands", "decisions", "refused", "reshuffled hands"), 0)
+    total = dict.fromkeys(("games", "hands", "decisions", "refused", "reshuffled hands", "chance nodes"), 0)
     for k, params in enumerate(VARIANTS):
         stats = _differential(params, 1000 if k == 0 else 200, seed=k)
         if params.get("max_mus_rounds", 6) >= 2:                  # one round draws at most 16 of the 24 cards
@@ -140,6 +146,15 @@ def test_two_thousand_short_games_match_the_engine() -> None:
         for key, v in stats.items():
             total[key] += v
     assert total["games"] == 2000 and total["hands"] > 1.5 * total["games"] and total["refused"] > 1000, total
+    assert total["chance nodes"] > 16 * total["hands"], total
+
+
+def test_the_chance_nodes_are_the_engines() -> None:
+    """Over many seeded deals (every variant), each chance node's event and outcomes, with their probabilities, are
+    ``MusGame``'s own (``explicit_chance=True``): the adapter holds no rule of dealing or serving."""
+    for k, params in enumerate(VARIANTS):
+        stats = _differential(params, 40, seed=50 + k)
+        assert stats["chance nodes"] > 16 * stats["hands"], (params, stats)
 
 
 def test_full_size_games_match_the_engine() -> None:

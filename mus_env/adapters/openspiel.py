@@ -31,16 +31,17 @@ chance              ``max_chance_outcomes() == 40``; a chance outcome is a card 
                     ``i % 4``, as in ``MusGame.from_deck``), each over the cards not dealt yet; every
                     replacement card is one chance node, over the cards left in the stock (after the stock runs
                     out, over the reshuffled discards, RULES.md §3.4). With ``first_mano=-1`` the first node
-                    picks the first mano (outcomes 0..3). The engine gets these cards through its public card
-                    source hook (``MusGame(cards=...)``, ``arrange_stock``); ``state.chance_event`` says what
-                    the next chance node deals
+                    picks the first mano (outcomes 0..3). These are the engine's own chance events
+                    (``MusGame(explicit_chance=True)``: ``chance_event``, ``chance_outcomes()``,
+                    ``apply_chance``), so the adapter holds no rule of dealing or serving;
+                    ``state.chance_event`` says what the next chance node deals
 returns             ``reward="game"``: +1 to both players of the winning team, -1 to the others, at the end
                     (terminal rewards). ``reward="stones"``: after every finished hand, its team's stones minus
                     the other team's (``HandRecord.stone_difference``, as in ``mus_v0``). ``rewards()``: what
-                    the last player action earned. An action waiting for chance nodes (the round's last
-                    discard, or one that ends a hand: the next hand is dealt first) is played by the engine
-                    after them, so at those chance nodes ``rewards()`` is 0 and ``returns()`` does not count it
-                    yet; it is counted at the next decision (or the end)
+                    the last player action earned. The chance nodes that follow an action (after the round's
+                    last discard, the serve; after an action that ends a hand, the next deal) pay 0, and that
+                    action's reward waits for them: ``returns()`` counts it and ``rewards()`` shows it once the
+                    last of them is applied, at the next decision
 information state   ``information_state_string(p)``: perfect recall, the record of everything player ``p`` has
                     seen: its own cards (dealt and drawn), every call, bet and declaration, the number (not the
                     cards) of the others' discards, each hand's stones and the hands shown at showdowns.
@@ -48,9 +49,10 @@ information state   ``information_state_string(p)``: perfect recall, the record 
                     (``OBS_DIM`` = 345 floats), a summary of this hand and the match, *not* a perfect-recall
                     encoding
 observation         ``observation_tensor(p)`` = ``MusGame.observe(p)``; ``observation_string(p)`` =
-                    ``interfaces.table_text(game, p)``. At a chance node both show the last decision's table (the
-                    action that is waiting for its cards is not in them yet); before the first deal, zeros and
-                    ``"Mus: dealing the first hand"``. ``make_observation(game, IIGObservationType(...))``:
+                    ``interfaces.table_text(game, p)``. At a chance node the tensor is the engine's view as it
+                    stands (the action before the node played, the cards dealt or served so far; zeros before
+                    the first mano is drawn) and the string names the chance event.
+                    ``make_observation(game, IIGObservationType(...))``:
                     ``private_info=NONE`` zeroes the own-hand pieces (``observation.HAND_DIM``) and shows no
                     cards, ``ALL_PLAYERS`` adds the four hands by relative seat; ``public_info=False`` keeps the
                     own-hand pieces only
@@ -83,7 +85,7 @@ import numpy as np
 import numpy.typing as npt
 import pyspiel
 
-from ..actions import DISCARD_BASE, NUM_ACTIONS, action_to_string
+from ..actions import NUM_ACTIONS, action_to_string
 from ..cards import NUM_CARDS, card_to_string, hand_to_string
 from ..config import MusConfig
 from ..game import HandRecord, MusGame
@@ -113,7 +115,6 @@ DEFAULT_PARAMS: dict[str, Any] = {
 }
 
 _CHANCE, _TERMINAL = int(pyspiel.PlayerId.CHANCE), int(pyspiel.PlayerId.TERMINAL)
-_BETTING = frozenset((Phase.DECLARE, Phase.BET_OPEN, Phase.BET_RESPOND, Phase.BET_CONFIRM))
 
 
 class Settings(NamedTuple):
@@ -242,90 +243,30 @@ class MusSpielGame(pyspiel.Game):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# the engine's cards: what the chance nodes chose
-class _Cards:
-    """The card source (``shuffle.CardSource``) of one state's engine: the deck and the reshuffled stocks its
-    chance nodes chose, handed over when the engine asks. While ``probing`` it deals a placeholder deck and notes
-    that a deal was asked for (a probe step on a copy of the engine, thrown away: see ``_Core._play``)."""
-
-    def __init__(self) -> None:
-        self.deck: list[int] | None = None
-        self.reshuffles: list[tuple[list[int], list[int]]] = []      # (the cards, the order), in serving order
-        self.probing = False
-        self.asked = False
-
-    def deal(self, hand_number: int) -> list[int]:
-        if self.probing:
-            self.asked = True
-            return list(range(NUM_CARDS))
-        if self.deck is None:
-            raise RuntimeError(f"{GAME_NAME}: the engine asked for the deck of hand {hand_number} before the chance "
-                               "nodes chose it")
-        deck, self.deck = self.deck, None
-        return deck
-
-    def reshuffle(self, hand_number: int, reshuffle_number: int, cards: list[int]) -> list[int]:
-        if not self.reshuffles or sorted(cards) != self.reshuffles[0][0]:
-            raise RuntimeError(f"{GAME_NAME}: the engine reshuffled {sorted(cards)} in hand {hand_number}, which "
-                               "the chance nodes did not foresee")
-        return self.reshuffles.pop(0)[1]
-
-    def __repr__(self) -> str:
-        return "openspiel chance cards"
-
-
-class _Plan:
-    """The chance nodes still to come before the pending player action (or the first hand) can be played.
-
-    ``kind`` is "mano", "deal" or "draw"; ``slots[i]`` is (seat the card goes to, pool) for the i-th card; a pool
-    is the set of cards it is drawn from (the deck, the stock, a reshuffled pile); ``picks`` the cards chosen.
-    """
-
-    def __init__(self, kind: str, slots: list[tuple[int, int]], pools: list[list[int]], action: int = -1,
-                 picks: list[int] | None = None) -> None:
-        self.kind = kind
-        self.slots = slots
-        self.pools = pools                      # sorted card lists, the chosen cards removed
-        self.action = action                    # the pending player action, -1 for the first deal
-        self.picks = picks if picks is not None else []
-
-    def copy(self) -> _Plan:
-        return _Plan(self.kind, self.slots, [list(p) for p in self.pools], self.action, list(self.picks))
-
-    def outcomes(self) -> list[int]:
-        if self.kind == "mano":
-            return [0, 1, 2, 3]
-        return self.pools[self.slots[len(self.picks)][1]]
-
-
 #: One line of the record the information states are read from: (the text everybody sees or None, the text each
 #: seat sees instead or None per seat, or None when all see the public text).
 _Line = tuple[str | None, tuple[str | None, ...] | None]
 
 
 class _Core:
-    """The whole state of one episode (a :class:`MusSpielState` holds one): the engine, the chance plan, the
-    record behind the information states, the returns. Copied by ``clone`` (``__deepcopy__``: the engine's
-    ``clone``, the record shared) and pickled as its settings and actions (``__reduce__``: replayed)."""
+    """The whole state of one episode (a :class:`MusSpielState` holds one): the engine, with its chance events
+    explicit (``MusGame(explicit_chance=True)``), the record behind the information states, the returns. Copied by
+    ``clone`` (``__deepcopy__``: the engine's ``clone``, the record shared) and pickled as its settings and actions
+    (``__reduce__``: replayed)."""
 
     def __init__(self, settings: Settings, copy_of: _Core | None = None) -> None:
         self.settings = settings
-        self.cards = _Cards()
         if copy_of is not None:
-            self.game = None if copy_of.game is None else copy_of.game.clone(cards=self.cards)
-            self.mano = copy_of.mano
-            self.plan = None if copy_of.plan is None else copy_of.plan.copy()
-            self.round_discards = dict(copy_of.round_discards)
-            self.returns0, self.reward0 = copy_of.returns0, copy_of.reward0
+            self.game = copy_of.game.clone()
+            self.returns0, self.reward0, self.held = copy_of.returns0, copy_of.reward0, copy_of.held
+            self.logged = copy_of.logged
             self.record, self.actions = copy_of.record, copy_of.actions
             return
-        self.game: MusGame | None = None
-        self.mano = settings.first_mano
-        self.plan: _Plan | None = (_Plan("mano", [], []) if settings.first_mano < 0
-                                   else self._deal_plan(settings.first_mano))
-        self.round_discards: dict[int, list[int]] = {}   # absolute seat -> cards it discarded this mus round
+        self.game = MusGame(settings.config, seed=0, explicit_chance=True)
         self.returns0 = 0.0                               # team 0's return so far
         self.reward0 = 0.0                                # team 0's reward from the last player action
+        self.held = 0.0                                   # that reward while the chance events after it run
+        self.logged = (-1, 0)                             # (hand number, mus round) whose cards the record holds
         self.record: tuple | None = None                  # linked list (previous, _Line) of the record
         self.actions: tuple | None = None                 # linked list (previous, action) of every action
 
@@ -346,18 +287,10 @@ class _Core:
 
     # reading --------------------------------------------------------------------------------------------------
     def current_player(self) -> int:
-        if self.plan is not None:
+        game = self.game
+        if game.chance_pending:
             return _CHANCE
-        assert self.game is not None
-        return _TERMINAL if self.game.is_over else self.game.current_player
-
-    def chance_event(self) -> tuple[str, int] | None:
-        plan = self.plan
-        if plan is None:
-            return None
-        if plan.kind == "mano":
-            return ("mano", -1)
-        return (plan.kind, plan.slots[len(plan.picks)][0])
+        return _TERMINAL if game.is_over else game.current_player
 
     def lines(self, seat: int | None, everything: bool = False) -> list[str]:
         """The record as ``seat`` sees it (None: the public part only; ``everything``: every seat's too)."""
@@ -377,8 +310,13 @@ class _Core:
 
     # acting ---------------------------------------------------------------------------------------------------
     def apply(self, action: int) -> None:
-        if self.plan is not None:
-            self._choose(action)
+        game = self.game
+        if game.chance_pending:
+            game.apply_chance(action)                     # the engine's IllegalChanceError; nothing changes
+            if not game.chance_pending:                   # the cards are out: the action before them pays now
+                self._log_cards()
+                self.reward0, self.held = self.held, 0.0
+                self.returns0 += self.reward0
         else:
             self._play(action)
         self.actions = (self.actions, action)
@@ -386,144 +324,49 @@ class _Core:
     def _log(self, public: str | None, private: tuple[str | None, ...] | None = None) -> None:
         self.record = (self.record, (public, private))
 
-    def _deal_plan(self, mano: int, action: int = -1) -> _Plan:
-        return _Plan("deal", [((mano + i) % 4, 0) for i in range(16)], [list(range(NUM_CARDS))], action)
-
-    def _choose(self, card: int) -> None:
-        plan = self.plan
-        assert plan is not None
-        outcomes = plan.outcomes()
-        if card not in outcomes:
-            raise ValueError(f"{GAME_NAME}: chance outcome {card} is not possible here; possible: {outcomes}")
-        if plan.kind == "mano":
-            self.mano = card
-            self.plan = self._deal_plan(card)
-            return
-        outcomes.remove(card)
-        plan.picks.append(card)
-        if len(plan.picks) < len(plan.slots):
-            return
-        self.plan = None
-        if plan.kind == "deal":
-            rest = sorted(set(range(NUM_CARDS)) - set(plan.picks))
-            self.cards.deck = plan.picks + rest
-            if self.game is None:
-                self.game = MusGame(self.settings.config.replace(first_mano=self.mano), seed=0, cards=self.cards)
-                self._log_new_hand()
-            else:
-                self._step(plan.action)
-        else:
-            game = self.game
-            assert game is not None
-            by_pool: list[list[int]] = [[] for _ in plan.pools]
-            for (_, pool), c in zip(plan.slots, plan.picks, strict=True):
-                by_pool[pool].append(c)
-            game.arrange_stock(by_pool[0] + plan.pools[0])
-            self.cards.reshuffles = [(sorted(drawn + left), drawn + left)
-                                     for drawn, left in zip(by_pool[1:], plan.pools[1:], strict=True)]
-            self._step(plan.action)
-
     def _play(self, action: int) -> None:
         game = self.game
-        assert game is not None
         action = game.check_action(action)              # the engine's IllegalActionError; nothing changes
-        phase, seat = game.phase, game.current_player
-        if phase == Phase.DISCARD:
-            hand = game.hand_of(seat)
-            mask = action - DISCARD_BASE
-            self.round_discards[seat] = [c for i, c in enumerate(hand) if mask >> i & 1]
-            if (seat - game.mano) % 4 == 3:
-                plan = self._draw_plan(game, action)
-                if plan.slots:
-                    self.plan, self.reward0 = plan, 0.0
-                    return
-        elif phase in _BETTING:
-            # Does this action end the hand, so that the next one is dealt? Play it on a copy whose card source
-            # only notes the question: if it asks, the deal's chance nodes come first and the action waits.
-            probe = game.clone()
-            hands_before = len(game.hand_log)
-            self.cards.probing, self.cards.asked = True, False
-            try:
-                probe.step(action)
-            finally:
-                self.cards.probing = False
-            if not self.cards.asked:
-                self._commit(probe, seat, action, len(game.hand_actions), hands_before, game.hand_number)
-                return
-            self.plan, self.reward0 = self._deal_plan(probe.mano, action), 0.0
-            return
-        self._step(action)
-
-    def _draw_plan(self, game: MusGame, action: int) -> _Plan:
-        """The replacement cards the serve after this (the round's last) discard deals, RULES.md §3.3-3.4: seat by
-        seat from the mano, from the stock, and when it runs out from the discards reshuffled (without the
-        served seat's own discards of the round with ``exclude_own_discards``), as ``MusGame`` serves them."""
-        m = game.mano
-        pile = list(game.discard_pile) + self.round_discards[game.current_player]
-        pools = [sorted(game.stock)]
-        left = len(pools[0])
-        slots: list[tuple[int, int]] = []
-        for rel in range(4):
-            seat = (m + rel) % 4
-            own = self.round_discards.get(seat, [])
-            need = len(own)
-            if left < need:
-                slots += [(seat, len(pools) - 1)] * left
-                need -= left
-                kept = own if self.settings.config.exclude_own_discards else []
-                pools.append(sorted(c for c in pile if c not in kept))
-                pile = list(kept)
-                left = len(pools[-1])
-                if left < need:
-                    raise RuntimeError(f"{GAME_NAME}: too few cards to serve seat {seat} (a rules bug)")
-            slots += [(seat, len(pools) - 1)] * need
-            left -= need
-        return _Plan("draw", slots, pools, action)
-
-    def _step(self, action: int) -> None:
-        game = self.game
-        assert game is not None
-        seat, events, hands, hand_number = (game.current_player, len(game.hand_actions), len(game.hand_log),
-                                            game.hand_number)
-        game.step(action)
-        self._commit(game, seat, action, events, hands, hand_number)
-
-    def _commit(self, game: MusGame, seat: int, action: int, events_before: int, hands_before: int,
-                hand_number: int) -> None:
-        """``game`` has played ``action`` of ``seat``: keep it, record what each seat saw, count the reward."""
         cfg = self.settings.config
-        self.game = game
-        served = False
-        if DISCARD_BASE <= action < DISCARD_BASE + 16:
-            cards = self.round_discards[seat]
+        seat, events_before, hands_before = game.current_player, len(game.hand_actions), len(game.hand_log)
+        discarding = game.phase == Phase.DISCARD
+        hand = game.hand_of(seat) if discarding else ()
+        game.step(action)
+        if discarding:                                  # the serve waits for its chance events: the rest was put down
+            kept = game.hand_of(seat)
+            cards = [c for c in hand if c not in kept]
             self._log(f"seat {seat}: discards {len(cards)}",
                       tuple(f"seat {seat}: discards {hand_to_string(cards) or 'nothing'}" if s == seat else None
                             for s in range(4)))
-            served = (seat - game.mano) % 4 == 3 and game.hand_number == hand_number
         else:
             self._log(f"seat {seat}: {action_to_string(action, cfg, words=True)}")
         ended = len(game.hand_log) > hands_before
         events = game.hand_log[-1].actions if ended else game.hand_actions
         for e in events[events_before + 1:]:                 # the engine's automatic declarations
             self._log(f"seat {e.seat}: {action_to_string(e.action, cfg, words=True)}")
-        if served:
-            self.round_discards = {}
-            self._log(None, tuple(f"seat {s}: holds {hand_to_string(game.hand_of(s))}" for s in range(4)))
         if ended:
             self._log_hand_end(game.hand_log[-1])
-            self.round_discards = {}
         reward = team_rewards(game, hands_before, self.settings.reward)
-        self.reward0 = reward
-        self.returns0 += reward
-        if ended and not game.is_over:
-            self._log_new_hand()
+        if game.chance_pending:                         # a serve or the next deal: paid once the cards are out
+            self.reward0, self.held = 0.0, reward
+        else:
+            self.reward0 = reward
+            self.returns0 += reward
+            self._log_cards()
 
-    def _log_new_hand(self) -> None:
+    def _log_cards(self) -> None:
+        """Once the chance events are over: each seat's cards of a new hand, or after a mus round's serve."""
         game = self.game
-        assert game is not None
-        self._log(f"hand {game.hand_number + 1} (game {game.game_number + 1}): mano seat {game.mano}, score "
-                  f"{game.scores[0]}-{game.scores[1]}")
-        self._log(None, tuple(f"seat {s}: dealt {hand_to_string(game.hand_of(s))}" for s in range(4)))
+        if game.is_over:
+            return
+        hand, rounds = game.hand_number, game.mus_round
+        if hand != self.logged[0]:
+            self._log(f"hand {hand + 1} (game {game.game_number + 1}): mano seat {game.mano}, score "
+                      f"{game.scores[0]}-{game.scores[1]}")
+            self._log(None, tuple(f"seat {s}: dealt {hand_to_string(game.hand_of(s))}" for s in range(4)))
+        elif rounds != self.logged[1]:
+            self._log(None, tuple(f"seat {s}: holds {hand_to_string(game.hand_of(s))}" for s in range(4)))
+        self.logged = (hand, rounds)
 
     def _log_hand_end(self, rec: HandRecord) -> None:
         stones = ", ".join(f"{lance} {a}-{b}" for lance, (a, b) in rec.stones_by_lance().items())
@@ -535,18 +378,11 @@ class _Core:
                       + (" by órdago" if rec.by_ordago else ""))
 
     def describe(self) -> str:
-        head = [f"{GAME_NAME}: returns team 0 {self.returns0:+g}"]
-        if self.plan is not None:
-            plan = self.plan
-            head.append(f"chance: {plan.kind}, picked {hand_to_string(plan.picks) or 'none'}"
-                        + (f", then action {plan.action}" if plan.action >= 0 else "")
-                        + (f", mano {self.mano}" if plan.kind == "deal" and self.game is None else ""))
-        if self.game is None:
-            return "\n".join(head)
         g = self.game
-        head.append(f"hand {g.hand_number}, game {g.game_number}, games won {g.games_won}, vacas won {g.vacas_won}, "
-                    f"stock {hand_to_string(g.stock)}, pile {hand_to_string(g.discard_pile)}")
-        return "\n".join(head + [g.describe()])
+        return "\n".join([f"{GAME_NAME}: returns team 0 {self.returns0:+g}" + (
+            f" (then {self.held:+g} after the chance events)" if self.held else ""),
+            f"hand {g.hand_number}, game {g.game_number}, games won {g.games_won}, vacas won {g.vacas_won}, "
+            f"stock {hand_to_string(g.stock)}, pile {hand_to_string(g.discard_pile)}", g.describe()])
 
 
 def _replay(settings: Settings, actions: list[int]) -> _Core:
@@ -573,16 +409,15 @@ class MusSpielState(pyspiel.State):
 
     def _legal_actions(self, player: int) -> list[int]:
         game = self._core.game
-        return game.legal_actions() if game is not None and player == game.current_player else []
+        return game.legal_actions() if player == game.current_player else []
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """(card id, probability) of each card the next chance node can deal, uniform; seats 0..3 for the first
-        mano."""
-        plan = self._core.plan
-        if plan is None:
+        mano: the engine's ``MusGame.chance_outcomes()``."""
+        game = self._core.game
+        if not game.chance_pending:
             raise ValueError(f"{GAME_NAME}: chance_outcomes() at a state that is not a chance node")
-        outcomes = plan.outcomes()
-        return [(c, 1.0 / len(outcomes)) for c in outcomes]
+        return game.chance_outcomes()
 
     def _apply_action(self, action: int) -> None:
         self._core.apply(int(action))
@@ -590,7 +425,7 @@ class MusSpielState(pyspiel.State):
     def _action_to_string(self, player: int, action: int) -> str:
         if player != _CHANCE:
             return action_to_string(int(action), self._core.settings.config)
-        event = self._core.chance_event()
+        event = self._core.game.chance_event
         if event is None or event[0] == "mano":
             return f"first mano: seat {action}" if 0 <= action <= 3 else f"card {card_to_string(int(action))}"
         return f"{event[0]} {card_to_string(int(action))} to seat {event[1]}"
@@ -605,7 +440,8 @@ class MusSpielState(pyspiel.State):
         return [r, -r, r, -r]
 
     def rewards(self) -> list[float]:
-        """What the last player action earned each player (kept through the chance nodes that follow it)."""
+        """What the last action earned each player: 0 at a chance node; an action that chance nodes follow (the
+        round's last discard, the end of a hand) pays after the last of them, at the next decision or the end."""
         r = self._core.reward0
         return [r, -r, r, -r]
 
@@ -614,16 +450,16 @@ class MusSpielState(pyspiel.State):
 
     # Mus --------------------------------------------------------------------------------------------------------
     @property
-    def mus_game(self) -> MusGame | None:
-        """The engine (None before the first hand is dealt). Read it; never step it (the state would no longer
-        know what happened)."""
+    def mus_game(self) -> MusGame:
+        """The engine (``MusGame(explicit_chance=True)``; during a deal it holds the cards dealt so far). Read it;
+        never step it nor apply chance to it (the state would no longer know what happened)."""
         return self._core.game
 
     @property
     def chance_event(self) -> tuple[str, int] | None:
         """What the next chance node deals: ``("mano", -1)``, ``("deal", seat)`` or ``("draw", seat)`` (the seat
-        that gets the card); None at a player's decision or the end."""
-        return self._core.chance_event()
+        that gets the card); None at a player's decision or the end (``MusGame.chance_event``)."""
+        return self._core.game.chance_event
 
     def record_lines(self, seat: int | None, everything: bool = False) -> list[str]:
         """The record the information state strings are made of, as absolute ``seat`` saw it (None: what everybody
@@ -664,7 +500,7 @@ class MusObserver:
         """Write ``player``'s view of ``state`` into :attr:`tensor` (and the views of :attr:`dict`)."""
         self.tensor.fill(0.0)
         game = state.mus_game
-        if game is None:
+        if game.chance_event == ("mano", -1):            # before the first hand: nothing to see
             return
         if "observation" in self.dict:
             game.observe(player, self.dict["observation"])
@@ -689,10 +525,13 @@ class MusObserver:
                 lines = []
             return "\n".join([f"player {player}"] + lines)
         game = state.mus_game
-        if game is None:
-            return "Mus: dealing the first hand"
         if not self.public:
             return f"cards of player {player}: {hand_to_string(game.hand_of(player))}" if seat is not None else ""
+        event = game.chance_event
+        if event is not None:
+            kind, to = event
+            return (f"Mus hand {game.hand_number + 1}, game {game.game_number + 1}: chance node, "
+                    + ("the first mano" if kind == "mano" else f"{kind} a card to seat {to}"))
         text = table_text(game, seat)
         if self.private == "all":
             text += "\n" + "\n".join(f"hand of player {s}: {hand_to_string(game.hand_of(s))}" for s in range(4))
