@@ -11,12 +11,12 @@ the framework adapters ``mus_env.adapters.sb3`` / ``rllib`` / ``tianshou`` are i
 from .actions import NUM_ACTIONS, Action, action_to_string, string_to_action
 from .config import MusConfig
 from .deprecation import register_moved
-from .game import HandRecord, IllegalActionError, MusGame, Outcome, Phase
+from .game import HandRecord, IllegalActionError, IllegalChanceError, MusGame, Outcome, Phase
 from .observation import OBS_DIM, STATE_DIM
 from .vector import VectorMusEnv
 
 __all__ = [
-    "Action", "HandRecord", "IllegalActionError", "MusConfig", "MusGame", "NUM_ACTIONS", "OBS_DIM", "Outcome", "Phase",
+    "Action", "HandRecord", "IllegalActionError", "IllegalChanceError", "MusConfig", "MusGame", "NUM_ACTIONS", "OBS_DIM", "Outcome", "Phase",
     "STATE_DIM", "VectorMusEnv",
     "action_to_string", "string_to_action",
 ]

@@ -11,8 +11,9 @@ All functions take numpy arrays and broadcast, so the batched engine calls them 
 
 Where the cards of :class:`~mus_env.game.MusGame` come from is a *card source* (:class:`CardSource`): an object
 with ``deal(hand_number)`` and ``reshuffle(hand_number, reshuffle_number, cards)``. The default,
-:class:`SeededCards`, is these seeded functions; an adapter that draws the cards itself (the explicit chance
-nodes of :mod:`mus_env.adapters.openspiel`) passes its own with ``MusGame(config, cards=...)``.
+:class:`SeededCards`, is these seeded functions; a caller that must fix the cards of later hands passes its own
+with ``MusGame(config, cards=...)``. A caller that draws every card itself (the chance nodes of
+:mod:`mus_env.adapters.openspiel`) uses ``MusGame(config, explicit_chance=True)`` and ``apply_chance`` instead.
 """
 
 from __future__ import annotations
