@@ -16,8 +16,8 @@ from .observation import OBS_DIM, STATE_DIM
 from .vector import VectorMusEnv
 
 __all__ = [
-    "Action", "HandRecord", "IllegalActionError", "IllegalChanceError", "MusConfig", "MusGame", "NUM_ACTIONS", "OBS_DIM", "Outcome", "Phase",
-    "STATE_DIM", "VectorMusEnv",
+    "Action", "HandRecord", "IllegalActionError", "IllegalChanceError", "MusConfig", "MusGame", "NUM_ACTIONS",
+    "OBS_DIM", "Outcome", "Phase", "STATE_DIM", "VectorMusEnv",
     "action_to_string", "string_to_action",
 ]
 
