@@ -17,6 +17,8 @@ import sys
 from experiments.commands.options import ArgumentParser, boolean, int_in
 from experiments.commands.train import fail
 from experiments.population import recipe
+from experiments.population.recipe_report import kept_text
+from experiments.population.recipe_run import run_recipe
 from experiments.train.session import TrainingDiverged
 from mus_env.interrupts import terminate_as_ctrl_c
 
@@ -162,12 +164,12 @@ def main(argv: list[str] | None = None) -> None:
             print(plan_text(settings, a.workers, a.rates))
             return
         with terminate_as_ctrl_c():
-            data = recipe.run_recipe(settings, a.out, resume=a.resume, workers=a.workers, ray_address=a.ray,
-                                     progress=a.progress, command="mus league " + " ".join(argv))
+            data = run_recipe(settings, a.out, resume=a.resume, workers=a.workers, ray_address=a.ray,
+                              progress=a.progress, command="mus league " + " ".join(argv))
     except (ValueError, ImportError, TrainingDiverged, KeyboardInterrupt) as e:
         fail("mus league", e, argv)
     keep = data["steps"]["keep"]
-    print(f"kept {recipe.kept_text(keep)}: {a.out}/policy.pt; the rounds in {a.out}/recipe.md, the card in "
+    print(f"kept {kept_text(keep)}: {a.out}/policy.pt; the rounds in {a.out}/recipe.md, the card in "
           f"{a.out}/card.md")
 
 

@@ -47,7 +47,7 @@ from typing import Any
 from agents.policy import build_net, load_policy_file, parameters_digest, save_policy
 from experiments.evaluate.report_card import duplicate_row, p_value, report_card
 from experiments.population.exploit_seeds import aggregate_probes
-from experiments.population.recipe import STATE_NAME, replica_folder, trained_rounds
+from experiments.population.recipe_state import STATE_NAME, replica_folder, trained_rounds
 from experiments.train.report import learning_curve
 
 __all__ = ["ship", "read_recipe", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve",
