@@ -129,8 +129,9 @@ def test_mus_ship_agent_ships_the_policy_a_recipe_kept_with_its_one_command_and_
     data = run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
     out = tmp_path / "moved"
     shutil.move(tmp_path / "run", out)
-    dest, curve = tmp_path / "ship", tmp_path / "curve.png"
-    ship_command.main([str(out), "--hands", "8", "--games", "2", "--dest", str(dest), "--curve", str(curve)])
+    dest = tmp_path / "ship"
+    ship_command.main([str(out), "--hands", "8", "--games", "2", "--dest", str(dest)])
+    curve = dest / "ppo_learning_curve.png"                  # no --curve: beside the weights
     blob = load_policy_file(dest / "ppo.pt")
     s, meta = data["steps"], blob["meta"]
     kept = s["keep"]["round"]
@@ -153,6 +154,32 @@ def test_mus_ship_agent_ships_the_policy_a_recipe_kept_with_its_one_command_and_
     with pytest.raises(SystemExit):
         ship_command.main([str(out), "--dest", str(tmp_path / "no")])
     assert "not a finished recipe" in capsys.readouterr().err and not (tmp_path / "no").exists()
+
+
+def test_mus_ship_agent_writes_under_the_current_folder_unless_told_where(tmp_path: Path, monkeypatch,
+                                                                         capsys) -> None:
+    """``mus ship-agent`` without ``--dest`` writes in ``runs/shipped`` under the current folder, never into the
+    installed package, and the Python functions take no default destination: ``--card-only`` there rewrites the
+    card of a copy of the shipped weights, byte for byte the package's card, and leaves the package alone."""
+    from agents.policy import SHIPPED_POLICY
+    from experiments.commands import ship_agent as ship_command
+    from experiments.population import ship_agent
+
+    package_card = SHIPPED_POLICY.with_suffix(".md")
+    before = package_card.stat().st_mtime_ns
+    monkeypatch.chdir(tmp_path)
+    assert ship_command.parser().parse_args(["run"]).dest == "runs/shipped" and ship_command.parser().parse_args(
+        ["run"]).curve is None
+    (tmp_path / "runs" / "shipped").mkdir(parents=True)
+    shutil.copyfile(SHIPPED_POLICY, tmp_path / "runs" / "shipped" / "ppo.pt")
+    ship_command.main(["unused", "--card-only"])
+    assert capsys.readouterr().out.strip() == "wrote runs/shipped/ppo.md"
+    assert (tmp_path / "runs" / "shipped" / "ppo.md").read_text() == package_card.read_text()
+    assert package_card.stat().st_mtime_ns == before
+    with pytest.raises(TypeError, match="dest"):
+        ship_agent.ship(tmp_path / "run")                    # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="dest"):
+        ship_agent.rewrite_card()                            # type: ignore[call-arg]
 
 
 def test_the_kept_round_is_the_least_exploitable_not_the_last(tmp_path: Path) -> None:

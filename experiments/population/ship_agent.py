@@ -1,35 +1,21 @@
 """Ship a trained policy as the ``ppo`` agent: evaluate it in duplicate and write its weights and model card.
 
-``mus ship-agent runs/ship`` (:func:`ship`) reads a training run's folder (``policy.pt``, ``args.json``,
-``run.json``, ``eval.csv``, ``learning_curve.png``) or a recipe's (``mus league --out``: the policy it kept,
-``recipe.json``, ``recipe.md``, each round's training, :func:`read_recipe`), plays the policy in duplicate against
-every baseline (``--hands`` deals as single hands for stones/hand, ``--games`` deals as whole games for the game
-win rate, both with 95% confidence intervals and two-sided p-values; sampled play, and greedy play against
-``rule`` and ``equity``), and writes:
+``mus ship-agent RUN --dest DIR`` (:func:`ship`) reads a training run's folder (``mus train --out``) or a recipe's
+(``mus league --out``, :func:`~experiments.population.ship_lineage.read_recipe`), plays the policy in duplicate
+against every baseline (sampled, and greedy against ``rule`` and ``equity``; deals from ``seed``, never the
+training's) and writes, in the folder it is given (``runs/shipped`` by default on the command line):
 
-* ``agents/data/ppo.pt``: the weights, with the exact command, seed, settings, wall time, machine and the
-  evaluation in its ``meta`` (what ``make_agent("ppo")`` loads);
-* ``agents/data/ppo.md``: the model card (the same facts, as a page);
-* ``docs/ppo_learning_curve.png``: the run's learning curve, for the README.
+* ``DIR/ppo.pt``: the weights, with the command, seed, settings, wall time, machine and evaluation in its ``meta``
+  (what ``make_agent`` loads);
+* ``DIR/ppo.md``: the model card (:func:`~experiments.population.ship_card.write_card`);
+* the learning curve (``DIR/ppo_learning_curve.png`` unless ``curve`` is given).
 
-With ``--exploit REPORT`` (``exploit_seeds.json`` of ``mus exploit POLICY --seeds N``, or one probe's
-``exploit.json``; repeatable) the card also gives the policy's exploitability probes (:func:`read_probes`): every
-probe's held-out gain and game win rate, the largest of each, and the commands. Each probe must have seen the
-shipped weights (its ``frozen.parameters_sha256``). ``--card-only --exploit REPORT`` adds probes to the shipped
-file's ``meta`` (the weights are unchanged) and rewrites the card.
-
-Shipping over an agent already in ``agents/data`` keeps what that agent was (its command, budget, evaluation and
-probes, :func:`previous_agent`) in the new file's ``meta["previous"]``, and the card compares the two, measure
-by measure ("Compared with the agent it replaced").
-
-A policy warm-started from another run's policy (``mus train --warm-start RUN/policy.pt``, as each round of a
-PSRO-like loop is) has a lineage: with ``--ancestor RUN`` (repeatable, any order) the card lists every stage from
-the first one (from scratch or from the ``equity`` clone) to the shipped run, each with its command, warm start,
-league, decisions and minutes, and the total training budget (:func:`read_lineage`). Each ancestor is matched
-to the warm start of the next stage by its weights' digest, so a run that is not in the chain is refused.
-
-The evaluation deals come from ``--seed`` (default 7), never from the training or in-training evaluation seeds.
-The command line is :mod:`experiments.commands.ship_agent`; this module takes plain Python values.
+Nothing is written into the installed package unless it is named: a maintainer ships the package's agent from a
+checkout with ``--dest agents/data --curve docs/ppo_learning_curve.png``. Probe reports (``exploit``,
+:func:`read_probes`) and the runs a policy was warm-started from (``ancestors``,
+:func:`~experiments.population.ship_lineage.read_lineage`) are checked before anything is played; shipping over an
+agent already in ``DIR`` keeps what it was in ``meta["previous"]`` and the card compares the two. The command line
+is :mod:`experiments.commands.ship_agent`; this module takes plain Python values.
 """
 
 from __future__ import annotations
@@ -61,11 +47,11 @@ from experiments.train.report import learning_curve
 
 __all__ = ["ship", "read_recipe", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve",
            "read_probes", "read_lineage", "first_beats", "lineage_evals", "previous_agent", "made_text",
-           "lineage_budget", "shares_rounded", "BASELINES", "ROOT"]
+           "lineage_budget", "shares_rounded", "BASELINES", "CURVE_NAME"]
 
 
-#: The repository's root: ``agents/data`` and ``docs`` are written below it by default.
-ROOT = Path(__file__).resolve().parents[2]
+#: The learning curve's file name in the destination folder, unless another path is given.
+CURVE_NAME = "ppo_learning_curve.png"
 
 
 #: The baselines the shipped policy is evaluated against (sampled play).
@@ -114,14 +100,15 @@ def read_probes(paths: Sequence[str | Path], net: Any) -> dict[str, Any]:
     return summary
 
 
-def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: int = 2000, seed: int = 7,
-         dest: str | Path = ROOT / "agents" / "data", curve: str | Path = ROOT / "docs" / "ppo_learning_curve.png",
-         log: Any = print, exploit: Sequence[str | Path] = (), ancestors: Sequence[str | Path] = ()) -> list[Path]:
-    """Evaluate the policy ``policy`` of the training run in folder ``run`` and ship it.
+def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: int = 2000, seed: int = 7, *,
+         dest: str | Path, curve: str | Path | None = None, log: Any = print, exploit: Sequence[str | Path] = (),
+         ancestors: Sequence[str | Path] = ()) -> list[Path]:
+    """Evaluate the policy ``policy`` of the training run in folder ``run`` and ship it into the folder ``dest``.
 
     Plays it in duplicate (:func:`evaluate_policy`, deals from ``seed``) and writes ``dest/ppo.pt`` (the weights,
     with the run's command, settings, machine and the evaluation in its ``meta``), ``dest/ppo.md`` (the model
-    card) and ``curve`` (the run's learning curve, :func:`draw_curve`). ``exploit``: probe reports of this policy
+    card) and ``curve`` (the run's learning curve, :func:`draw_curve`; ``dest/ppo_learning_curve.png`` by
+    default). ``exploit``: probe reports of this policy
     for the card (:func:`read_probes`); ``ancestors``: the folders of the runs it was warm-started from, directly
     or through others (:func:`read_lineage`); both are read and checked before anything is played or written.
 
@@ -166,17 +153,18 @@ def ship(run: str | Path, policy: str = "policy.pt", hands: int = 20000, games: 
             "evaluation": rows, **({"exploitability": probes} if probes else {}),
             **({"previous": previous} if previous else {}), **({"lineage": lineage} if lineage else {})}
     dest = Path(dest)
+    curve_path = dest / CURVE_NAME if curve is None else Path(curve)
     save_policy(dest / "ppo.pt", net, blob.get("config"), meta)
     write_card(dest / "ppo.md", meta, rows)
     if recipe:                          # the rounds' trainings, one after the other
         *before, last = recipe["stages"]
-        drawn = draw_curve(Path(last["folder"]), Path(curve), recipe["stages"] if before else ())
+        drawn = draw_curve(Path(last["folder"]), curve_path, recipe["stages"] if before else ())
     else:
-        drawn = draw_curve(folder, Path(curve), lineage)
+        drawn = draw_curve(folder, curve_path, lineage)
     return [dest / "ppo.pt", dest / "ppo.md", *([drawn] if drawn else [])]
 
 
-def rewrite_card(dest: str | Path = ROOT / "agents" / "data", exploit: Sequence[str | Path] = (),
+def rewrite_card(dest: str | Path, exploit: Sequence[str | Path] = (),
                  ancestors: Sequence[str | Path] = ()) -> Path:
     """Rewrite ``dest/ppo.md`` from the evaluation stored in ``dest/ppo.pt`` (no run is read, nothing is
     played). ``exploit``: probe reports of the shipped weights (:func:`read_probes`); ``ancestors``: the runs it
