@@ -250,7 +250,7 @@ def test_every_probe_of_the_recipe_trains_at_its_probe_learning_rate(tmp_path: P
     assert sorted(rates) == [("agent-seed0", 3e-3), ("equity-seed0", 3e-3), ("long-agent-seed0", 3e-3)]
     rates.clear()
     run_recipe(rc.make_recipe("tiny", rounds=0), tmp_path / "default", probe_fn=stub, **QUIET)
-    assert sorted(rates) == [("agent-seed0", ppo.LEARNING_RATE_2026_11), ("equity-seed0", ppo.LEARNING_RATE_2026_11)]
+    assert sorted(rates) == [("agent-seed0", ppo.PROBE_LEARNING_RATE), ("equity-seed0", ppo.PROBE_LEARNING_RATE)]
 
 
 def test_trainings_run_with_train_threads_probes_with_torch_threads_and_a_resume_may_change_both(
@@ -344,7 +344,7 @@ def test_a_resume_of_a_recipe_whose_stages_named_no_learning_rate_takes_the_one_
     recipe = rc.make_recipe("ship")
     old = recipe.to_dict()
     for stage in ("first", "round_train"):
-        assert old[stage].pop("learning_rate") == ppo.LEARNING_RATE_2026_11
+        assert old[stage].pop("learning_rate") == ppo.PROBE_LEARNING_RATE
     out = tmp_path / "run"
     out.mkdir()
     state = {"settings": old, "rivals": {"ppo": "0" * 64, "ordago": None}, "steps": {}, "seconds": 0.0}
@@ -357,60 +357,24 @@ def test_a_resume_of_a_recipe_whose_stages_named_no_learning_rate_takes_the_one_
         run_recipe(recipe, out, resume=True, **QUIET)
 
 
-def test_the_refine_preset_is_the_ship_rounds_from_the_weights_its_probes_measured() -> None:
-    """``refine`` changes only round 0 (a warm start from candidate E's file, the magnet fixed there) and the
-    rivals' cap; the file holds the weights that the four probes of the exploitability page froze."""
-    from agents.policy import build_net, load_policy_file, parameters_digest
+def test_the_refine_presets_are_the_ship_rounds_from_the_shipped_weights() -> None:
+    """``refine`` changes only round 0 (a warm start from the shipped agent's file, the magnet fixed there) and the
+    rivals' cap; ``refine-long`` is two such rounds with a 40M-decision probe in each; every preset's rivals name
+    agents that play (the shipped ``ppo``, whose weights digest a recipe records, and ``ordago``)."""
+    from agents.policy import SHIPPED_POLICY
 
     ship, refine = rc.make_recipe("ship"), rc.make_recipe("refine")
     differ = sorted(k for k, v in refine.to_dict().items() if ship.to_dict()[k] != v)
     assert differ == ["first", "rival_cap"] and refine.rival_cap == 0.5
-    assert refine.first["warm_start"] == str(rc.CANDIDATE_E) and refine.first["magnet_every"] == 0
-    assert ppo.make_args(refine.trainer_preset, **refine.first).learning_rate == ppo.LEARNING_RATE_2026_11
-    probes = json.loads((rc.CANDIDATE_E.parent / "probes_agent.json").read_text())["results"]
-    frozen = {r["frozen"]["parameters_sha256"] for r in probes}
-    assert parameters_digest(build_net(load_policy_file(rc.CANDIDATE_E), rc.CANDIDATE_E)) in frozen and len(frozen) == 1
-
-
-def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
-    """``mus league --preset refine-long`` is the command line that made candidate H (its recipe.json, kept beside
-    its weights, records the settings it ran with): the refine rounds, two of them, with a 40M-decision probe from
-    the equity clone in each."""
-    folder = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "psro_h"
-    saved = json.loads((folder / "recipe.json").read_text())["settings"]
+    assert refine.first["warm_start"] == str(SHIPPED_POLICY) and SHIPPED_POLICY.is_file()
+    assert refine.first["magnet_every"] == 0
+    assert ppo.make_args(refine.trainer_preset, **refine.first).learning_rate == ppo.PROBE_LEARNING_RATE
     wanted = rc.make_recipe("refine-long").to_dict()
     assert wanted == rc.make_recipe("refine", rounds=2, long_probe_decisions=40_000_000).to_dict()
-    # the run's warm start named candidate E's file in that machine's checkout; every other setting is the preset's
-    assert wanted["first"].pop("warm_start") == str(rc.CANDIDATE_E)
-    assert saved["first"].pop("warm_start").endswith("agents/data/candidates/psro_e/policy.pt")
-    # written before probe_learning_rate existed: its probes ran at the default, the measuring probes' 3e-4
-    assert "probe_learning_rate" not in saved and wanted["probe_learning_rate"] == ppo.LEARNING_RATE_2026_11
-    saved["probe_learning_rate"] = ppo.LEARNING_RATE_2026_11
-    # and before the distilled stage: it had none, the presets' default
-    assert "distill_rounds" not in saved and wanted["distill_rounds"] == 0 and wanted["distill_replicas"] == 1
-    saved.update({k: wanted[k] for k in ("distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas")})
-    # and before the refined stage (2026-12-05): none
-    assert "refine_decisions" not in saved and wanted["refine_decisions"] == 0
-    saved["refine_decisions"] = 0
-    # and before the stage probes (2026-12-05): a round's probes
-    assert "stage_probe_decisions" not in saved and wanted["stage_probe_decisions"] == 0
-    saved.update({k: wanted[k] for k in ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate")})
-    # and before the one-lance best response of the refined stage (2026-12-05): none
-    assert "refine_lance" not in saved and wanted["refine_lance"] == ""
-    saved.update({k: wanted[k] for k in ("refine_lance", "refine_lance_decisions", "refine_lance_learning_rate")})
-    # and before the stage probes' own starts (2026-12-05, session 18): the rounds' starts
-    assert "stage_probe_starts" not in saved and wanted["stage_probe_starts"] == []
-    saved["stage_probe_starts"] = []
-    # and before the trainings' own thread count (2026-12-05, session 19): they ran with torch_threads' 1
-    assert "train_threads" not in saved and wanted["train_threads"] == 0 and saved["torch_threads"] == 1
-    saved["train_threads"] = 0
-    # and before the refined network's own widths (2026-12-06, session 23): the distilled network's
-    assert "refine_hidden" not in saved and wanted["refine_hidden"] == []
-    saved["refine_hidden"] = []
-    # and before the rival was named by its record (2026-12-06, session 24): ``ppo``, candidate E's weights then
-    assert saved["rivals"] == ["ppo", "ordago"] and wanted["rivals"] == [rc.CANDIDATE_E_NAME, "ordago"]
-    saved["rivals"] = wanted["rivals"]
-    assert saved == wanted
+    for name in ("ship", "refine", "refine-long"):
+        assert rc.make_recipe(name).rivals == ("ppo", "ordago"), name
+    digests = recipe_state.rival_digests(ship)
+    assert digests == {"ppo": recipe_state.policy_digest(SHIPPED_POLICY), "ordago": None}
 
 
 def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, monkeypatch) -> None:

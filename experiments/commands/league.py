@@ -30,9 +30,8 @@ def parser() -> ArgumentParser:
     p = ArgumentParser(prog="mus league", description=recipe.__doc__.splitlines()[0])
     p.add_argument("--preset", choices=sorted(recipe.PRESETS), default="ship",
                    help="ship: the shipped agent's recipe from the equity clone (about 3 hours on 2 cores); refine: "
-                        "its rounds from candidate E's weights (the ppo of 2026-12-02; about 2 hours); refine-long: "
-                        "two of them with a 40M-decision probe in each (candidate H, 71 minutes); tiny: "
-                        "seconds (a smoke run)")
+                        "its rounds from the shipped agent's weights (about 2 hours); refine-long: two of them with "
+                        "a 40M-decision probe in each (about 71 minutes); tiny: seconds (a smoke run)")
     p.add_argument("--out", default="runs/league", help="the recipe's folder")
     p.add_argument("--rounds", type=int_in(0, 100), default=None,
                    help="rounds after the first stage (preset's); with --resume, more rounds than the recipe in "

@@ -68,7 +68,7 @@ from experiments.train import ppo
 from experiments.train.league import LEARNER_DECIDES
 from experiments.train.settings import MAX_LAYERS, MAX_WIDTH, check_learning_rate, widths_ok
 
-__all__ = ["Recipe", "PRESETS", "CANDIDATE_E", "CANDIDATE_E_NAME", "BASELINES", "make_recipe", "league_from_nash",
+__all__ = ["Recipe", "PRESETS", "BASELINES", "make_recipe", "league_from_nash",
            "cap_rivals", "keep_round", "probe_plan", "refine_league", "refine_lances", "REFINE_SHARES",
            "REFINE_LANCE_SHARES", "MOST_REFINE_LANCES"]
 
@@ -116,12 +116,10 @@ class Recipe:
     """the final card's sizes (None: mus evaluate's deal set v1)"""
     card_games: int | None
     rivals: tuple[str, ...] = ()
-    """agents outside the recipe that join every round's population and report (``ship``: ``psro_e``, the
-    ``ppo`` shipped on 2026-12-02, and ``ordago``; named by its record, so that a preset stays the same recipe
-    whatever agent is shipped later; until 2026-12-06 the presets named ``ppo``, then the same weights): a rival
+    """agents outside the recipe that join every round's population and report (the presets: the shipped ``ppo``
+    and ``ordago``; a recipe records each rival's weights digest, and its resume refuses changed weights): a rival
     that beats a round's policy gets a Nash share of the next league, and each round reports its margin over every
-    rival (the recipe of 2026-12-03, without rivals, kept a policy that lost −0.68 stones/hand to ``ppo`` and beat
-    ``ordago`` by only +4.8)"""
+    rival"""
     rival_floor: float = 0.0
     """the least share of each rival in a round's league (``ordago`` loses to everyone, so the Nash mixture never
     picks it; the shipped ``ppo``'s stages kept it at 0.05)"""
@@ -137,7 +135,7 @@ class Recipe:
     ``refine`` run of 2026-12-04): their gain from the clone appears only after about 13M decisions"""
     long_probe_start: str = "equity"
     """the long probe's start (as in ``probe_starts``)"""
-    probe_learning_rate: float = ppo.LEARNING_RATE_2026_11
+    probe_learning_rate: float = ppo.PROBE_LEARNING_RATE
     """the learning rate of every probe the recipe trains (quick and long; the final measuring probes of the docs
     run at 3e-4, the default). From candidate H's own weights a probe at 3e-3 found in 26M decisions (+0.94) what
     80M at 3e-4 found (+1.04, +1.16), and a quick probe at 3e-4 only +0.14"""
@@ -188,7 +186,7 @@ class Recipe:
     recipe's 40M probes at 3e-3 (record Q)"""
     stage_probe_seeds: int = 2
     """the stage probes' training seeds per start (``seed`` ...)"""
-    stage_probe_learning_rate: float = ppo.LEARNING_RATE_2026_11
+    stage_probe_learning_rate: float = ppo.PROBE_LEARNING_RATE
     """the stage probes' learning rate (3e-4: the measuring probes')"""
     stage_probe_starts: tuple[str, ...] = ()
     """the stage probes' starts, in the order they run (empty: ``probe_starts``). ``("agent",)`` halves the stage's
@@ -211,30 +209,24 @@ class Recipe:
 #: default run's league alone made policies that beat ``ordago`` by only +6 to +9 stones/hand; ``ppo``: +15.5).
 _LB = "self:0.2,snapshot:0.15,rule:0.3,equity:0.3,ordago:0.05"
 
-#: Candidate E's weights, the ``ppo`` shipped on 2026-12-02 (kept beside its probes, so that ``refine`` starts from
-#: the same weights whatever agent is shipped later).
-CANDIDATE_E = SHIPPED_POLICY.parent / "candidates" / "psro_e" / "policy.pt"
-#: Candidate E as an agent spec (``agents.candidate_policy``): the presets' rival.
-CANDIDATE_E_NAME = "psro_e"
-
 #: The ``ship`` preset (``refine`` changes its round 0).
 _SHIP = Recipe(rounds=3, trainer_preset="default",
                first=dict(total_decisions=120_000_000, magnet_coef=0.1, magnet_every=50, league_mix=_LB,
-                          eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11),
+                          eval_every=100, checkpoint_every=25, learning_rate=ppo.PROBE_LEARNING_RATE),
                round_train=dict(total_decisions=60_000_000, magnet_coef=0.1, eval_every=100,
-                                checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11),
+                                checkpoint_every=25, learning_rate=ppo.PROBE_LEARNING_RATE),
                self_share=0.3, snapshot_share=0.1, baseline_floor=0.1, min_share=0.02,
                probe_starts=("equity", "agent"), probe_seeds=1, probe_decisions=13_000_000,
                probe_preset="default", probe_eval_hands=20_000, probe_eval_games=2_000, meta_hands=2_000,
                eval_hands=20_000, eval_games=2_000, card_hands=None, card_games=None,
-               rivals=(CANDIDATE_E_NAME, "ordago"),
+               rivals=("ppo", "ordago"),
                rival_floor=0.05)
 
 #: The ``refine`` preset (``refine-long`` adds the long probe).
 _REFINE = dataclasses.replace(
     _SHIP, rival_cap=0.5,
-    first=dict(warm_start=str(CANDIDATE_E), total_decisions=8_000_000, magnet_coef=0.1, magnet_every=0,
-               league_mix=_LB, eval_every=100, checkpoint_every=25, learning_rate=ppo.LEARNING_RATE_2026_11))
+    first=dict(warm_start=str(SHIPPED_POLICY), total_decisions=8_000_000, magnet_coef=0.1, magnet_every=0,
+               league_mix=_LB, eval_every=100, checkpoint_every=25, learning_rate=ppo.PROBE_LEARNING_RATE))
 
 #: Named recipes. ``ship`` makes the shipped agent from the ``equity`` clone (sized for about 3 hours on 2 cores,
 #: best responses included); ``refine`` runs the same rounds from candidate E's weights (round 0: 8M decisions with

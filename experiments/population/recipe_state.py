@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents import candidate_policy, make_agent
+from agents import make_agent
 from agents.policy import build_net, load_policy_file, parameters_digest
 from experiments.population.exploit import policy_file_of
 from experiments.population.recipe import Recipe
@@ -61,7 +61,7 @@ class RecipeSteps:
             for stage in ("first", "round_train"):      # stages that did not name a learning rate ran at 3e-4,
                 then = settings.get(stage, {})            # the trainer's default until 2026-12-04
                 if "learning_rate" in wanted[stage] and "learning_rate" not in then:
-                    settings[stage] = {**then, "learning_rate": ppo.LEARNING_RATE_2026_11}
+                    settings[stage] = {**then, "learning_rate": ppo.PROBE_LEARNING_RATE}
             differ = sorted(k for k, v in wanted.items() if settings.get(k) != v and k not in _MACHINE_FIELDS)
             # the distilled stage comes after every round: another one replaces it (the old one is set aside)
             redistill = [k for k in differ if k in _DISTILL_FIELDS]
@@ -220,7 +220,7 @@ def rival_digests(recipe: Recipe) -> dict[str, str | None]:
         try:
             make_agent(spec)
             digests[spec] = policy_digest(Path(policy_file_of(spec))) if spec == "ppo" or spec.endswith(".pt") \
-                or candidate_policy(spec) is not None else None
+                else None
         except (ValueError, OSError, ImportError) as e:
             raise ValueError(f"Recipe.rivals: {spec!r} cannot play: {e}") from None
     return digests

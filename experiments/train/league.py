@@ -57,7 +57,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from agents import candidate_policy, make_agent, observation_size
+from agents import make_agent, observation_size
 from agents.policy import masked_log_probs, sample_masked
 from agents.signs import SilentAgent
 from mus_env import MusConfig
@@ -97,11 +97,9 @@ def split_specs(text: str) -> list[str]:
 
 
 def is_fixed_spec(name: str) -> bool:
-    """A frozen agent the league and the evaluation can seat: a baseline, the shipped ``ppo``, a candidate's name
-    (``psro_e``), or a policy file (``*.pt`` from ``mus train``, ``*.zip`` from sb3-contrib), as
-    ``agents.make_agent`` reads them."""
-    return (name in BASELINES or name == "ppo" or name.endswith((".pt", ".zip"))
-            or candidate_policy(name) is not None)
+    """A frozen agent the league and the evaluation can seat: a baseline, the shipped ``ppo``, or a policy file
+    (``*.pt`` from ``mus train``, ``*.zip`` from sb3-contrib), as ``agents.make_agent`` reads them."""
+    return name in BASELINES or name == "ppo" or name.endswith((".pt", ".zip"))
 
 
 def policy_obs_dim(agent: Any) -> int | None:
