@@ -62,7 +62,7 @@ def parser() -> ArgumentParser:
                    help="the long probe's start (preset's: equity, the equity clone)")
     p.add_argument("--probe-learning-rate", type=float, default=None, metavar="LR",
                    help="the learning rate of the recipe's probes, quick and long (preset's: 3e-4, the measuring "
-                        "probes'); 3e-3 from a policy's own weights finds in 26M decisions what 3e-4 finds in 80M")
+                        "probes')")
     p.add_argument("--distill-rounds", type=int_in(0, 101), default=None, metavar="N",
                    help="after the rounds, fit one network to the equal mixture of the last N rounds' policies "
                         "(mus distill), probe it as the rounds are, and keep it if it is the least exploitable "
@@ -84,7 +84,7 @@ def parser() -> ArgumentParser:
     p.add_argument("--refine-lance", default=None, metavar="LANCE",
                    help="with --refine-distilled: first train a best response that decides only LANCE's betting "
                         "(pares; mus exploit --lance) against the distilled network, and put it in the refined "
-                        "stage's league (a quarter of it; record T); several lances, comma-separated (pares,juego), "
+                        "stage's league (a quarter of it); several lances, comma-separated (pares,juego), "
                         "one best response each; ordago: one that decides only the órdagos (mus exploit --only "
                         "ordago) (preset's: none)")
     p.add_argument("--refine-hidden", type=int_in(1, 16_384), nargs="+", default=None, metavar="WIDTH",
@@ -106,7 +106,6 @@ def parser() -> ArgumentParser:
                    help="with --stage-probes: their learning rate (preset's: 3e-4, the measuring probes')")
     p.add_argument("--stage-probe-starts", default=None, metavar="LIST",
                    help="with --stage-probes: the stage probes' starts, comma-separated, in the order they run "
-                        "(agent halves them: the equity-clone probes found least against every fitted network) "
                         "(preset's: those of the rounds' probes, equity,agent)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")

@@ -1,8 +1,9 @@
 """The shipped agent's recipe in one command: ``mus league``, rounds of best responses joining a population.
 
-Beating the baselines is not being hard to exploit, and one long self-play run drifts toward beating its own
-league. The recipe is PSRO (Lanctot et al., 2017) with the project's trainer and probes, each round anchored by
-a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), since hand-set rounds cycled:
+The recipe is PSRO (Lanctot et al., 2017) with the project's trainer and probes, each round anchored by a magnet
+at its starting policy (magnetic mirror descent, Sokota et al., 2022); why: docs/research/index.md. This module
+holds its settings (:class:`Recipe`, :data:`PRESETS`, :func:`make_recipe`) and the rules that turn them into a
+round's league and the policy kept; :mod:`experiments.population.recipe_run` runs it:
 
 1. **Round 0**: ``mus train`` from the ``equity`` clone with a baseline-heavy league and a moving magnet
    (:data:`PRESETS`' ``first``): the policy ``P0``.
@@ -30,24 +31,20 @@ a magnet at its starting policy (magnetic mirror descent, Sokota et al., 2022), 
 3c. With ``refine_decisions`` D as well: **the distilled network trained once more**, D decisions from its own
    weights against its probes (the distilled stage's, as a folder of best responses), the baselines, the rivals and
    itself, the magnet fixed at its start (:func:`refine_league`; ``refined/train``, ``refined/report``,
-   ``refined/probes``), kept only if its probes find less (on candidate K's recipe they found more: +1.35 against
-   +0.50, 2026-12-05); with ``refine_lance`` L, a best response that decides only L's betting is trained against the
-   distilled network first (``refined/lance/probes``) and joins that league (:data:`REFINE_LANCE_SHARES`).
+   ``refined/probes``), kept only if its probes find less; with ``refine_lance`` L, a best response that decides
+   only L's betting is trained against the distilled network first (``refined/lance/probes``) and joins that
+   league (:data:`REFINE_LANCE_SHARES`).
 4. **Keep** the policy whose largest probe gain is the smallest, each measured by the probes of the next round,
    which never trained it (never simply the last round; the distilled and refined policies by their own probes);
    ``OUT/policy.pt``.
 5. **The card**: ``mus evaluate``'s report card of the kept policy (``OUT/card.md``, ``card.json``), and the
    recipe's own report (``OUT/recipe.md``, ``recipe.png``: every round's margins, probes and head to head).
 
-Every step is a run of its own folder under ``OUT`` (``round0/train``, ``round1/probes/equity-seed0``,
-``round1/meta.json``, ...) and is marked done in ``OUT/recipe.json`` when it ends; ``resume`` skips what is done
-and resumes a stopped training or probe from its checkpoint, so a resumed recipe ends exactly as one never
-stopped. A resume with more ``rounds`` makes a recipe longer (:func:`extend_rounds`): the final probes of its last
-policy become the next round's, and it ends as a recipe of that many rounds from the start would. A resume with
-other ``distill_*`` settings runs the distilled stage again on the rounds done (the old one's folder set aside),
-one with another ``refine_decisions`` the refined stage again, and one with other ``stage_probe_*`` settings the
-distilled network's probes and the refined stage again.
-One progress bar counts the whole recipe's decisions.
+Every step is a run of its own folder under ``OUT``, marked done in ``OUT/recipe.json`` when it ends
+(:mod:`experiments.population.recipe_state`); ``resume`` skips what is done and resumes a stopped training or probe
+from its checkpoint, so a resumed recipe ends exactly as one never stopped. A resume with more ``rounds`` makes a
+recipe longer (:func:`~experiments.population.recipe_state.extend_rounds`); one with other ``distill_*``,
+``refine_*`` or ``stage_probe_*`` settings runs that stage again (the old one's folder set aside).
 """
 
 from __future__ import annotations
@@ -121,29 +118,24 @@ class Recipe:
     that beats a round's policy gets a Nash share of the next league, and each round reports its margin over every
     rival"""
     rival_floor: float = 0.0
-    """the least share of each rival in a round's league (``ordago`` loses to everyone, so the Nash mixture never
-    picks it; the shipped ``ppo``'s stages kept it at 0.05)"""
+    """the least share of each rival in a round's league (``ordago`` loses to everyone, so the Nash mixture alone
+    never picks it)"""
     rival_cap: float = 1.0
     """the most the rivals together take of a round's Nash mixture; the rest follows the Nash mixture of the
-    population without them (1: no cap). A rival that beats every member takes the whole mixture: in the run of
-    2026-12-03 with ``ppo`` as a rival, ``ppo`` got 1.00 in every round, the round's own best responses left the
-    league, and the quick probe's gain rose again (+0.89 to +0.96, against +0.41 to +0.56 without rivals)"""
+    population without them (1: no cap; then a rival that beats every member takes the whole mixture and the
+    round's own best responses leave the league)"""
     long_probe_decisions: int = 0
     """each round's probes (and the final ones) add one best response of this budget from ``long_probe_start``
-    (0: none). It counts in the keep rule and joins the population like the others. The quick probes (13M
-    decisions) chose a policy that 80M-decision probes from the ``equity`` clone exploit by +2.9 stones/hand (the
-    ``refine`` run of 2026-12-04): their gain from the clone appears only after about 13M decisions"""
+    (0: none). It counts in the keep rule and joins the population like the others; it finds gains that the quick
+    probes' budget misses (see docs/research/index.md)"""
     long_probe_start: str = "equity"
     """the long probe's start (as in ``probe_starts``)"""
     probe_learning_rate: float = ppo.PROBE_LEARNING_RATE
-    """the learning rate of every probe the recipe trains (quick and long; the final measuring probes of the docs
-    run at 3e-4, the default). From candidate H's own weights a probe at 3e-3 found in 26M decisions (+0.94) what
-    80M at 3e-4 found (+1.04, +1.16), and a quick probe at 3e-4 only +0.14"""
+    """the learning rate of every probe the recipe trains, quick and long (default 3e-4, the measuring probes')"""
     distill_rounds: int = 0
     """after the final probes, fit one network to the equal mixture of the last ``distill_rounds`` policies (0:
     none; :mod:`experiments.population.distill`), probe it as a round's policy is, and keep it if its largest gain
-    is the smallest. Probes from I's weights found +0.36 to +0.54 at 30M to 60M decisions against the mixture of
-    I and round 2 of its recipe, against +1.0 to +1.25 against I alone (2026-12-05)"""
+    is the smallest"""
     distill_decisions: int = 4_000_000
     """decisions played to make the distillation's data"""
     distill_epochs: int = 4
@@ -151,62 +143,49 @@ class Recipe:
     distill_replicas: int = 1
     """runs of the rounds whose last ``distill_rounds`` policies make the mixture: this recipe's, and
     ``distill_replicas - 1`` more, each the same recipe with the next seed (``seed + k``), run before the stage in
-    ``OUT/replica<k>`` (a recipe of its own, without a distilled stage). The one network that conceded least to
-    the 80M probes (candidate J, +0.48 and +0.50) was fitted to the last two rounds of two recipes; the last two or
-    three rounds of one recipe (K, M) conceded +0.54 and +0.61, its last four (L) more than its own round 1"""
+    ``OUT/replica<k>`` (a recipe of its own, without a distilled stage)"""
     refine_decisions: int = 0
     """with ``distill_rounds``: train the distilled network this many decisions more against its own probes (0: no
-    such stage; :func:`refine_league`). On candidate K's recipe (30M decisions, 2026-12-05) the refined network
-    conceded +1.35 to the recipe's probe and +1.31 to an 80M probe (K: +0.50, +0.54), and the recipe kept K's; from
-    N's weights by hand, against N's four 80M probes, +0.48 to a fresh 80M probe (N +0.53) but +0.87 to the recipe's
-    (N +0.56)"""
+    such stage; :func:`refine_league`); the refined network is kept only if its probes find less"""
     refine_lance: str = ""
     """with ``refine_decisions``: before the refined stage trains, a best response that decides only this lance's
     betting (``pares``; ``mus exploit --lance``) is trained against the distilled network, from its weights, and
     joins the refined stage's league (:data:`REFINE_LANCE_SHARES`; it plays its other decisions as the distilled
     network). Several lances, comma-separated (``pares,juego``), train one such best response each, side by side
-    (:func:`refine_lances`). "" for none. By hand from N's weights with the magnet at N (record T, 2026-12-05) the
-    pares one closed the pares leak: +0.31 to N's +0.53 from the protocol's probes, game win 0.541"""
+    (:func:`refine_lances`). "" for none"""
     refine_hidden: tuple[int, ...] = ()
     """with ``refine_decisions``: the refined network's layer widths, wider than the distilled one's (same depth):
     the distilled network is widened without changing its play (:meth:`agents.policy.PolicyNet.load_narrower`)
     and the refined stage trains the wider one (its probes from its own weights are as wide). Empty: the distilled
-    network's widths. A capacity test: every refined 128-128 network conceded about +0.4 to a probe from its own
-    weights (records U to Y4)"""
+    network's widths"""
     refine_lance_decisions: int = 40_000_000
-    """that best response's budget (record T's: 40M decisions)"""
+    """that best response's budget, in decisions"""
     refine_lance_learning_rate: float = 3e-3
-    """its learning rate (record T's: 3e-3)"""
+    """its learning rate"""
     stage_probe_decisions: int = 0
     """with ``distill_rounds``: the distilled and refined networks are probed as the docs measure an agent (every
-    start of ``probe_starts``, ``stage_probe_seeds`` seeds each, this many decisions at
+    start of ``stage_probe_starts`` (or ``probe_starts``), ``stage_probe_seeds`` seeds each, this many decisions at
     ``stage_probe_learning_rate``: 80M at 3e-4 is the protocol) instead of by a round's probes (0: a round's;
-    :func:`probe_plan`). The refined stage then trains against such probes: N trained 30M decisions against its
-    four 80M probes conceded +0.48 to a fresh 80M probe (record P), against +1.31 for K trained against the
-    recipe's 40M probes at 3e-3 (record Q)"""
+    :func:`probe_plan`); the refined stage then trains against these probes"""
     stage_probe_seeds: int = 2
     """the stage probes' training seeds per start (``seed`` ...)"""
     stage_probe_learning_rate: float = ppo.PROBE_LEARNING_RATE
     """the stage probes' learning rate (3e-4: the measuring probes')"""
     stage_probe_starts: tuple[str, ...] = ()
-    """the stage probes' starts, in the order they run (empty: ``probe_starts``). ``("agent",)`` halves the stage's
-    probes: against every fitted network the ``equity``-clone 80M probes found at most +0.24 while those from its
-    own weights found the largest gain (records S, U and T's E2, 2026-12-05)"""
+    """the stage probes' starts, in the order they run (empty: ``probe_starts``)"""
     seed: int = 0
     torch_threads: int = 1
     """torch threads of each probe (1: several share the cores)"""
     train_threads: int = 0
-    """torch threads of the steps that run alone: the trainings and the distillation (0: all cores, at most 4). On 2
-    cores, 2 threads trained a round's kind of run 1.6x faster than 1 (45,000 decisions a second against 28,000) to the
-    very same weights (their digest; 2026-12-05); before that date every step ran with ``torch_threads``"""
+    """torch threads of the steps that run alone: the trainings and the distillation (0: all cores, at most 4; the
+    same weights as with 1)"""
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as JSON values."""
         return json.loads(json.dumps(dataclasses.asdict(self)))
 
 
-#: Round 0's league: the default run's, with ``ordago`` at the rivals' floor taken from the snapshots' share (the
-#: default run's league alone made policies that beat ``ordago`` by only +6 to +9 stones/hand; ``ppo``: +15.5).
+#: Round 0's league: the default run's, with ``ordago`` at the rivals' floor taken from the snapshots' share.
 _LB = "self:0.2,snapshot:0.15,rule:0.3,equity:0.3,ordago:0.05"
 
 #: The ``ship`` preset (``refine`` changes its round 0).
@@ -229,10 +208,10 @@ _REFINE = dataclasses.replace(
                league_mix=_LB, eval_every=100, checkpoint_every=25, learning_rate=ppo.PROBE_LEARNING_RATE))
 
 #: Named recipes. ``ship`` makes the shipped agent from the ``equity`` clone (sized for about 3 hours on 2 cores,
-#: best responses included); ``refine`` runs the same rounds from candidate E's weights (round 0: 8M decisions with
-#: the magnet fixed there; the rivals at most half of each Nash mixture); ``refine-long`` runs two of them with a
-#: 40M-decision probe from the ``equity`` clone in every round (candidate H, 71 minutes on 2 cores); ``tiny`` runs
-#: in seconds (tests).
+#: best responses included); ``refine`` runs the same rounds from the shipped agent's weights (round 0: 8M decisions
+#: with the magnet fixed there; the rivals at most half of each Nash mixture); ``refine-long`` runs two of them with
+#: a 40M-decision probe from the ``equity`` clone in every round (about 71 minutes on 2 cores); ``tiny`` runs in
+#: seconds (tests).
 PRESETS: dict[str, Recipe] = {
     "ship": _SHIP,
     "refine": _REFINE,
@@ -369,14 +348,12 @@ def cap_rivals(specs: Sequence[str], payoff: npt.ArrayLike, mixture: Sequence[fl
 
 
 #: The refined stage's league: its own share, the snapshots', each baseline's, the distilled network's probes (a
-#: folder of best responses) and the rivals' together (what was measured from candidate N's weights on 2026-12-05,
-#: with the rivals ppo and ordago at 0.05 each).
+#: folder of best responses) and the rivals' together.
 REFINE_SHARES = {"self": 0.3, "snapshot": 0.1, "baseline": 0.1, "probes": 0.3, "rivals": 0.1}
 
 
-#: The refined stage's league with one-lance best responses (``refine_lance``): record T's (2026-12-05), the first
-#: lance's probe a quarter of the league; each further lance's probe takes ``more_lance`` from the learner's own share
-#: (the rest stays as measured).
+#: The refined stage's league with one-lance best responses (``refine_lance``): the first lance's probe a quarter of
+#: the league; each further lance's probe takes ``more_lance`` from the learner's own share.
 REFINE_LANCE_SHARES = {"self": 0.2, "snapshot": 0.05, "baseline": 0.1, "probes": 0.2, "lance": 0.25,
                        "more_lance": 0.1, "rivals": 0.1}
 #: The most lances ``refine_lance`` may name: each after the first takes ``more_lance`` of the learner's own share.

@@ -344,6 +344,6 @@ def _lance_report(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _labels(report: dict[str, Any], plan: list[tuple[str, str, int, int]]) -> list[str]:
-    """The labels of a probe step's probes, in order: recorded since the stage probes (2026-12-05); before, the
+    """The labels of a probe step's probes, in order: those the step recorded, or (a step that recorded none) the
     round plan's."""
     return report.get("labels") or [label for label, *_ in plan]

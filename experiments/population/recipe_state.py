@@ -58,8 +58,8 @@ class RecipeSteps:
             # a setting added after the recipe started counts at its default (the behaviour it was made with)
             settings = {**_DEFAULTS, **saved.get("settings", {})}
             wanted = recipe.to_dict()
-            for stage in ("first", "round_train"):      # stages that did not name a learning rate ran at 3e-4,
-                then = settings.get(stage, {})            # the trainer's default until 2026-12-04
+            for stage in ("first", "round_train"):      # a stage that named no learning rate ran at 3e-4,
+                then = settings.get(stage, {})            # the trainer's default then
                 if "learning_rate" in wanted[stage] and "learning_rate" not in then:
                     settings[stage] = {**then, "learning_rate": ppo.PROBE_LEARNING_RATE}
             differ = sorted(k for k, v in wanted.items() if settings.get(k) != v and k not in _MACHINE_FIELDS)
@@ -151,7 +151,7 @@ def _stages_set_aside(out: Path) -> int:
 def _with_steps(saved: dict[str, Any], steps: dict[str, Any]) -> dict[str, Any]:
     """``saved`` with only ``steps``: the wall time of the steps left out (``step_seconds``) leaves the recipe's
     ``seconds`` for ``seconds_set_aside``, so that the recipe's time is that of the steps it is made of (steps
-    recorded before ``step_seconds`` existed, 2026-12-05, cannot be taken out)."""
+    recorded without ``step_seconds`` cannot be taken out)."""
     times = saved.get("step_seconds", {})
     gone = sum(v for k, v in times.items() if k not in steps)
     return {**saved, "steps": steps, "step_seconds": {k: v for k, v in times.items() if k in steps},
