@@ -65,12 +65,12 @@ from experiments.train import ppo
 from experiments.train.league import LEARNER_DECIDES
 from experiments.train.settings import MAX_LAYERS, MAX_WIDTH, check_learning_rate, widths_ok
 
-__all__ = ["Recipe", "PRESETS", "BASELINES", "make_recipe", "league_from_nash",
+__all__ = ["Recipe", "PRESETS", "POPULATION_BASELINES", "make_recipe", "league_from_nash",
            "cap_rivals", "keep_round", "probe_plan", "refine_league", "refine_lances", "REFINE_SHARES",
            "REFINE_LANCE_SHARES", "MOST_REFINE_LANCES"]
 
-#: The baselines every population holds.
-BASELINES = ("rule", "equity")
+#: The baselines every population holds (and every round is reported against).
+POPULATION_BASELINES = ("rule", "equity")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,9 +258,9 @@ def make_recipe(preset: str = "ship", **changes: Any) -> Recipe:
     if r.self_share + r.snapshot_share + 2 * r.baseline_floor + len(r.rivals) * r.rival_floor >= 1:
         raise ValueError("Recipe: self_share + snapshot_share + 2 * baseline_floor + rival_floor per rival must "
                          "leave room for the population")
-    if isinstance(r.rivals, str) or len(set(r.rivals)) != len(r.rivals) or set(r.rivals) & set(BASELINES):
-        raise ValueError(f"Recipe.rivals: a tuple of distinct agent specs other than {', '.join(BASELINES)}, "
-                         f"got {r.rivals!r}")
+    if isinstance(r.rivals, str) or len(set(r.rivals)) != len(r.rivals) or set(r.rivals) & set(POPULATION_BASELINES):
+        raise ValueError("Recipe.rivals: a tuple of distinct agent specs other than "
+                         f"{', '.join(POPULATION_BASELINES)}, got {r.rivals!r}")
     if not r.probe_starts or any(s not in STARTS for s in r.probe_starts):
         raise ValueError(f"Recipe.probe_starts: some of {', '.join(STARTS)}, got {r.probe_starts!r}")
     if r.long_probe_start not in STARTS:
@@ -321,7 +321,7 @@ def league_from_nash(specs: Sequence[str], mixture: Sequence[float], recipe: Rec
     p = np.where(keep, p, 0.0)
     p = p / p.sum() if p.sum() > 0 else np.full(len(p), 1.0 / len(p))
     shares = {spec: rest * float(w) for spec, w in zip(specs, p, strict=True) if w > 0}
-    for b in BASELINES:
+    for b in POPULATION_BASELINES:
         shares[b] = max(shares.get(b, 0.0), recipe.baseline_floor)
     for rival in recipe.rivals:
         shares[rival] = max(shares.get(rival, 0.0), recipe.rival_floor)
@@ -381,7 +381,7 @@ def refine_league(probes: Path, recipe: Recipe, lance_probes: Sequence[Path] = (
         raise ValueError(f"refine_league: {len(lance_probes)} one-lance probes take more than the learner's own share "
                          f"({REFINE_LANCE_SHARES['self']}); give at most {MOST_REFINE_LANCES} lances")
     parts = [("self", sh["self"] + (0.0 if rivals else sh["rivals"])), ("snapshot", sh["snapshot"]),
-             *((b, sh["baseline"]) for b in BASELINES), (str(probes), sh["probes"]),
+             *((b, sh["baseline"]) for b in POPULATION_BASELINES), (str(probes), sh["probes"]),
              *((str(p), w) for p, w in zip(lance_probes, lance_shares, strict=True)),
              *((r, sh["rivals"] / len(rivals)) for r in rivals)]
     return ",".join(f"{k}:{w:.4f}" for k, w in parts if w > 0)

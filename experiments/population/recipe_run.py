@@ -29,7 +29,7 @@ from experiments.population.distill import distill
 from experiments.population.exploit import probe
 from experiments.population.exploit_seeds import aggregate_probes, probe_folder, run_probe_jobs
 from experiments.population.recipe import (
-    BASELINES,
+    POPULATION_BASELINES,
     Recipe,
     cap_rivals,
     keep_round,
@@ -248,7 +248,7 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
         hands, games = make_deals(recipe.eval_hands, 7, cfg.target), make_deals(recipe.eval_games, 8, cfg.target)
         me = make_agent(policy)
         rows = [duplicate_row(me, make_agent(o), ("policy", o), hands, games, cfg, 7)
-                for o in (*BASELINES, *recipe.rivals)]
+                for o in (*POPULATION_BASELINES, *recipe.rivals)]
         if previous is not None:
             rows.append(duplicate_row(me, make_agent(previous), ("policy", "previous"), hands, games, cfg, 7))
         say(f"{name}: " + ", ".join(f"vs {r['opponent']} {r['stones']:+.3f} [{r['stones_lo']:+.3f}, "
@@ -265,7 +265,7 @@ def run_recipe(recipe: Recipe, out: str | Path, resume: bool = False, workers: i
             previous = policies[-1]
             probes.append(probe_step(f"round{r}/probes", previous))
             responses += probes[-1]["policies"]
-            meta = meta_step(f"round{r}/meta", [*BASELINES, *recipe.rivals, *policies, *responses])
+            meta = meta_step(f"round{r}/meta", [*POPULATION_BASELINES, *recipe.rivals, *policies, *responses])
             overrides = {**recipe.round_train, "warm_start": previous, "magnet_every": 0,
                          "league_mix": meta["league_mix"], "seed": recipe.seed + r}
             policies.append(train_step(f"round{r}/train", overrides)["policy"])

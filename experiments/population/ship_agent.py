@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.policy import build_net, load_policy_file, parameters_digest, save_policy
-from experiments.evaluate.report_card import duplicate_row, report_card
+from experiments.evaluate.report_card import OPPONENTS, duplicate_row, report_card
 from experiments.population.exploit_seeds import aggregate_probes
 from experiments.population.ship_card import compare_lines as _compare_lines  # noqa: F401  (tests)
 from experiments.population.ship_card import rival_ppo_text as _rival_ppo_text  # noqa: F401  (tests)
@@ -47,19 +47,19 @@ from experiments.train.report import learning_curve
 
 __all__ = ["ship", "read_recipe", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve",
            "read_probes", "read_lineage", "first_beats", "lineage_evals", "previous_agent", "made_text",
-           "lineage_budget", "shares_rounded", "BASELINES", "CURVE_NAME"]
+           "lineage_budget", "shares_rounded", "EVAL_OPPONENTS", "CURVE_NAME"]
 
 
 #: The learning curve's file name in the destination folder, unless another path is given.
 CURVE_NAME = "ppo_learning_curve.png"
 
 
-#: The baselines the shipped policy is evaluated against (sampled play).
-BASELINES = ("rule", "equity", "ordago", "random")
+#: The opponents the shipped policy is evaluated against (sampled play): a report card's, without itself.
+EVAL_OPPONENTS = tuple(o for o in OPPONENTS if o != "ppo")
 
 
 def evaluate_policy(policy: str | Path, hands: int, games: int, seed: int = 7, kings: int = 8, target: int = 40,
-                    opponents: tuple[str, ...] = BASELINES, log: Any = print) -> list[dict[str, Any]]:
+                    opponents: tuple[str, ...] = EVAL_OPPONENTS, log: Any = print) -> list[dict[str, Any]]:
     """Duplicate evaluation of a policy file against baselines, as every agent's report card
     (:func:`experiments.evaluate.report_card.report_card`, named ``ppo``): one row per (opponent, sampled/greedy)."""
     card = report_card(str(policy), hands=hands, games=games, seed=seed, kings=kings, target=target,
