@@ -1,10 +1,10 @@
 """What a recipe will run, and about how long, before running it: ``mus league --plan``.
 
-The issue's budget for the shipped agent's recipe is three hours on a 2-core machine, its best responses included,
-and a recipe's steps differ by orders of magnitude (an 8M-decision first stage, four 80M-decision probes). This
-module lists the steps of a :class:`~experiments.population.recipe.Recipe` in the order :func:`run_recipe` runs
-them, each training's and probe's budget in decisions (rounded down to whole updates, as the trainer runs them),
-and estimates each step's minutes from throughputs measured on the machine that runs it:
+A recipe's steps differ by orders of magnitude (an 8M-decision first stage, four 80M-decision probes). This module
+lists the steps of a :class:`~experiments.population.recipe.Recipe` in the order
+:func:`~experiments.population.recipe_run.run_recipe` runs them, each training's and probe's budget in decisions
+(rounded down to whole updates, as the trainer runs them), and estimates each step's minutes from throughputs
+measured on the machine that runs it:
 
 * a training (or the distillation's data) runs alone at ``train_rate`` decisions/s (``--train-threads``: all
   cores);
@@ -86,7 +86,7 @@ def _rounds(recipe: Recipe, prefix: str = "") -> list[PlannedStep]:
 
 
 def planned_steps(recipe: Recipe) -> list[PlannedStep]:
-    """The trainings and probes of ``recipe`` in the order :func:`~experiments.population.recipe.run_recipe` runs
+    """The trainings and probes of ``recipe`` in the order :func:`~experiments.population.recipe_run.run_recipe` runs
     them (reports, meta-games and the card are counted by :func:`step_minutes`, not listed)."""
     steps = _rounds(recipe)
     if not recipe.distill_rounds:
