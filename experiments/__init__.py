@@ -9,11 +9,11 @@
 * :mod:`experiments.cli` (with :mod:`experiments.commands`, :mod:`experiments.play`, :mod:`experiments.replay`):
   the command line, on top. It imports the libraries; they never import it.
 
-Modules that moved keep their old paths for one more minor version, as aliases with a ``DeprecationWarning``
+Modules that moved in 0.2 keep their old paths until 0.4, as aliases with a ``DeprecationWarning``
 (:func:`mus_env.deprecation.register_moved`, the project's one mechanism): the 0.1 paths of this folder
-(``experiments.tournament``, ``experiments.ppo_selfplay``, ...) and, since 0.3, the probes and the shipping step
-that left ``experiments.evaluate`` and ``experiments.train`` for :mod:`experiments.population`. :data:`MOVED` and
-:data:`MOVED_0_3` list them; the CHANGELOG says when they go. The ``main`` functions of the 0.1 modules (the
+(``experiments.tournament``, ``experiments.ppo_selfplay``, ...) in :data:`MOVED`, and the probes and the shipping
+step that left ``experiments.evaluate`` and ``experiments.train`` for :mod:`experiments.population` during 0.2's
+development in :data:`MOVED_0_2`; the CHANGELOG says when they go. The ``main`` functions of the 0.1 modules (the
 command lines) are now the subcommand modules of :mod:`experiments.commands` (``mus tournament`` is
 :mod:`experiments.commands.tournament`).
 """
@@ -48,12 +48,12 @@ MOVED = {
     "experiments.update_readme": "experiments.tools.update_docs",
 }
 
-#: Module paths of 0.2 that moved in 0.3 -> where they live now (the wing above train and evaluate).
-MOVED_0_3 = {
+#: Module paths that moved during 0.2's development -> where they live now (the wing above train and evaluate).
+MOVED_0_2 = {
     "experiments.evaluate.exploit": "experiments.population.exploit",
     "experiments.evaluate.exploit_seeds": "experiments.population.exploit_seeds",
     "experiments.train.ship_agent": "experiments.population.ship_agent",
 }
 
 register_moved(MOVED, since="0.2", removed_in="0.4")
-register_moved(MOVED_0_3, since="0.3", removed_in="0.4")
+register_moved(MOVED_0_2, since="0.2", removed_in="0.4")

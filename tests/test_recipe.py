@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ torch = pytest.importorskip("torch")
 from agents.policy import load_policy_file  # noqa: E402
 from experiments.evaluate.ratings import nash_mixture  # noqa: E402
 from experiments.population import recipe as rc  # noqa: E402
+from experiments.population import recipe_run, recipe_state  # noqa: E402
+from experiments.population.recipe_run import run_recipe  # noqa: E402
+from experiments.population.recipe_state import STATE_NAME  # noqa: E402
 from experiments.population.ship_agent import read_recipe, write_card  # noqa: E402
 from experiments.train import ppo  # noqa: E402
 from experiments.train.session import TrainingInterrupted  # noqa: E402
@@ -74,7 +78,7 @@ def _comparable(data: dict[str, Any]) -> str:
 @pytest.fixture(scope="module")
 def straight(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     out = tmp_path_factory.mktemp("recipe") / "run"
-    return out, rc.run_recipe(rc.make_recipe("tiny"), out, **QUIET)
+    return out, run_recipe(rc.make_recipe("tiny"), out, **QUIET)
 
 
 def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight) -> None:
@@ -97,7 +101,7 @@ def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight)
     assert s["keep"]["gains"] == gains and s["keep"]["round"] == int(np.argmin(gains))
     kept = s["keep"]["round"]
     assert s["keep"]["digest"] == s[f"round{kept}/train"]["digest"]
-    for name in ("policy.pt", "card.md", "card.json", "recipe.md", "recipe.png", rc.STATE_NAME):
+    for name in ("policy.pt", "card.md", "card.json", "recipe.md", "recipe.png", STATE_NAME):
         assert (out / name).stat().st_size > 0, name
     table = (out / "recipe.md").read_text()
     assert f"| {kept} **kept** |" in table and table.count("\n| ") == 4       # the header and three rounds
@@ -109,7 +113,7 @@ def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight)
                for r in range(3))
     assert "| vs rule | vs equity | vs ordago | vs previous round |" in table
     assert all("ordago:" in s[f"round{r}/train"]["league_mix"] for r in (1, 2))    # its floor in every league
-    assert json.loads((out / rc.STATE_NAME).read_text())["steps"]["keep"] == s["keep"]
+    assert json.loads((out / STATE_NAME).read_text())["steps"]["keep"] == s["keep"]
 
 
 def test_mus_ship_agent_ships_the_policy_a_recipe_kept_with_its_one_command_and_rounds(tmp_path: Path,
@@ -122,11 +126,12 @@ def test_mus_ship_agent_ships_the_policy_a_recipe_kept_with_its_one_command_and_
     from experiments.commands import ship_agent as ship_command
 
     stub = _stub_probe(lambda spec, start, kw: {"round0": 0.9, "round1": 0.2, "round2": 0.5}[_round_of(spec)])
-    data = rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
+    data = run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
     out = tmp_path / "moved"
     shutil.move(tmp_path / "run", out)
-    dest, curve = tmp_path / "ship", tmp_path / "curve.png"
-    ship_command.main([str(out), "--hands", "8", "--games", "2", "--dest", str(dest), "--curve", str(curve)])
+    dest = tmp_path / "ship"
+    ship_command.main([str(out), "--hands", "8", "--games", "2", "--dest", str(dest)])
+    curve = dest / "ppo_learning_curve.png"                  # no --curve: beside the weights
     blob = load_policy_file(dest / "ppo.pt")
     s, meta = data["steps"], blob["meta"]
     kept = s["keep"]["round"]
@@ -151,6 +156,32 @@ def test_mus_ship_agent_ships_the_policy_a_recipe_kept_with_its_one_command_and_
     assert "not a finished recipe" in capsys.readouterr().err and not (tmp_path / "no").exists()
 
 
+def test_mus_ship_agent_writes_under_the_current_folder_unless_told_where(tmp_path: Path, monkeypatch,
+                                                                         capsys) -> None:
+    """``mus ship-agent`` without ``--dest`` writes in ``runs/shipped`` under the current folder, never into the
+    installed package, and the Python functions take no default destination: ``--card-only`` there rewrites the
+    card of a copy of the shipped weights, byte for byte the package's card, and leaves the package alone."""
+    from agents.policy import SHIPPED_POLICY
+    from experiments.commands import ship_agent as ship_command
+    from experiments.population import ship_agent
+
+    package_card = SHIPPED_POLICY.with_suffix(".md")
+    before = package_card.stat().st_mtime_ns
+    monkeypatch.chdir(tmp_path)
+    assert ship_command.parser().parse_args(["run"]).dest == "runs/shipped" and ship_command.parser().parse_args(
+        ["run"]).curve is None
+    (tmp_path / "runs" / "shipped").mkdir(parents=True)
+    shutil.copyfile(SHIPPED_POLICY, tmp_path / "runs" / "shipped" / "ppo.pt")
+    ship_command.main(["unused", "--card-only"])
+    assert capsys.readouterr().out.strip() == "wrote runs/shipped/ppo.md"
+    assert (tmp_path / "runs" / "shipped" / "ppo.md").read_text() == package_card.read_text()
+    assert package_card.stat().st_mtime_ns == before
+    with pytest.raises(TypeError, match="dest"):
+        ship_agent.ship(tmp_path / "run")                    # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="dest"):
+        ship_agent.rewrite_card()                            # type: ignore[call-arg]
+
+
 def test_the_kept_round_is_the_least_exploitable_not_the_last(tmp_path: Path) -> None:
     """Stub probes whose gains are set by the policy they probe: round 0's policy is the least exploitable, so it
     is kept although two rounds came after it."""
@@ -162,7 +193,7 @@ def test_the_kept_round_is_the_least_exploitable_not_the_last(tmp_path: Path) ->
 
     stub = _stub_probe(gain)
 
-    data = rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
+    data = run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
     keep = data["steps"]["keep"]
     assert keep["round"] == 0 and keep["gains"] == pytest.approx([0.3, 1.0, 0.6])
     assert len(targets) == 6                                      # 2 starts x (2 rounds + the final probes)
@@ -185,7 +216,7 @@ def test_a_long_probe_joins_the_population_and_decides_the_round_kept(tmp_path: 
 
     recipe = rc.make_recipe("tiny", rounds=1, long_probe_decisions=budget)
     assert rc.probe_plan(recipe)[-1] == ("long-equity", "equity", 0, budget)
-    data = rc.run_recipe(recipe, tmp_path / "run", probe_fn=stub, **QUIET)
+    data = run_recipe(recipe, tmp_path / "run", probe_fn=stub, **QUIET)
     s = data["steps"]
     assert s["keep"]["round"] == 0 and s["keep"]["gains"] == pytest.approx([0.3, 0.9])
     assert s["keep"]["long_gains"] == pytest.approx([0.3, 0.9])
@@ -197,7 +228,7 @@ def test_a_long_probe_joins_the_population_and_decides_the_round_kept(tmp_path: 
     table = (tmp_path / "run" / "recipe.md").read_text()
     assert "| long probe's gain |" in table and "| +0.300 | 0.500 | +0.300 |" in table
     # without the long probe the quick probes alone keep round 1
-    quick = rc.run_recipe(rc.make_recipe("tiny", rounds=1), tmp_path / "quick", probe_fn=stub, **QUIET)
+    quick = run_recipe(rc.make_recipe("tiny", rounds=1), tmp_path / "quick", probe_fn=stub, **QUIET)
     assert quick["steps"]["keep"]["round"] == 1 and quick["steps"]["keep"]["long_gains"] == [None, None]
     assert "long probe" not in (tmp_path / "quick" / "recipe.md").read_text()
 
@@ -215,11 +246,11 @@ def test_every_probe_of_the_recipe_trains_at_its_probe_learning_rate(tmp_path: P
 
     recipe = rc.make_recipe("tiny", rounds=0, long_probe_decisions=32 * 8 * 8, long_probe_start="agent",
                             probe_learning_rate=3e-3)
-    rc.run_recipe(recipe, tmp_path / "fast", probe_fn=stub, **QUIET)
+    run_recipe(recipe, tmp_path / "fast", probe_fn=stub, **QUIET)
     assert sorted(rates) == [("agent-seed0", 3e-3), ("equity-seed0", 3e-3), ("long-agent-seed0", 3e-3)]
     rates.clear()
-    rc.run_recipe(rc.make_recipe("tiny", rounds=0), tmp_path / "default", probe_fn=stub, **QUIET)
-    assert sorted(rates) == [("agent-seed0", ppo.LEARNING_RATE_2026_11), ("equity-seed0", ppo.LEARNING_RATE_2026_11)]
+    run_recipe(rc.make_recipe("tiny", rounds=0), tmp_path / "default", probe_fn=stub, **QUIET)
+    assert sorted(rates) == [("agent-seed0", ppo.PROBE_LEARNING_RATE), ("equity-seed0", ppo.PROBE_LEARNING_RATE)]
 
 
 def test_trainings_run_with_train_threads_probes_with_torch_threads_and_a_resume_may_change_both(
@@ -236,14 +267,14 @@ def test_trainings_run_with_train_threads_probes_with_torch_threads_and_a_resume
     stub = _stub_probe(gain)
     out = tmp_path / "run"
     recipe = rc.make_recipe("tiny", rounds=0, train_threads=2, torch_threads=1)
-    rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    run_recipe(recipe, out, probe_fn=stub, **QUIET)
     assert json.loads((out / "round0" / "train" / "args.json").read_text())["torch_threads"] == 2
     assert threads == [1, 1]
-    again = rc.run_recipe(dataclasses.replace(recipe, train_threads=1, torch_threads=3), out, probe_fn=stub,
+    again = run_recipe(dataclasses.replace(recipe, train_threads=1, torch_threads=3), out, probe_fn=stub,
                           resume=True, **QUIET)
     assert (again["settings"]["train_threads"], again["settings"]["torch_threads"]) == (1, 3)
     with pytest.raises(ValueError, match=r"other settings \(seed\)"):
-        rc.run_recipe(dataclasses.replace(recipe, seed=5), out, probe_fn=stub, resume=True, **QUIET)
+        run_recipe(dataclasses.replace(recipe, seed=5), out, probe_fn=stub, resume=True, **QUIET)
     with pytest.raises(ValueError, match="Recipe.train_threads must be an int >= 0"):
         rc.make_recipe("tiny", train_threads=-1)
 
@@ -298,12 +329,12 @@ def test_a_resume_takes_a_setting_added_later_at_its_default(tmp_path: Path) -> 
     old = {k: v for k, v in recipe.to_dict().items() if k != "rival_cap"}
     out = tmp_path / "run"
     out.mkdir()
-    (out / rc.STATE_NAME).write_text(json.dumps({"settings": old, "rivals": {"ordago": "0" * 64}, "steps": {},
+    (out / STATE_NAME).write_text(json.dumps({"settings": old, "rivals": {"ordago": "0" * 64}, "steps": {},
                                                  "seconds": 0.0}))
     with pytest.raises(ValueError, match="ordago changed since"):          # past the settings check
-        rc.run_recipe(recipe, out, resume=True, **QUIET)
+        run_recipe(recipe, out, resume=True, **QUIET)
     with pytest.raises(ValueError, match=r"other settings \(rival_cap\)"):
-        rc.run_recipe(rc.make_recipe("tiny", rival_cap=0.5), out, resume=True, **QUIET)
+        run_recipe(rc.make_recipe("tiny", rival_cap=0.5), out, resume=True, **QUIET)
 
 
 def test_a_resume_of_a_recipe_whose_stages_named_no_learning_rate_takes_the_one_it_ran_at(tmp_path: Path) -> None:
@@ -313,73 +344,37 @@ def test_a_resume_of_a_recipe_whose_stages_named_no_learning_rate_takes_the_one_
     recipe = rc.make_recipe("ship")
     old = recipe.to_dict()
     for stage in ("first", "round_train"):
-        assert old[stage].pop("learning_rate") == ppo.LEARNING_RATE_2026_11
+        assert old[stage].pop("learning_rate") == ppo.PROBE_LEARNING_RATE
     out = tmp_path / "run"
     out.mkdir()
     state = {"settings": old, "rivals": {"ppo": "0" * 64, "ordago": None}, "steps": {}, "seconds": 0.0}
-    (out / rc.STATE_NAME).write_text(json.dumps(state))
+    (out / STATE_NAME).write_text(json.dumps(state))
     with pytest.raises(ValueError, match="ppo changed since"):              # past the settings check
-        rc.run_recipe(recipe, out, resume=True, **QUIET)
+        run_recipe(recipe, out, resume=True, **QUIET)
     state["settings"]["first"]["learning_rate"] = 1.5e-3
-    (out / rc.STATE_NAME).write_text(json.dumps(state))
+    (out / STATE_NAME).write_text(json.dumps(state))
     with pytest.raises(ValueError, match=r"other settings \(first\)"):
-        rc.run_recipe(recipe, out, resume=True, **QUIET)
+        run_recipe(recipe, out, resume=True, **QUIET)
 
 
-def test_the_refine_preset_is_the_ship_rounds_from_the_weights_its_probes_measured() -> None:
-    """``refine`` changes only round 0 (a warm start from candidate E's file, the magnet fixed there) and the
-    rivals' cap; the file holds the weights that the four probes of the exploitability page froze."""
-    from agents.policy import build_net, load_policy_file, parameters_digest
+def test_the_refine_presets_are_the_ship_rounds_from_the_shipped_weights() -> None:
+    """``refine`` changes only round 0 (a warm start from the shipped agent's file, the magnet fixed there) and the
+    rivals' cap; ``refine-long`` is two such rounds with a 40M-decision probe in each; every preset's rivals name
+    agents that play (the shipped ``ppo``, whose weights digest a recipe records, and ``ordago``)."""
+    from agents.policy import SHIPPED_POLICY
 
     ship, refine = rc.make_recipe("ship"), rc.make_recipe("refine")
     differ = sorted(k for k, v in refine.to_dict().items() if ship.to_dict()[k] != v)
     assert differ == ["first", "rival_cap"] and refine.rival_cap == 0.5
-    assert refine.first["warm_start"] == str(rc.CANDIDATE_E) and refine.first["magnet_every"] == 0
-    assert ppo.make_args(refine.trainer_preset, **refine.first).learning_rate == ppo.LEARNING_RATE_2026_11
-    probes = json.loads((rc.CANDIDATE_E.parent / "probes_agent.json").read_text())["results"]
-    frozen = {r["frozen"]["parameters_sha256"] for r in probes}
-    assert parameters_digest(build_net(load_policy_file(rc.CANDIDATE_E), rc.CANDIDATE_E)) in frozen and len(frozen) == 1
-
-
-def test_the_refine_long_preset_is_the_command_that_made_candidate_h() -> None:
-    """``mus league --preset refine-long`` is the command line that made candidate H (its recipe.json, kept beside
-    its weights, records the settings it ran with): the refine rounds, two of them, with a 40M-decision probe from
-    the equity clone in each."""
-    folder = Path(__file__).resolve().parents[1] / "agents" / "data" / "candidates" / "psro_h"
-    saved = json.loads((folder / "recipe.json").read_text())["settings"]
+    assert refine.first["warm_start"] == str(SHIPPED_POLICY) and SHIPPED_POLICY.is_file()
+    assert refine.first["magnet_every"] == 0
+    assert ppo.make_args(refine.trainer_preset, **refine.first).learning_rate == ppo.PROBE_LEARNING_RATE
     wanted = rc.make_recipe("refine-long").to_dict()
     assert wanted == rc.make_recipe("refine", rounds=2, long_probe_decisions=40_000_000).to_dict()
-    # the run's warm start named candidate E's file in that machine's checkout; every other setting is the preset's
-    assert wanted["first"].pop("warm_start") == str(rc.CANDIDATE_E)
-    assert saved["first"].pop("warm_start").endswith("agents/data/candidates/psro_e/policy.pt")
-    # written before probe_learning_rate existed: its probes ran at the default, the measuring probes' 3e-4
-    assert "probe_learning_rate" not in saved and wanted["probe_learning_rate"] == ppo.LEARNING_RATE_2026_11
-    saved["probe_learning_rate"] = ppo.LEARNING_RATE_2026_11
-    # and before the distilled stage: it had none, the presets' default
-    assert "distill_rounds" not in saved and wanted["distill_rounds"] == 0 and wanted["distill_replicas"] == 1
-    saved.update({k: wanted[k] for k in ("distill_rounds", "distill_decisions", "distill_epochs", "distill_replicas")})
-    # and before the refined stage (2026-12-05): none
-    assert "refine_decisions" not in saved and wanted["refine_decisions"] == 0
-    saved["refine_decisions"] = 0
-    # and before the stage probes (2026-12-05): a round's probes
-    assert "stage_probe_decisions" not in saved and wanted["stage_probe_decisions"] == 0
-    saved.update({k: wanted[k] for k in ("stage_probe_decisions", "stage_probe_seeds", "stage_probe_learning_rate")})
-    # and before the one-lance best response of the refined stage (2026-12-05): none
-    assert "refine_lance" not in saved and wanted["refine_lance"] == ""
-    saved.update({k: wanted[k] for k in ("refine_lance", "refine_lance_decisions", "refine_lance_learning_rate")})
-    # and before the stage probes' own starts (2026-12-05, session 18): the rounds' starts
-    assert "stage_probe_starts" not in saved and wanted["stage_probe_starts"] == []
-    saved["stage_probe_starts"] = []
-    # and before the trainings' own thread count (2026-12-05, session 19): they ran with torch_threads' 1
-    assert "train_threads" not in saved and wanted["train_threads"] == 0 and saved["torch_threads"] == 1
-    saved["train_threads"] = 0
-    # and before the refined network's own widths (2026-12-06, session 23): the distilled network's
-    assert "refine_hidden" not in saved and wanted["refine_hidden"] == []
-    saved["refine_hidden"] = []
-    # and before the rival was named by its record (2026-12-06, session 24): ``ppo``, candidate E's weights then
-    assert saved["rivals"] == ["ppo", "ordago"] and wanted["rivals"] == [rc.CANDIDATE_E_NAME, "ordago"]
-    saved["rivals"] = wanted["rivals"]
-    assert saved == wanted
+    for name in ("ship", "refine", "refine-long"):
+        assert rc.make_recipe(name).rivals == ("ppo", "ordago"), name
+    digests = recipe_state.rival_digests(ship)
+    assert digests == {"ppo": recipe_state.policy_digest(SHIPPED_POLICY), "ordago": None}
 
 
 def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, monkeypatch) -> None:
@@ -398,15 +393,15 @@ def test_a_stopped_recipe_resumes_to_the_same_results(straight, tmp_path: Path, 
     recipe = rc.make_recipe("tiny")
     monkeypatch.setattr(ppo, "rollout", stop_in("round1/probes/equity-seed0"))
     with pytest.raises(TrainingInterrupted):
-        rc.run_recipe(recipe, out, **QUIET)
+        run_recipe(recipe, out, **QUIET)
     assert (out / "round1" / "probes" / "equity-seed0" / "checkpoint.pt").is_file()
     monkeypatch.setattr(ppo, "rollout", stop_in("round2/train"))
     with pytest.raises(TrainingInterrupted):
-        rc.run_recipe(recipe, out, resume=True, **QUIET)
-    state = json.loads((out / rc.STATE_NAME).read_text())
+        run_recipe(recipe, out, resume=True, **QUIET)
+    state = json.loads((out / STATE_NAME).read_text())
     assert "round1/probes" in state["steps"] and "round2/train" not in state["steps"]
     monkeypatch.setattr(ppo, "rollout", original)
-    resumed = rc.run_recipe(recipe, out, resume=True, **QUIET)
+    resumed = run_recipe(recipe, out, resume=True, **QUIET)
     assert _comparable(resumed).replace(str(out), "OUT") == _comparable(straight[1]).replace(str(straight[0]), "OUT")
 
 
@@ -417,19 +412,19 @@ def test_the_time_a_stopped_step_ran_counts_in_its_wall_time_after_the_resume(tm
     from experiments.population import recipe_clock
 
     offset = [0.0]
-    monkeypatch.setattr(recipe_clock, "_now", lambda: rc.time.perf_counter() + offset[0])
+    monkeypatch.setattr(recipe_clock, "_now", lambda: time.perf_counter() + offset[0])
 
     def stopped(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         offset[0] += 100_000.0
         raise KeyboardInterrupt
 
     out, recipe = tmp_path / "run", rc.make_recipe("tiny")
-    monkeypatch.setattr(rc, "run_probe_jobs", stopped)
+    monkeypatch.setattr(recipe_run, "run_probe_jobs", stopped)
     with pytest.raises(TrainingInterrupted):
-        rc.run_recipe(recipe, out, **QUIET)
+        run_recipe(recipe, out, **QUIET)
     assert json.loads((out / recipe_clock.CLOCK_NAME).read_text())["unfinished_seconds"] >= 100_000
     monkeypatch.undo()
-    data = rc.run_recipe(recipe, out, resume=True, **QUIET)
+    data = run_recipe(recipe, out, resume=True, **QUIET)
     assert data["step_seconds"]["round1/probes"] >= 100_000 and data["seconds"] >= 100_000
     assert all(v < 100_000 for k, v in data["step_seconds"].items() if k != "round1/probes")
 
@@ -456,7 +451,7 @@ def test_the_step_clock_carries_only_into_a_resume_and_restarts_at_each_lap(tmp_
     for _ in range(2000):                                  # the heartbeat's write, however slow the machine
         if json.loads(clock.path.read_text())["unfinished_seconds"] == 15.0:
             break
-        rc.time.sleep(0.01)
+        time.sleep(0.01)
     else:
         pytest.fail("the heartbeat never wrote the clock")
     beating.stop()
@@ -475,30 +470,30 @@ def test_ctrl_c_outside_a_training_says_how_to_resume(tmp_path: Path, monkeypatc
     def interrupted(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(rc, "run_probe_jobs", interrupted)
+    monkeypatch.setattr(recipe_run, "run_probe_jobs", interrupted)
     out = tmp_path / "run"
     with pytest.raises(SystemExit) as e:
         cmd.main(["--preset", "tiny", "--out", str(out), "--progress", "false"])
     err = capsys.readouterr().err
     assert e.value.code == 130 and len(err.splitlines()) == 1 and "nothing was written" not in err
-    assert f"interrupted after 2 finished step(s), kept in {out / rc.STATE_NAME}" in err
+    assert f"interrupted after 2 finished step(s), kept in {out / STATE_NAME}" in err
     assert err.rstrip().endswith(f"resume with: mus league --preset tiny --out {out} --progress false --resume")
-    assert sorted(json.loads((out / rc.STATE_NAME).read_text())["steps"]) == ["round0/report", "round0/train"]
+    assert sorted(json.loads((out / STATE_NAME).read_text())["steps"]) == ["round0/report", "round0/train"]
 
 
 def test_a_finished_recipe_made_longer_ends_as_one_run_with_the_rounds_from_the_start(straight, tmp_path: Path) -> None:
     """``--resume --rounds 2`` on a finished recipe of one round: its final probes become round 2's probes (moved,
     not trained again), and the recipe ends with the results of the straight two-round run."""
     out = tmp_path / "run"
-    rc.run_recipe(rc.make_recipe("tiny", rounds=1), out, **QUIET)
+    run_recipe(rc.make_recipe("tiny", rounds=1), out, **QUIET)
     assert (out / "final" / "probes").is_dir() and not (out / "round2").exists()
     trained: list[str] = []
 
     def counting_probe(*args: Any, **kwargs: Any) -> dict[str, Any]:
         trained.append(str(kwargs["out"]))
-        return rc.probe(*args, **kwargs)
+        return recipe_run.probe(*args, **kwargs)
 
-    longer = rc.run_recipe(rc.make_recipe("tiny"), out, resume=True, probe_fn=counting_probe, **QUIET)
+    longer = run_recipe(rc.make_recipe("tiny"), out, resume=True, probe_fn=counting_probe, **QUIET)
     assert longer["settings"]["rounds"] == 2 and longer["extended"] == [{"from": 1, "to": 2}]
     assert len(trained) == 2 and all("/final/probes/" in f for f in trained)          # round 2's were not retrained
     assert all(Path(p).is_file() and "/round2/probes/" in p for p in longer["steps"]["round2/probes"]["policies"])
@@ -507,13 +502,13 @@ def test_a_finished_recipe_made_longer_ends_as_one_run_with_the_rounds_from_the_
 
 def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
     with pytest.raises(ValueError, match="holds a recipe already"):
-        rc.run_recipe(rc.make_recipe("tiny"), straight[0], **QUIET)
+        run_recipe(rc.make_recipe("tiny"), straight[0], **QUIET)
     with pytest.raises(ValueError, match="no recipe to resume"):
-        rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "none", resume=True, **QUIET)
+        run_recipe(rc.make_recipe("tiny"), tmp_path / "none", resume=True, **QUIET)
     with pytest.raises(ValueError, match=r"other settings \(rounds\) \(rounds can only grow"):
-        rc.run_recipe(rc.make_recipe("tiny", rounds=1), straight[0], resume=True, **QUIET)
+        run_recipe(rc.make_recipe("tiny", rounds=1), straight[0], resume=True, **QUIET)
     with pytest.raises(ValueError, match=r"other settings \(rounds, seed\)"):      # longer, but not only longer
-        rc.run_recipe(rc.make_recipe("tiny", rounds=3, seed=1), straight[0], resume=True, **QUIET)
+        run_recipe(rc.make_recipe("tiny", rounds=3, seed=1), straight[0], resume=True, **QUIET)
     for change, words in (({"rounds": -1}, "Recipe.rounds"), ({"self_share": 1.5}, "Recipe.self_share"),
                           ({"probe_starts": ("clone",)}, "probe_starts"), ({"nope": 1}, "unknown recipe field"),
                           ({"rivals": ("rule",)}, "Recipe.rivals"), ({"rivals": "ppo"}, "Recipe.rivals"),
@@ -528,7 +523,7 @@ def test_refusals_name_the_problem(tmp_path: Path, straight) -> None:
     with pytest.raises(ValueError, match="unknown recipe preset"):
         rc.make_recipe("huge")
     with pytest.raises(ValueError, match="Recipe.rivals: 'nobody' cannot play"):
-        rc.run_recipe(rc.make_recipe("tiny", rivals=("nobody",)), tmp_path / "rival", **QUIET)
+        run_recipe(rc.make_recipe("tiny", rivals=("nobody",)), tmp_path / "rival", **QUIET)
     assert not (tmp_path / "rival").exists()                  # refused before anything was written
 
 
@@ -540,15 +535,15 @@ def test_a_resume_refuses_a_rival_whose_weights_changed(tmp_path: Path) -> None:
     rival = tmp_path / "rival.pt"
     shutil.copyfile(SHIPPED_POLICY, rival)
     recipe = rc.make_recipe("tiny", rivals=("ordago", str(rival)))
-    digests = rc.rival_digests(recipe)
+    digests = recipe_state.rival_digests(recipe)
     assert digests["ordago"] is None and len(digests[str(rival)]) == 64
     out = tmp_path / "run"
     out.mkdir()
     state = {"settings": recipe.to_dict(), "rivals": {**digests, str(rival): "0" * 64}, "steps": {}, "seconds": 0.0}
-    (out / rc.STATE_NAME).write_text(json.dumps(state))
+    (out / STATE_NAME).write_text(json.dumps(state))
     with pytest.raises(ValueError, match="rival.pt changed since"):
-        rc.run_recipe(recipe, out, resume=True, **QUIET)
-    assert json.loads((out / rc.STATE_NAME).read_text()) == state              # nothing rewritten
+        run_recipe(recipe, out, resume=True, **QUIET)
+    assert json.loads((out / STATE_NAME).read_text()) == state              # nothing rewritten
 
 
 def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -562,7 +557,7 @@ def test_the_command_line_passes_its_settings_to_the_recipe(tmp_path: Path, monk
         seen["settings"] = settings
         return {"steps": {"keep": {"round": 0}}}
 
-    monkeypatch.setattr(rc, "run_recipe", fake_run)
+    monkeypatch.setattr(cmd, "run_recipe", fake_run)
     cmd.main(["--preset", "refine", "--baseline-floor", "0.2", "--rival-cap", "0.3", "--rounds", "4",
               "--long-probe", "80000000", "--long-probe-start", "agent", "--probe-learning-rate", "0.003",
               "--distill-rounds", "2", "--refine-distilled", "30000000", "--stage-probes", "80000000",
@@ -596,11 +591,11 @@ def test_the_distilled_mixture_of_the_last_rounds_is_probed_and_kept_when_least_
     stub = _stub_probe(gain)
 
     # a recipe run without the stage, then resumed with it: the rounds are not run again
-    plain = rc.run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
+    plain = run_recipe(rc.make_recipe("tiny"), tmp_path / "run", probe_fn=stub, **QUIET)
     assert plain["steps"]["keep"]["round"] == 0 and not plain["steps"]["keep"]["distilled"]
     recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1)
     targets.clear()
-    data = rc.run_recipe(recipe, tmp_path / "run", probe_fn=stub, resume=True, command="mus league --distill-rounds 2",
+    data = run_recipe(recipe, tmp_path / "run", probe_fn=stub, resume=True, command="mus league --distill-rounds 2",
                          **QUIET)
     s = data["steps"]
     assert data["resumed_with"] == ["mus league --distill-rounds 2"]
@@ -614,11 +609,11 @@ def test_the_distilled_mixture_of_the_last_rounds_is_probed_and_kept_when_least_
     assert targets[-2:] == [student["policy"]] * 2
     keep = s["keep"]
     assert keep["distilled"] and keep["round"] == 3 and keep["gains"] == pytest.approx([0.3, 0.9, 0.5, 0.1])
-    assert keep["digest"] == student["digest"] == rc._policy_digest(tmp_path / "run" / "policy.pt")
+    assert keep["digest"] == student["digest"] == recipe_state.policy_digest(tmp_path / "run" / "policy.pt")
     table = (tmp_path / "run" / "recipe.md").read_text()
     assert "| distilled (2 policies) **kept** |" in table and "Kept: the distilled policy" in table
     # resumed with another stage: the first is set aside, not deleted, and the new one fitted to the last round only
-    again = rc.run_recipe(dataclasses.replace(recipe, distill_rounds=1), tmp_path / "run", probe_fn=stub, resume=True,
+    again = run_recipe(dataclasses.replace(recipe, distill_rounds=1), tmp_path / "run", probe_fn=stub, resume=True,
                           **QUIET)
     assert again["steps"]["distilled/train"]["members"] == [s["round2/train"]["policy"]]
     assert (tmp_path / "run" / "distilled-before-1" / "train" / "policy.pt").is_file()
@@ -633,14 +628,14 @@ def test_a_stage_set_aside_takes_its_wall_time_out_of_the_recipe_s(tmp_path: Pat
              "step_seconds": {"round1/train": 10.0, "distilled/train": 20.0, "distilled/probes": 30.0, "keep": 1.0,
                               "card": 4.0}, "seconds": 70.0}
     (tmp_path / "distilled").mkdir()
-    aside = rc._set_stage_aside(tmp_path, saved, "distilled")
+    aside = recipe_state.set_stage_aside(tmp_path, saved, "distilled")
     assert list(aside["steps"]) == list(aside["step_seconds"]) == ["round1/train"]
     assert aside["seconds"] == pytest.approx(15.0) and aside["seconds_set_aside"] == pytest.approx(55.0)
     assert (tmp_path / "distilled-before-1").is_dir() and not (tmp_path / "distilled").exists()
     # a recipe made longer: its final probes become the next round's, their time with them
-    longer = rc.extend_rounds(tmp_path, {"settings": {"rounds": 1}, "steps": {"round1/train": {}, "final/probes": {}},
-                                         "step_seconds": {"round1/train": 10.0, "final/probes": 5.0}, "seconds": 15.0},
-                              2)
+    shorter = {"settings": {"rounds": 1}, "steps": {"round1/train": {}, "final/probes": {}},
+               "step_seconds": {"round1/train": 10.0, "final/probes": 5.0}, "seconds": 15.0}
+    longer = recipe_state.extend_rounds(tmp_path, shorter, 2)
     assert longer["step_seconds"] == {"round1/train": 10.0, "round2/probes": 5.0}
     assert longer["seconds"] == pytest.approx(15.0)
 
@@ -654,7 +649,7 @@ def test_the_time_of_a_stopped_step_whose_stage_a_resume_sets_aside_is_set_aside
     from experiments.population import recipe_clock
 
     offset = [0.0]
-    monkeypatch.setattr(recipe_clock, "_now", lambda: rc.time.perf_counter() + offset[0])
+    monkeypatch.setattr(recipe_clock, "_now", lambda: time.perf_counter() + offset[0])
 
     def gain(spec: str, warm_start: str, kw: dict[str, Any]) -> float:
         if _round_of(spec) == "refined" and offset[0] == 0.0:
@@ -665,9 +660,9 @@ def test_the_time_of_a_stopped_step_whose_stage_a_resume_sets_aside_is_set_aside
     out, stub = tmp_path / "run", _stub_probe(gain)
     recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1, refine_decisions=1024)
     with pytest.raises(TrainingInterrupted):
-        rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+        run_recipe(recipe, out, probe_fn=stub, **QUIET)
     assert json.loads((out / recipe_clock.CLOCK_NAME).read_text())["unfinished_seconds"] >= 100_000
-    data = rc.run_recipe(dataclasses.replace(recipe, refine_decisions=2048), out, probe_fn=stub, resume=True, **QUIET)
+    data = run_recipe(dataclasses.replace(recipe, refine_decisions=2048), out, probe_fn=stub, resume=True, **QUIET)
     assert (out / "refined-before-1").is_dir() and data["steps"]["keep"]["refined"]
     assert data["seconds_set_aside"] >= 100_000
     assert all(v < 100_000 for v in data["step_seconds"].values()) and data["seconds"] < 100_000
@@ -690,13 +685,13 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
 
     stub = _stub_probe(gain)
     out = tmp_path / "run"
-    plain = rc.run_recipe(rc.make_recipe("tiny"), out, probe_fn=stub, **QUIET)
+    plain = run_recipe(rc.make_recipe("tiny"), out, probe_fn=stub, **QUIET)
     recipe = rc.make_recipe("tiny", distill_rounds=2, distill_replicas=2, distill_decisions=2048, distill_epochs=1)
-    data = rc.run_recipe(recipe, out, probe_fn=stub, resume=True, **QUIET)
+    data = run_recipe(recipe, out, probe_fn=stub, resume=True, **QUIET)
     s = data["steps"]
     assert {k: s[k] for k in plain["steps"] if k.startswith("round")} == \
         {k: v for k, v in plain["steps"].items() if k.startswith("round")}
-    replica = json.loads((out / "replica1" / rc.STATE_NAME).read_text())
+    replica = json.loads((out / "replica1" / STATE_NAME).read_text())
     assert replica["settings"]["seed"] == 1 and replica["settings"]["distill_rounds"] == 0
     assert s["replica1"]["gains"] == pytest.approx([0.6, 0.2, 0.7])
     theirs = [replica["steps"][f"round{r}/train"]["policy"] for r in (1, 2)]
@@ -715,9 +710,9 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
                                           if k.endswith("/probes") for p in v["probes"])
     assert "the last 2 rounds' policies of 2 runs" in card["kept"]
     assert card["minutes"] == data["seconds"] / 60 and card["replica_minutes_outside"] == 0   # the replica ran here
-    state = json.loads((out / rc.STATE_NAME).read_text())          # as if it had been run by a command of its own
+    state = json.loads((out / STATE_NAME).read_text())          # as if it had been run by a command of its own
     state["steps"]["replica1"]["minutes_here"] = 0.0                 # and found done by this recipe
-    (out / rc.STATE_NAME).write_text(json.dumps(state))
+    (out / STATE_NAME).write_text(json.dumps(state))
     alone = read_recipe(out)
     assert alone["minutes"] == pytest.approx((data["seconds"] + replica["seconds"]) / 60)
     write_card(tmp_path / "card.md", {"recipe": alone, "args": {}, "arch": {}, "parameters": 0}, [])
@@ -731,14 +726,14 @@ def test_replicas_of_the_rounds_join_the_distilled_mixture(tmp_path: Path) -> No
         Path(s["round1/train"]["policy"]))["meta"]["args"]
     with pytest.raises(ValueError, match="distill_replicas: 2 runs of the rounds make the distilled mixture only"):
         rc.make_recipe("tiny", distill_replicas=2)
-    again = rc.run_recipe(dataclasses.replace(recipe, distill_replicas=1), out, probe_fn=stub, resume=True, **QUIET)
+    again = run_recipe(dataclasses.replace(recipe, distill_replicas=1), out, probe_fn=stub, resume=True, **QUIET)
     assert again["steps"]["distilled/train"]["members"] == [s["round1/train"]["policy"], s["round2/train"]["policy"]]
     assert (out / "distilled-before-1").is_dir() and (out / "replica1" / "policy.pt").is_file()
     assert "| distilled (2 policies) **kept** |" in (out / "recipe.md").read_text()
     assert read_recipe(out)["replicas"] == 0                  # the replica is kept, not counted: not in the mixture
     # made longer: the replica's rounds grow too, and the mixture takes the last two of both (rounds 2 and 3)
-    longer = rc.run_recipe(dataclasses.replace(recipe, rounds=3), out, probe_fn=stub, resume=True, **QUIET)
-    replica = json.loads((out / "replica1" / rc.STATE_NAME).read_text())
+    longer = run_recipe(dataclasses.replace(recipe, rounds=3), out, probe_fn=stub, resume=True, **QUIET)
+    replica = json.loads((out / "replica1" / STATE_NAME).read_text())
     assert replica["settings"]["rounds"] == 3 and "round3/train" in replica["steps"]
     assert [Path(p).parent.parent.name for p in longer["steps"]["distilled/train"]["members"]] == [
         "round2", "round3", "round2", "round3"]
@@ -763,7 +758,7 @@ def test_the_distilled_network_refined_against_its_own_probes_is_probed_and_kept
     out = tmp_path / "run"
     recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1,
                             refine_decisions=1024)
-    data = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    data = run_recipe(recipe, out, probe_fn=stub, **QUIET)
     s = data["steps"]
     assert list(s)[-5:] == ["refined/train", "refined/report", "refined/probes", "keep", "card"]
     args = json.loads((out / "refined" / "train" / "args.json").read_text())
@@ -778,7 +773,7 @@ def test_the_distilled_network_refined_against_its_own_probes_is_probed_and_kept
     keep = s["keep"]
     assert keep["refined"] and not keep["distilled"] and keep["round"] == 4
     assert keep["gains"] == pytest.approx([0.3, 0.9, 0.5, 0.2, 0.1])
-    assert keep["digest"] == s["refined/train"]["digest"] == rc._policy_digest(out / "policy.pt")
+    assert keep["digest"] == s["refined/train"]["digest"] == recipe_state.policy_digest(out / "policy.pt")
     table = (out / "recipe.md").read_text()
     assert "| refined (the distilled, against its probes) **kept** |" in table
     assert "Kept: the refined policy" in table
@@ -790,7 +785,7 @@ def test_the_distilled_network_refined_against_its_own_probes_is_probed_and_kept
     assert "then trained against its own best responses" in (tmp_path / "card.md").read_text()
     # another budget: the refined stage again, the first set aside; now it concedes more and the distilled is kept
     refined_gain[0] = 0.6
-    again = rc.run_recipe(dataclasses.replace(recipe, refine_decisions=2048), out, probe_fn=stub, resume=True,
+    again = run_recipe(dataclasses.replace(recipe, refine_decisions=2048), out, probe_fn=stub, resume=True,
                           **QUIET)
     assert (out / "refined-before-1" / "train" / "policy.pt").is_file()
     assert again["steps"]["distilled/train"] == s["distilled/train"]              # the distillation is not redone
@@ -810,9 +805,9 @@ def test_refine_hidden_trains_a_wider_copy_of_the_distilled_network_and_a_resume
                                                      "refined": 0.1}[_round_of(spec)])
     out = tmp_path / "run"
     recipe = rc.make_recipe("tiny", distill_rounds=2, distill_decisions=2048, distill_epochs=1, refine_decisions=1024)
-    first = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)["steps"]
+    first = run_recipe(recipe, out, probe_fn=stub, **QUIET)["steps"]
     wider = dataclasses.replace(recipe, refine_hidden=(48, 40))
-    s = rc.run_recipe(wider, out, probe_fn=stub, resume=True, **QUIET)["steps"]
+    s = run_recipe(wider, out, probe_fn=stub, resume=True, **QUIET)["steps"]
     assert s["distilled/train"] == first["distilled/train"] and s["distilled/probes"] == first["distilled/probes"]
     assert (out / "refined-before-1" / "train" / "policy.pt").is_file()
     assert json.loads((out / "refined" / "train" / "args.json").read_text())["hidden"] == [48, 40]
@@ -843,7 +838,7 @@ def test_stage_probes_measure_the_distilled_and_refined_networks_as_the_protocol
     recipe = rc.make_recipe("tiny", rounds=1, distill_rounds=2, distill_decisions=2048, distill_epochs=1,
                             refine_decisions=1024, stage_probe_decisions=long, stage_probe_seeds=2,
                             stage_probe_learning_rate=1e-3, long_probe_decisions=long, long_probe_start="agent")
-    data = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    data = run_recipe(recipe, out, probe_fn=stub, **QUIET)
     s = data["steps"]
     by_step: dict[str, list[tuple[str, str, int, float]]] = {}
     for where, start, decisions, lr in seen:
@@ -863,7 +858,7 @@ def test_stage_probes_measure_the_distilled_and_refined_networks_as_the_protocol
     assert rows[-1].startswith("| refined") and rows[-1].endswith("| 0.500 | |") and rows[2].endswith("| +0.900 |")
     # another stage budget: the distilled network is kept, its probes and the refined stage are run again
     seen.clear()
-    again = rc.run_recipe(dataclasses.replace(recipe, stage_probe_decisions=quick), out, probe_fn=stub,
+    again = run_recipe(dataclasses.replace(recipe, stage_probe_decisions=quick), out, probe_fn=stub,
                           resume=True, **QUIET)
     assert again["steps"]["distilled/train"] == s["distilled/train"]
     assert (out / "distilled" / "probes-before-1" / "agent-seed1" / "exploit.json").is_file()
@@ -894,7 +889,7 @@ def test_a_one_lance_best_response_joins_the_refined_stage_s_league(tmp_path: Pa
     recipe = rc.make_recipe("tiny", rounds=1, distill_rounds=2, distill_decisions=2048, distill_epochs=1,
                             refine_decisions=1024, refine_lance="pares", refine_lance_decisions=32 * 8 * 2,
                             refine_lance_learning_rate=2e-3)
-    data = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    data = run_recipe(recipe, out, probe_fn=stub, **QUIET)
     s = data["steps"]
     [lance] = [c for c in calls if c.get("learner_decides") == "pares"]
     assert lance["round"] == "distilled" and lance["warm_start"] == "agent"
@@ -912,7 +907,7 @@ def test_a_one_lance_best_response_joins_the_refined_stage_s_league(tmp_path: Pa
     assert read_recipe(out)["probe_decisions"] >= 32 * 8 * 2
     # another lance budget: the refined stage again, its lance probe too
     calls.clear()
-    rc.run_recipe(dataclasses.replace(recipe, refine_lance_decisions=32 * 8 * 4), out, probe_fn=stub, resume=True,
+    run_recipe(dataclasses.replace(recipe, refine_lance_decisions=32 * 8 * 4), out, probe_fn=stub, resume=True,
                   **QUIET)
     assert (out / "refined-before-1" / "lance" / "probes").is_dir()
     assert [c["decisions"] for c in calls if c.get("learner_decides") == "pares"] == [32 * 8 * 4]
@@ -935,7 +930,7 @@ def test_two_one_lance_best_responses_and_agent_start_stage_probes(tmp_path: Pat
     recipe = rc.make_recipe("tiny", rounds=1, distill_rounds=2, distill_decisions=2048, distill_epochs=1,
                             refine_decisions=1024, refine_lance="pares,juego", refine_lance_decisions=32 * 8 * 2,
                             stage_probe_decisions=stage, stage_probe_starts=("agent",))
-    data = rc.run_recipe(recipe, out, probe_fn=stub, **QUIET)
+    data = run_recipe(recipe, out, probe_fn=stub, **QUIET)
     s = data["steps"]
     lances = {c["learner_decides"]: c for c in calls if c.get("learner_decides", "all") != "all"}
     assert sorted(lances) == ["juego", "pares"]
@@ -956,7 +951,7 @@ def test_two_one_lance_best_responses_and_agent_start_stage_probes(tmp_path: Pat
     assert sorted(c["warm_start"] for c in rounds) == ["agent", "equity"]
     # both starts: the distilled network stays, its probes and the refined stage run again
     calls.clear()
-    again = rc.run_recipe(dataclasses.replace(recipe, stage_probe_starts=("equity", "agent")), out, probe_fn=stub,
+    again = run_recipe(dataclasses.replace(recipe, stage_probe_starts=("equity", "agent")), out, probe_fn=stub,
                           resume=True, **QUIET)
     assert again["steps"]["distilled/train"] == s["distilled/train"]
     assert again["steps"]["distilled/probes"]["labels"] == ["equity", "equity", "agent", "agent"]

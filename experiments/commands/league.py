@@ -17,6 +17,8 @@ import sys
 from experiments.commands.options import ArgumentParser, boolean, int_in
 from experiments.commands.train import fail
 from experiments.population import recipe
+from experiments.population.recipe_report import kept_text
+from experiments.population.recipe_run import run_recipe
 from experiments.train.session import TrainingDiverged
 from mus_env.interrupts import terminate_as_ctrl_c
 
@@ -28,9 +30,8 @@ def parser() -> ArgumentParser:
     p = ArgumentParser(prog="mus league", description=recipe.__doc__.splitlines()[0])
     p.add_argument("--preset", choices=sorted(recipe.PRESETS), default="ship",
                    help="ship: the shipped agent's recipe from the equity clone (about 3 hours on 2 cores); refine: "
-                        "its rounds from candidate E's weights (the ppo of 2026-12-02; about 2 hours); refine-long: "
-                        "two of them with a 40M-decision probe in each (candidate H, 71 minutes); tiny: "
-                        "seconds (a smoke run)")
+                        "its rounds from the shipped agent's weights (about 2 hours); refine-long: two of them with "
+                        "a 40M-decision probe in each (about 71 minutes); tiny: seconds (a smoke run)")
     p.add_argument("--out", default="runs/league", help="the recipe's folder")
     p.add_argument("--rounds", type=int_in(0, 100), default=None,
                    help="rounds after the first stage (preset's); with --resume, more rounds than the recipe in "
@@ -61,7 +62,7 @@ def parser() -> ArgumentParser:
                    help="the long probe's start (preset's: equity, the equity clone)")
     p.add_argument("--probe-learning-rate", type=float, default=None, metavar="LR",
                    help="the learning rate of the recipe's probes, quick and long (preset's: 3e-4, the measuring "
-                        "probes'); 3e-3 from a policy's own weights finds in 26M decisions what 3e-4 finds in 80M")
+                        "probes')")
     p.add_argument("--distill-rounds", type=int_in(0, 101), default=None, metavar="N",
                    help="after the rounds, fit one network to the equal mixture of the last N rounds' policies "
                         "(mus distill), probe it as the rounds are, and keep it if it is the least exploitable "
@@ -83,7 +84,7 @@ def parser() -> ArgumentParser:
     p.add_argument("--refine-lance", default=None, metavar="LANCE",
                    help="with --refine-distilled: first train a best response that decides only LANCE's betting "
                         "(pares; mus exploit --lance) against the distilled network, and put it in the refined "
-                        "stage's league (a quarter of it; record T); several lances, comma-separated (pares,juego), "
+                        "stage's league (a quarter of it); several lances, comma-separated (pares,juego), "
                         "one best response each; ordago: one that decides only the órdagos (mus exploit --only "
                         "ordago) (preset's: none)")
     p.add_argument("--refine-hidden", type=int_in(1, 16_384), nargs="+", default=None, metavar="WIDTH",
@@ -105,7 +106,6 @@ def parser() -> ArgumentParser:
                    help="with --stage-probes: their learning rate (preset's: 3e-4, the measuring probes')")
     p.add_argument("--stage-probe-starts", default=None, metavar="LIST",
                    help="with --stage-probes: the stage probes' starts, comma-separated, in the order they run "
-                        "(agent halves them: the equity-clone probes found least against every fitted network) "
                         "(preset's: those of the rounds' probes, equity,agent)")
     p.add_argument("--progress", type=boolean, default=True, metavar="BOOL", help="show a progress bar")
     p.add_argument("--resume", action="store_true", help="continue the recipe in --out from the step that ran")
@@ -162,12 +162,12 @@ def main(argv: list[str] | None = None) -> None:
             print(plan_text(settings, a.workers, a.rates))
             return
         with terminate_as_ctrl_c():
-            data = recipe.run_recipe(settings, a.out, resume=a.resume, workers=a.workers, ray_address=a.ray,
-                                     progress=a.progress, command="mus league " + " ".join(argv))
+            data = run_recipe(settings, a.out, resume=a.resume, workers=a.workers, ray_address=a.ray,
+                              progress=a.progress, command="mus league " + " ".join(argv))
     except (ValueError, ImportError, TrainingDiverged, KeyboardInterrupt) as e:
         fail("mus league", e, argv)
     keep = data["steps"]["keep"]
-    print(f"kept {recipe.kept_text(keep)}: {a.out}/policy.pt; the rounds in {a.out}/recipe.md, the card in "
+    print(f"kept {kept_text(keep)}: {a.out}/policy.pt; the rounds in {a.out}/recipe.md, the card in "
           f"{a.out}/card.md")
 
 

@@ -1,12 +1,15 @@
-"""``mus ship-agent RUN``: evaluate a training run's policy on fresh deals and ship it as the ``ppo`` agent, with
-its model card (:func:`experiments.population.ship_agent.ship`; maintainers)."""
+"""``mus ship-agent RUN [--dest DIR]``: evaluate a training run's policy on fresh deals and write it as the ``ppo``
+agent, with its model card, into DIR (``runs/shipped`` by default; :func:`experiments.population.ship_agent.ship`)."""
 
 from __future__ import annotations
 
 from experiments.commands.options import MAX_DEALS, ArgumentParser, int_in
 from experiments.population import ship_agent
 
-__all__ = ["parser", "main"]
+__all__ = ["parser", "main", "DEST"]
+
+#: Where ``mus ship-agent`` writes by default: a folder under the current directory, never the installed package.
+DEST = "runs/shipped"
 
 
 def parser() -> ArgumentParser:
@@ -19,9 +22,11 @@ def parser() -> ArgumentParser:
     p.add_argument("--hands", type=int_in(1, MAX_DEALS), default=20000, help="duplicate deals played as single hands")
     p.add_argument("--games", type=int_in(1, MAX_DEALS), default=2000, help="duplicate deals played as whole games")
     p.add_argument("--seed", type=int, default=7, help="seed of the evaluation deal sets")
-    p.add_argument("--dest", default=str(ship_agent.ROOT / "agents" / "data"), help="where ppo.pt and ppo.md go")
-    p.add_argument("--curve", default=str(ship_agent.ROOT / "docs" / "ppo_learning_curve.png"),
-                   help="where the run's learning curve goes (for the README)")
+    p.add_argument("--dest", default=DEST,
+                   help="the folder ppo.pt, ppo.md and the learning curve are written to (the package's agent: "
+                        "agents/data in a checkout, with --curve docs/ppo_learning_curve.png)")
+    p.add_argument("--curve", default=None,
+                   help=f"where the run's learning curve goes (default: DEST/{ship_agent.CURVE_NAME})")
     p.add_argument("--card-only", action="store_true",
                    help="only rewrite DEST/ppo.md from the evaluation stored in DEST/ppo.pt (RUN is not read)")
     p.add_argument("--exploit", action="append", default=[], metavar="REPORT",

@@ -2,8 +2,8 @@
 
 Every field of :class:`experiments.train.ppo.Args` is a flag (``--num-tables``, ``--league-mix``, ...), with
 the field's docstring as its help; ``--preset`` picks the values the flags not given take (``tiny``,
-``default``, ``ship``: the recipe of the agent shipped until 2026-12, ``scratch``: 600M decisions from a random
-network, the first stage of today's ``ppo``).
+``default``, ``ship``: 160M decisions of plain self-play from the ``equity`` clone, ``scratch``: 600M decisions from
+a random network).
 ``--resume`` continues the run in ``--out`` from its checkpoint, with the settings the run was made with (its
 ``args.json``) for every flag not given, so ``mus train --resume --out RUN`` is enough; ``--overwrite`` replaces
 it (once the new run has written its first checkpoint). At the end the last and best evaluations and
@@ -56,8 +56,8 @@ def parser() -> ArgumentParser:
                               "preset's value and where the ship preset differs.")
     p.add_argument("--preset", default="default", choices=sorted(ppo.PRESETS),
                    help="named settings to start from: tiny (seconds), default (about 8 minutes), ship (160M "
-                        "decisions from the equity clone, the ppo shipped until 2026-12), scratch (600M decisions "
-                        "from a random network, stage 1 of today's ppo) [default]")
+                        "decisions of plain self-play from the equity clone, about 1.5 hours), scratch (600M "
+                        "decisions from a random network, about 100 minutes) [default]")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out from its checkpoint; flags not given take the run's own "
                         "settings (its args.json), not the preset's")

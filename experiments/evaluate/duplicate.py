@@ -162,8 +162,7 @@ class PairResult:
 
 #: Decisions after which :func:`play_pair` gives up a hand as an endless raise war (a normal hand takes about 15; no
 #: hand of ``random``, ``rule``, ``equity``, ``ordago`` or ``ppo`` passed 100 in 4,000 seatings). Each dropped deal
-#: costs its table this many steps, so a policy that re-raises forever against itself is measured 10x sooner than
-#: with the 10,000 used before 2026-12-03.
+#: costs its table this many steps.
 MAX_HAND_DECISIONS = 1_000
 
 

@@ -6,7 +6,7 @@ Prints learner decisions per second of:
   batch), with the engine's decisions per second of every seat beside it;
 * sb3-contrib ``MaskablePPO`` training (rollouts and updates) on MusVecEnv at each ``--tables``;
 * the same MaskablePPO settings on ``DummyVecEnv`` of ``--gym-envs`` MusGymEnv (the same rollout size), and
-  MaskablePPO with SB3's default settings on one MusGymEnv (the issue's baseline, about 600 decisions/s);
+  MaskablePPO with SB3's default settings on one MusGymEnv (the baseline of the comparison, about 600 decisions/s);
 
 each training measured over ``--rollouts`` whole rollouts after one warm-up rollout, on ``--threads`` torch threads.
 A benchmark, not a test: figures depend on the machine and its load.

@@ -1,9 +1,9 @@
 """Policy distillation: ``mus distill MEMBERS`` fits one network to a mixture of policies.
 
 Each policy that best-response rounds leave behind (``mus league``) has leaks of its own, and a probe from its own
-weights finds them: +0.9 to +1.3 stones/hand for every single network measured (docs/exploitability.md). Their
-mixture (:class:`agents.mixture.MixtureAgent`: the members' action probabilities averaged at each decision) leaks
-less, since a leak of one member is only a share of the mixture's play. One network is what the rest of the
+weights finds them (docs/exploitability.md). Their mixture (:class:`agents.mixture.MixtureAgent`: the members'
+action probabilities averaged at each decision) leaks less, since a leak of one member is only a share of the
+mixture's play. One network is what the rest of the
 project takes (the web table, the model card, the own-weights probes), so this module fits one to the mixture:
 
 1. **data**: the mixture plays ``decisions`` decisions on ``num_tables`` tables (seeded); on a share

@@ -1,10 +1,10 @@
 """What a recipe will run, and about how long, before running it: ``mus league --plan``.
 
-The issue's budget for the shipped agent's recipe is three hours on a 2-core machine, its best responses included,
-and a recipe's steps differ by orders of magnitude (an 8M-decision first stage, four 80M-decision probes). This
-module lists the steps of a :class:`~experiments.population.recipe.Recipe` in the order :func:`run_recipe` runs
-them, each training's and probe's budget in decisions (rounded down to whole updates, as the trainer runs them),
-and estimates each step's minutes from throughputs measured on the machine that runs it:
+A recipe's steps differ by orders of magnitude (an 8M-decision first stage, four 80M-decision probes). This module
+lists the steps of a :class:`~experiments.population.recipe.Recipe` in the order
+:func:`~experiments.population.recipe_run.run_recipe` runs them, each training's and probe's budget in decisions
+(rounded down to whole updates, as the trainer runs them), and estimates each step's minutes from throughputs
+measured on the machine that runs it:
 
 * a training (or the distillation's data) runs alone at ``train_rate`` decisions/s (``--train-threads``: all
   cores);
@@ -14,10 +14,10 @@ and estimates each step's minutes from throughputs measured on the machine that 
 * every training is followed by its report (``report_minutes``), and every round's probes by the meta-game's round
   robin (``meta_minutes``); the card at the end takes ``card_minutes``.
 
-The default rates are those measured on the project's 2-core AMD EPYC (AVX2) machine on 2026-12-05 (a round's
-kind of ``mus train`` at 45,100 decisions/s with two threads; two full probes side by side at about 40,000 each);
-give yours (``mus league --plan --rates TRAIN,PROBE``) for another machine. An estimate, not a promise: the
-evaluations' minutes are rough, and a loaded machine runs slower.
+The default rates are those of a 2-core AMD EPYC (AVX2) machine (a round's kind of ``mus train`` at about 45,000
+decisions/s with two threads; two full probes side by side at about 40,000 each); give yours (``mus league --plan
+--rates TRAIN,PROBE``) for another machine. An estimate, not a promise: the evaluations' minutes are rough, and a
+loaded machine runs slower.
 """
 
 from __future__ import annotations
@@ -48,16 +48,14 @@ class PlannedStep:
 
 @dataclasses.dataclass(frozen=True)
 class Rates:
-    """Throughputs and evaluation times of the machine that runs the recipe (defaults: the project's 2-core AMD
-    EPYC, AVX2, 2026-12-05)."""
+    """Throughputs and evaluation times of the machine that runs the recipe (defaults: a 2-core AMD EPYC, AVX2)."""
 
     train_rate: float = 45_000.0
     """decisions/s of a training alone on all cores"""
     probe_rate: float = 40_000.0
     """decisions/s of each probe while ``workers`` run side by side, one torch thread each"""
     lance_probe_rate: float = 85_000.0
-    """decisions/s of a one-lance probe (its learner decides a few percent of the decisions: 92,000 alone on
-    2026-12-06, a pares probe of candidate K)"""
+    """decisions/s of a one-lance probe (its learner decides a few percent of the decisions)"""
     probe_eval_minutes: float = 1.5
     """each probe's held-out measurement (20,000 hands and 2,000 games, sampled and greedy)"""
     report_minutes: float = 1.5
@@ -88,7 +86,7 @@ def _rounds(recipe: Recipe, prefix: str = "") -> list[PlannedStep]:
 
 
 def planned_steps(recipe: Recipe) -> list[PlannedStep]:
-    """The trainings and probes of ``recipe`` in the order :func:`~experiments.population.recipe.run_recipe` runs
+    """The trainings and probes of ``recipe`` in the order :func:`~experiments.population.recipe_run.run_recipe` runs
     them (reports, meta-games and the card are counted by :func:`step_minutes`, not listed)."""
     steps = _rounds(recipe)
     if not recipe.distill_rounds:

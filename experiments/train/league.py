@@ -98,9 +98,8 @@ def split_specs(text: str) -> list[str]:
 
 def is_fixed_spec(name: str) -> bool:
     """A frozen agent the league and the evaluation can seat: a baseline, the shipped ``ppo``, or a policy file
-    (``*.pt`` from ``mus train``, ``*.zip`` from sb3-contrib), as
-    ``agents.make_agent`` reads them."""
-    return (name in BASELINES or name == "ppo" or name.endswith((".pt", ".zip")))
+    (``*.pt`` from ``mus train``, ``*.zip`` from sb3-contrib), as ``agents.make_agent`` reads them."""
+    return name in BASELINES or name == "ppo" or name.endswith((".pt", ".zip"))
 
 
 def policy_obs_dim(agent: Any) -> int | None:

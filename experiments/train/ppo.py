@@ -128,7 +128,7 @@ class Args:
     """environment steps per table per rollout"""
     # PPO
     learning_rate: float = 1.5e-3
-    """Adam learning rate; 1.5e-3 since 2026-12-04 (3e-4 before: :data:`LEARNING_RATE_2026_11`)"""
+    """Adam learning rate (3e-4 for probes and for the ``tiny``, ``ship`` and ``scratch`` presets)"""
     anneal_lr: bool = True
     """decay the learning rate linearly to 0 over the run"""
     gamma: float = 0.99
@@ -243,27 +243,28 @@ def magnet_kl(logp_all: torch.Tensor, magnet_logp_all: torch.Tensor) -> torch.Te
     return (logp_all.exp() * (logp_all - magnet_logp_all)).sum(-1).mean()
 
 
-LEARNING_RATE_2026_11 = 3e-4
-"""The learning rate before 2026-12-04, kept by the presets, probes and league stages that the docs quote."""
-#: The settings of the default run before 2026-12 (no magnet, a self-play-heavy league), which the presets keep.
-_BEFORE_2026_12 = dict(magnet_coef=0.0, magnet_every=0, league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2",
-                       learning_rate=LEARNING_RATE_2026_11)
+PROBE_LEARNING_RATE = 3e-4
+"""The learning rate of best-response probes (``mus exploit``'s default, the measuring protocol's) and of the presets
+and recipe stages that train at it."""
+#: Plain self-play: no magnet, a self-play-heavy league, :data:`PROBE_LEARNING_RATE` (the ``tiny``, ``ship`` and
+#: ``scratch`` presets).
+_PLAIN_SELF_PLAY = dict(magnet_coef=0.0, magnet_every=0, league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2",
+                        learning_rate=PROBE_LEARNING_RATE)
 
 #: Named presets: overrides of :class:`Args`.
 PRESETS: dict[str, dict[str, Any]] = {
     # a few updates on a few tables, for tests and smoke runs (seconds)
     "tiny": dict(num_tables=32, rollout_steps=8, total_decisions=32 * 8 * 4, minibatch_size=128, eval_every=2,
                  eval_hands=16, eval_games=4, checkpoint_every=2, snapshot_every=1, pool_size=2, hidden=(32, 32),
-                 torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1, **_BEFORE_2026_12),
+                 torch_threads=1, bc_decisions=32 * 8 * 2, bc_epochs=1, value_warmup=1, **_PLAIN_SELF_PLAY),
     # ``mus train``: the defaults of Args, about 8 minutes on 2 cores (measured to rise and hold: docs/training.md)
     "default": dict(),
-    # the agent shipped until 2026-12: the default run of 2026-11 made longer (about 1.5 hours on 2 cores)
-    "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25, **_BEFORE_2026_12),
+    # plain self-play from the equity clone, 160M decisions (about 1.5 hours on 2 cores)
+    "ship": dict(total_decisions=160_000_000, eval_every=100, checkpoint_every=25, **_PLAIN_SELF_PLAY),
     # PPO from a random network (no warm start), 600M decisions with the learning rate annealed over all of them
-    # (about 100 minutes on 2 cores): candidate C of docs/research/2026-12-candidates.md, the first stage of the
-    # shipped ppo (two PSRO-like rounds warm-started from it followed; its model card lists the three commands)
+    # (about 100 minutes on 2 cores; its origin: docs/research/index.md)
     "scratch": dict(warm_start="none", total_decisions=600_000_000, eval_every=100, checkpoint_every=25,
-                    **_BEFORE_2026_12),
+                    **_PLAIN_SELF_PLAY),
 }
 
 
