@@ -32,7 +32,7 @@ from agents.policy import (  # noqa: E402
 )
 from experiments.commands import ship_agent as ship_command  # noqa: E402
 from experiments.commands import train as train_command  # noqa: E402
-from experiments.population import ship_agent  # noqa: E402
+from experiments.population import ship_agent, ship_card  # noqa: E402
 from experiments.train import ppo as ps  # noqa: E402
 from experiments.train.buffer import HANDS_DIM, TurnBuffer, hands_input, relative_hands  # noqa: E402
 from experiments.train.league import SnapshotBank, frozen_agent, split_specs  # noqa: E402
@@ -435,7 +435,7 @@ def test_the_scratch_preset_is_the_default_run_from_a_random_network_for_600m_de
     assert changed == {"warm_start": "none", "total_decisions": 600_000_000, "eval_every": 100,
                        "checkpoint_every": 25, "magnet_coef": 0.0, "magnet_every": 0,
                        "league_mix": "self:0.4,snapshot:0.2,rule:0.2,equity:0.2",
-                       "learning_rate": ps.LEARNING_RATE_2026_11}
+                       "learning_rate": ps.PROBE_LEARNING_RATE}
 
 
 def test_args_round_trip_through_json(tmp_path) -> None:
@@ -453,7 +453,7 @@ def test_ship_agent_writes_weights_card_and_curve(tmp_path, capsys) -> None:
     blob = load_policy_file(dest / "ppo.pt")
     rows = blob["meta"]["evaluation"]
     assert [(r["play"], r["opponent"]) for r in rows] == (
-        [("sampled", s) for s in ship_agent.BASELINES] + [("greedy", "rule"), ("greedy", "equity")])
+        [("sampled", s) for s in ship_agent.EVAL_OPPONENTS] + [("greedy", "rule"), ("greedy", "equity")])
     card = (dest / "ppo.md").read_text()
     for r in rows:                                    # every evaluation row is in the card, with its figure
         assert f"| {r['play']} | {r['opponent']} | 12 | {r['stones']:+.3f} |" in card
@@ -629,7 +629,7 @@ def test_the_card_compares_probe_by_probe_and_the_lineage_budget(tmp_path) -> No
             "previous": {"warm_start": "equity", "decisions": 160, "minutes": 89.0,
                          "evaluation": [{**row, "stones": 1.39, "win": 0.647}],
                          "exploitability": probes(("equity", 0, 2.33), ("agent", 1, 1.58))}}
-    lines = ship_agent._compare_lines(meta, [row])
+    lines = ship_card.compare_lines(meta, [row])
     assert "| probe from the equity start, seed 0: gain, game win rate | +2.330, 0.733 (80,000,000 decisions) | " \
            "+0.750, 0.575 (80,000,000 decisions) |" in lines
     assert any(x.startswith("| probe from the agent start, seed 1:") and "+1.580" in x and "+0.930" in x
@@ -645,18 +645,18 @@ def test_the_card_compares_probe_by_probe_and_the_lineage_budget(tmp_path) -> No
             "previous": {**meta["previous"], "made": ship_agent.made_text(meta)}}
     assert ("| training | 700 decisions, 120.2 minutes in 2 stages; first warm start none | 161,876,224 decisions of "
             "training and 597,557,248 of best responses, 122.1 minutes in one `mus league` command; first warm "
-            "start /x/e.pt |") in ship_agent._compare_lines(over, [row])
+            "start /x/e.pt |") in ship_card.compare_lines(over, [row])
 
 
 def test_a_recipe_card_says_which_ppo_its_rounds_played() -> None:
     """A recipe whose rivals included ``ppo`` measured its rounds against the agent shipped then: the card says so,
     and that it is the agent replaced when the digests agree; without ``ppo`` among the rivals, nothing is said."""
     meta = {"recipe": {"rivals": {"ppo": "ab" * 32, "ordago": None}}, "previous": {"parameters_sha256": "ab" * 32}}
-    assert ship_agent._rival_ppo_text(meta).endswith("when the recipe ran, the one this policy replaced")
+    assert ship_card.rival_ppo_text(meta).endswith("when the recipe ran, the one this policy replaced")
     meta["previous"]["parameters_sha256"] = "cd" * 32
-    assert ship_agent._rival_ppo_text(meta).endswith("`ppo` there is the agent shipped when the recipe ran")
-    assert ship_agent._rival_ppo_text({"recipe": {"rivals": {"psro_e": "ab" * 32}}}) == ""
-    assert ship_agent._rival_ppo_text({"recipe": {}}) == ""
+    assert ship_card.rival_ppo_text(meta).endswith("`ppo` there is the agent shipped when the recipe ran")
+    assert ship_card.rival_ppo_text({"recipe": {"rivals": {"psro_e": "ab" * 32}}}) == ""
+    assert ship_card.rival_ppo_text({"recipe": {}}) == ""
 
 
 def test_first_beats_is_the_first_evaluation_ahead_with_p_below_alpha(tmp_path) -> None:
@@ -920,6 +920,8 @@ def test_the_shipped_card_is_the_one_its_weights_make(tmp_path) -> None:
     digest = parameters_digest(build_net(blob, data / "ppo.pt"))
     written = ship_agent.write_card(tmp_path / "ppo.md", meta, meta["evaluation"]).read_text()
     assert written == (data / "ppo.md").read_text()
+    # its run folders (runs/X, relative) are said not to be kept, and its stages to have been run by hand
+    assert "runs/candE" in written and "## What is kept" in written and "The stages were run by hand" in written
     assert meta["lineage"][-1]["parameters_sha256"] == digest
     assert meta["lineage"][0]["warm_start"] == "none"
     previous = meta["previous"]

@@ -29,8 +29,6 @@ from typing import Any
 from agents.policy import build_net, load_policy_file, parameters_digest, save_policy
 from experiments.evaluate.report_card import OPPONENTS, duplicate_row, report_card
 from experiments.population.exploit_seeds import aggregate_probes
-from experiments.population.ship_card import compare_lines as _compare_lines  # noqa: F401  (tests)
-from experiments.population.ship_card import rival_ppo_text as _rival_ppo_text  # noqa: F401  (tests)
 from experiments.population.ship_card import write_card
 from experiments.population.ship_lineage import (
     first_beats,

@@ -56,7 +56,7 @@ def write_card(path: Path, meta: dict[str, Any], rows: list[dict[str, Any]]) -> 
         lines += [""] + _probe_lines(meta["exploitability"])
     if meta.get("previous"):
         lines += [""] + compare_lines(meta, rows)
-    kept = _kept_lines("\n".join(lines), bool(meta.get("lineage")))
+    kept = _kept_lines("\n".join(lines), bool(meta.get("lineage")), by_hand=not meta.get("recipe"))
     lines += ([""] + kept if kept else []) + ["", "## Limits", "",
               "- Trained and evaluated with 8 kings and a 40-stone game; other variants are untested.",
               "- Beating the baselines is not low exploitability: a best response trained against this policy may "
@@ -150,7 +150,7 @@ def _preset_text(meta: dict[str, Any]) -> str:
     """The card's preset: the one the command named, or none (the command's flags over the trainer's defaults)."""
     if "--preset" in str(meta.get("command", "")).split():
         return f"preset: `{meta.get('run', {}).get('preset', '?')}`"
-    return "no preset (the command's flags over the trainer's defaults of its day)"
+    return "no preset (the command's flags over the trainer's defaults when it ran; every setting is in `meta`)"
 
 
 def _warm_start_text(args: dict[str, Any], lineage: bool) -> str:
@@ -263,22 +263,36 @@ def compare_lines(meta: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]
 
 #: An absolute path of two or more parts in the card's text (a folder of the machine that made the policy).
 _ABSOLUTE = re.compile(r"(?<![\w./])/[A-Za-z_][\w.-]*(?:/[\w.-]+)+")
+#: A run folder relative to where the commands ran (``runs/X``, as ``mus train --out`` names them).
+_RUN_FOLDER = re.compile(r"(?<![\w./-])runs/[\w.-]+")
 
 
-def _kept_lines(text: str, lineage: bool) -> list[str]:
-    """The card's section on the files it names that the repository does not keep (none: no section)."""
+def _kept_lines(text: str, lineage: bool, by_hand: bool = False) -> list[str]:
+    """The card's section on the folders it names that the repository does not keep (none named: no section):
+    absolute paths of the machine that made the policy, or run folders ``runs/X`` relative to where the commands
+    ran. ``by_hand``: the stages of the lineage were run one by one (not by ``mus league``), which it says."""
     paths = sorted(set(_ABSOLUTE.findall(text)))
-    if not paths:
+    runs = sorted(set(_RUN_FOLDER.findall(text)))
+    if not paths and not runs:
         return []
-    common = os.path.commonpath(paths)
-    which = f"every path under `{common}/`" if common != "/" else f"such as `{paths[0]}`"
+    if paths:
+        common = os.path.commonpath(paths)
+        which = f"every path under `{common}/`" if common != "/" else f"such as `{paths[0]}`"
+        folders = (f"The folders named above outside this repository ({which}) were the training machine's and are "
+                   "not kept.")
+    else:
+        folders = ("The run folders named above (`runs/...`, relative to the folder the commands ran in) are not kept "
+                   "in the repository.")
+    hand = (" The stages were run by hand, one after another: each stage's `--warm-start` names the policy of the "
+            "stage before it (a copy of that run's `policy.pt`), and the policy files in its `--league-mix` are "
+            "earlier stages' policies and best responses that `mus exploit` trained against them."
+            if lineage and by_hand else "")
     rebuild = ("run the stages' commands in order, each with the policy of the stage before as `--warm-start` and, "
                "in its `--league-mix`, the `--out` folders of `mus exploit` runs against that policy in place of the "
                "best responses it names; then `mus ship-agent RUN --exploit PROBES/exploit_seeds.json --ancestor "
                "EARLIER_RUN ...`" if lineage else
                "run the command above, then `mus ship-agent RUN --exploit PROBES/exploit_seeds.json`")
     return ["## What is kept", "",
-            f"The folders named above outside this repository ({which}) were the training machine's and are not "
-            "kept. The repository keeps the shipped weights with every command, setting and figure of this card "
-            "(`agents/data/ppo.pt`, its `meta`), from which `mus ship-agent --card-only` rewrites the card. To make "
-            f"a policy by the same recipe, {rebuild}; `mus league` runs rounds of this kind in one command."]
+            f"{folders}{hand} The repository keeps the shipped weights with every command, setting and figure of this "
+            "card (`agents/data/ppo.pt`, its `meta`), from which `mus ship-agent --card-only` rewrites the card. To "
+            f"make a policy by the same recipe, {rebuild}; `mus league` runs rounds of this kind in one command."]

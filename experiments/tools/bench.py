@@ -13,8 +13,8 @@ decisions (one action of one player; chance events are not counted):
 * ``vector B=... in P processes``: the largest batch split over ``--processes`` concurrent processes, each
   stepping its own VectorMusEnv (one env copy per worker, as RL libraries use several cores); the sum;
 * ``texas_holdem_v4``: PettingZoo's classic env (the same loop as ``env()``), when installed;
-* ``openspiel bridge``: OpenSpiel's C++ bridge (auction and card play, no double-dummy solver) driven from
-  Python, random legal play including chance outcomes, when ``pyspiel`` is installed
+* ``openspiel bridge``: OpenSpiel's ``bridge`` game, a card game (C++, auction and card play, no double-dummy
+  solver), stepped from Python, random legal play including chance outcomes, when ``pyspiel`` is installed
   (from a checkout: ``pip install -e ".[bench]"``).
 
 Ratios are against texas_holdem_v4 (for the AEC envs) and OpenSpiel bridge (for the batched engine),
