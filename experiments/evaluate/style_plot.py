@@ -4,10 +4,10 @@ side by side.
 * :func:`plot_curves`: per lance (columns) and kind of decision (rows: opening bets, raises and no quiero when
   answering a bet, quiero facing an órdago), each agent's frequency by hand strength with its 95% Wilson band;
   buckets with too few decisions are hollow, and a black ring marks a bucket where an agent's interval does not
-  overlap the first agent's.
+  overlap the first agent's (and the rates differ by :data:`MIN_DIFFERENCE` or more).
 * :func:`plot_heatmaps`: per lance, one heatmap per agent and situation of every action's frequency by strength
   (both sides pooled); hatched cells have too few decisions, outlined ones differ from the first agent (intervals
-  apart).
+  apart, by :data:`MIN_DIFFERENCE` or more).
 * :func:`plot_mus`: the cut rate by hand class, one bar per agent, with its interval.
 * :func:`summary_rows`: one row per agent and lance for a terminal table.
 """
@@ -35,7 +35,7 @@ from experiments.evaluate.style_profile import (
     wilson,
 )
 
-__all__ = ["plot_curves", "plot_heatmaps", "plot_mus", "summary_rows", "CURVE_ROWS"]
+__all__ = ["plot_curves", "plot_heatmaps", "plot_mus", "summary_rows", "CURVE_ROWS", "MIN_DIFFERENCE"]
 
 #: The rows of :func:`plot_curves`: (title, situations pooled, the actions counted as a "yes").
 CURVE_ROWS: tuple[tuple[str, tuple[str, ...], list[int]], ...] = (
@@ -44,6 +44,10 @@ CURVE_ROWS: tuple[tuple[str, tuple[str, ...], list[int]], ...] = (
     ("answering a bet: no quiero", ("answer",), [I_NO_QUIERO]),
     ("facing an órdago: quiero", ("ordago",), [I_QUIERO]),
 )
+#: A difference from the first agent is marked when the intervals do not overlap and the rates differ by at least
+#: this much (with hundreds of thousands of decisions, a difference of 0.01 is already significant and not worth
+#: the ink).
+MIN_DIFFERENCE = 0.05
 _CENTRES = (np.array(BUCKET_EDGES[:-1]) + np.array(BUCKET_EDGES[1:])) / 2
 
 
@@ -63,10 +67,12 @@ def _curve(p: StyleProfile, lance: int, situations: tuple[str, ...],
 
 
 def _apart(k0: npt.NDArray, n0: npt.NDArray, k: npt.NDArray, n: npt.NDArray) -> npt.NDArray[np.bool_]:
-    """Where the 95% intervals of two rates do not overlap (both with enough decisions)."""
+    """Where the 95% intervals of two rates do not overlap and the rates differ by :data:`MIN_DIFFERENCE` or more
+    (both with enough decisions)."""
     lo0, hi0 = wilson(k0, n0)
     lo, hi = wilson(k, n)
-    return (n0 >= MIN_SAMPLES) & (n >= MIN_SAMPLES) & ((lo > hi0) | (hi < lo0))
+    gap = np.abs(k / np.maximum(n, 1) - k0 / np.maximum(n0, 1))
+    return (n0 >= MIN_SAMPLES) & (n >= MIN_SAMPLES) & ((lo > hi0) | (hi < lo0)) & (gap >= MIN_DIFFERENCE)
 
 
 def plot_curves(profiles: Sequence[StyleProfile], path: str | Path) -> Path:
@@ -105,8 +111,8 @@ def plot_curves(profiles: Sequence[StyleProfile], path: str | Path) -> Path:
             ax.grid(alpha=0.3)
     fig.legend(loc="upper center", ncol=len(profiles), frameon=False)
     fig.suptitle("How they bid: frequency by hand strength (95% Wilson bands; hollow: fewer than "
-                 f"{MIN_SAMPLES} decisions; black ring: apart from {profiles[0].agent})", fontsize=9, y=0.005,
-                 va="bottom")
+                 f"{MIN_SAMPLES} decisions; black ring: apart from {profiles[0].agent}, by {MIN_DIFFERENCE:g} or "
+                 "more)", fontsize=9, y=0.005, va="bottom")
     fig.tight_layout(rect=(0, 0.02, 1, 0.95))
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -142,7 +148,8 @@ def plot_heatmaps(profiles: Sequence[StyleProfile], folder: str | Path) -> list[
                 ax.set_xticks(range(len(n)), [f"{e:g}" for e in BUCKET_EDGES[:-1]], fontsize=5, rotation=90)
                 ax.set_title(f"{p.agent}: {situation}", fontsize=8)
         fig.suptitle(f"{lance}: action frequency by hand percentile (from the bucket's lower edge; hatched: fewer "
-                     f"than {MIN_SAMPLES} decisions; red: apart from {profiles[0].agent})", fontsize=8)
+                     f"than {MIN_SAMPLES} decisions; red: apart from {profiles[0].agent} by {MIN_DIFFERENCE:g} or "
+                     "more)", fontsize=8)
         fig.tight_layout()
         path = Path(folder) / f"style_{lance}.png"
         fig.savefig(path, dpi=100)
@@ -161,12 +168,13 @@ def plot_mus(profiles: Sequence[StyleProfile], path: str | Path) -> Path:
         k, n = p.counts.mus_cut, p.counts.mus_n
         lo, hi = wilson(k, n)
         y = k / np.maximum(n, 1)
-        ax.bar(x + (j - (len(profiles) - 1) / 2) * width, y, width, yerr=np.abs(np.stack([y - lo, hi - y])),
+        err = np.where(n > 0, np.abs(np.stack([y - lo, hi - y])), 0.0)            # a class never seen: no bar
+        ax.bar(x + (j - (len(profiles) - 1) / 2) * width, y, width, yerr=err,
                label=p.agent, capsize=1.5, error_kw={"lw": 0.7})
     ax.set_xticks(x, HAND_CLASSES, rotation=30, ha="right", fontsize=7)
     ax.set_ylabel("cut the mus (no mus)")
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=7, ncol=len(profiles))
+    ax.legend(fontsize=7, ncol=len(profiles), loc="upper left")
     ax.set_title("Mus: cut rate by hand class (95% Wilson intervals)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
