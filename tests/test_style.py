@@ -244,3 +244,17 @@ def test_mus_style_writes_the_profiles_and_the_plots(tmp_path: Path, capsys: pyt
         style_main(["random", "--field", "nonsense-agent", "--out", str(tmp_path / "x")])
     assert e.value.code == 2 and not (tmp_path / "x").exists()
 
+
+
+def test_the_report_card_says_how_the_agent_bids_and_plays_the_same() -> None:
+    from experiments.evaluate.report_card import card_markdown, report_card
+
+    kw = {"opponents": ("random",), "hands": 60, "games": 4, "log": lambda line: None}
+    plain, styled = report_card("rule", **kw), report_card("rule", style=True, **kw)
+    assert plain["style"] is None and "How it bids" not in card_markdown(plain)
+    assert [r["stones"] for r in plain["rows"]] == [r["stones"] for r in styled["rows"]]   # the recorder plays as rule
+    style = styled["style"]
+    assert [x["lance"] for x in style["lances"]] == list(LANCES) and style["decisions"] > 500
+    # whole games reach the target, where rule opens every lance (one stone wins): so a few weak bets, never many
+    assert all(x["bet"]["n"] > 0 and x["bluff"]["rate"] < 0.1 for x in style["lances"][:2])
+    assert "How it bids" in card_markdown(styled) and "| grande |" in card_markdown(styled)
