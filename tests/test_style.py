@@ -193,6 +193,10 @@ def test_a_profile_from_a_record_equals_the_profile_counted_in_play(tmp_path: Pa
             game_two += rule.counts
             assert not game_two == before                               # the second game added decisions
     assert total == rule.counts                                         # two games, counted one after the other
+    style_main(["rule", "equity", "--records", str(tmp_path / "game1.json"), str(tmp_path / "game2.json"),
+                "--out", str(tmp_path / "out"), "--quiet", "--no-plots"])             # the command, from the files
+    assert load_profile(tmp_path / "out" / "rule.style.json").counts == rule.counts
+    assert load_profile(tmp_path / "out" / "equity.style.json").counts == equity.counts
     assert total.bet_n.sum() > 30 and total.mus_n.sum() > 10 and total.discard_k.sum() > 0
     with pytest.raises(ValueError, match="sat at no seat"):
         counts_from_record(load_record(path), player="ppo")

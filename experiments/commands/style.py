@@ -21,7 +21,16 @@ from experiments.commands.options import (
     torch_threads_option,
     version,
 )
-from experiments.evaluate.style import DEFAULT_FIELD, SELF, STYLE_DEAL_SETS, field_members, play_style, style_deals
+from experiments.evaluate.style import (
+    DEFAULT_FIELD,
+    SELF,
+    STYLE_DEAL_SETS,
+    StyleCounts,
+    counts_from_record,
+    field_members,
+    play_style,
+    style_deals,
+)
 from experiments.evaluate.style_plot import plot_curves, plot_heatmaps, plot_mus, summary_rows
 from experiments.evaluate.style_profile import StyleProfile, save_profile
 from mus_env import MusConfig
@@ -95,7 +104,8 @@ def main(argv: list[str] | None = None) -> None:
                                    "style_<lance>.png and style_mus.png with the agents side by side, and prints "
                                    "a table.")
     p.add_argument("agents", nargs="+", metavar="AGENT",
-                   help="agent specs: random, rule, equity, ordago, ppo, runs/train/policy.pt, model.zip, ...")
+                   help="agent specs: random, rule, equity, ordago, ppo, runs/train/policy.pt, model.zip, ...; "
+                        "with --records, player names of the records")
     p.add_argument("--deals", type=int_in(1, MAX_DEALS), default=set_deals,
                    help="deals of the deal set (the default is deal set v1; another size makes a custom one)")
     p.add_argument("--seed", type=int_in(0, 2**62), default=set_seed,
@@ -107,9 +117,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--target", type=int_in(1, 1000), default=40, help="stones to win a game")
     p.add_argument("--out", default="runs/style", help="output folder")
     p.add_argument("--no-plots", action="store_true", help="write the profiles and the table only")
+    p.add_argument("--records", nargs="+", metavar="FILE", default=None,
+                   help="profile the players of these JSON hand records (mus play and mus serve save them) instead "
+                        "of playing: each AGENT is a player name, its decisions at the seats it sat at")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     torch_threads_option(p)
     args = p.parse_args(argv)
+    labels = [_label(a) for a in args.agents]
+    if len(set(labels)) != len(labels):
+        p.error(f"argument AGENT: two agents would write the same file ({', '.join(labels)}); give each once")
+    if args.records:
+        check_creatable_dir(p, "--out", args.out)
+        profiles = _from_records(p, args, labels, "mus style " + shlex.join(argv))
+        _finish(args, profiles)
+        return
     try:
         field = split_specs(args.field)
     except ValueError as e:
@@ -118,9 +139,6 @@ def main(argv: list[str] | None = None) -> None:
         p.error("argument --field: give at least one opponent")
     check_agent_specs(p, "AGENT", args.agents)
     check_agent_specs(p, "--field", [s for s in field if s != SELF])
-    labels = [_label(a) for a in args.agents]
-    if len(set(labels)) != len(labels):
-        p.error(f"argument AGENT: two agents would write the same file ({', '.join(labels)}); give each once")
     check_creatable_dir(p, "--out", args.out)
     apply_torch_threads(args.torch_threads)
     warm_up(1, log=lambda line: print(f"mus style: {line}", file=sys.stderr))
@@ -149,6 +167,46 @@ def main(argv: list[str] | None = None) -> None:
         profiles.append(prof)
         path = save_profile(prof, out / f"{label}.style.json")
         print(f"wrote {path} ({counts.decisions():,} decisions, {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    _finish(args, profiles)
+
+
+def _from_records(p: ArgumentParser, args: Any, labels: list[str], command: str) -> list[StyleProfile]:
+    """The profiles of the players ``args.agents`` of the records ``args.records`` (each written to its file)."""
+    from mus_env.records import RecordError, load_record
+
+    records = []
+    for path in args.records:
+        try:
+            records.append(load_record(path))
+        except (RecordError, OSError) as e:
+            p.error(f"argument --records: {path}: {e}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    profiles = []
+    for name, label in zip(args.agents, labels, strict=True):
+        counts, used = StyleCounts(), []
+        for path, record in zip(args.records, records, strict=True):
+            if name not in record.get("players", {}).values():
+                continue
+            try:
+                counts += counts_from_record(record, player=name)[0]
+            except (RecordError, ValueError) as e:
+                p.error(f"argument --records: {path}: {e}")
+            used.append(str(path))
+        if not used:
+            p.error(f"argument AGENT: {name!r} sat at no seat of the records (their players: "
+                    f"{', '.join(sorted({v for r in records for v in r.get('players', {}).values()})) or 'none'})")
+        prof = StyleProfile(counts, {"agent": name, "spec": name, "deal_set": "records", "records": used,
+                                     "command": command, "mus_env": version()})
+        profiles.append(prof)
+        path = save_profile(prof, out / f"{label}.style.json")
+        print(f"wrote {path} ({counts.decisions():,} decisions from {len(used)} record(s))", file=sys.stderr)
+    return profiles
+
+
+def _finish(args: Any, profiles: list[StyleProfile]) -> None:
+    """The plots (unless ``--no-plots``) and the table."""
+    out = Path(args.out)
     if not args.no_plots:
         paths = [plot_curves(profiles, out / "style_curves.png"), *plot_heatmaps(profiles, out),
                  plot_mus(profiles, out / "style_mus.png")]

@@ -205,7 +205,7 @@ class StyleProfile:
 
 _LAYOUT = {"buckets": list(BUCKET_EDGES), "lances": list(LANCES), "sides": list(SIDES),
            "situations": list(SITUATIONS), "actions": list(BET_ACTION_NAMES), "hand_classes": list(HAND_CLASSES)}
-_META = ("agent", "spec", "field", "deal_set", "deals", "seed", "config", "command", "mus_env", "seconds")
+_META = ("agent", "spec", "field", "deal_set", "deals", "seed", "config", "records", "command", "mus_env", "seconds")
 
 
 def read_profile(d: Any, source: str = "profile") -> StyleProfile:
