@@ -48,6 +48,8 @@ COMMANDS = {
                    "duplicate round-robin between agents: Elo ladder, CSV/JSON, plots"),
     "evaluate": ("experiments.commands.evaluate",
                  "an agent's report card: duplicate results vs every baseline, ladder place, optional probe"),
+    "style": ("experiments.commands.style",
+              "how agents bid: action frequencies by lance, role and hand strength, with plots"),
     "benchmark": ("experiments.commands.benchmark",
                   "which algorithm learns Mus best: rows trained alike, evaluated alike, one table"),
     "signals": ("experiments.commands.signals",

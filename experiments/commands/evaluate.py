@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     # the first use on a machine compiles the batched engine: one line, not a silent wait
     warm_up(1, log=lambda line: print(f"mus evaluate: {line}", file=sys.stderr))
     card = report_card(args.agent, deal_set=args.deal_set, opponents=opponents, kings=args.kings, target=args.target,
-                       hands=args.hands, games=args.games, command="mus evaluate " + shlex.join(argv))
+                       hands=args.hands, games=args.games, style=True, command="mus evaluate " + shlex.join(argv))
     if args.probe_decisions:
         from experiments.population.exploit import card_probe  # the train extra (torch): only when asked
 

@@ -10,6 +10,9 @@ version's seed and sizes, so two cards of one version played the same cards):
 * its **place in the ladder**: its Elo fitted on its own games against opponents whose ratings are fixed at the
   reference ladder (:data:`REFERENCE_LADDER`, the measured ladder of ``docs/ladder_results.json``), with a
   bootstrap standard error over deals;
+* with ``style=True`` (``mus evaluate`` sets it), **how it bids** in those matches: per lance its opening bets, bluffs,
+  folds, weak calls, aggression factor and órdagos, and its mus cut rate, from the style profile's code
+  (:mod:`experiments.evaluate.style`; ``mus style`` gives the whole profile);
 * optionally an **exploitability probe** (:func:`experiments.population.exploit.probe`): the held-out gain of a best
   response trained against it, a lower bound on its exploitability (needs the ``train`` extra).
 
@@ -32,6 +35,9 @@ import numpy as np
 from agents import make_agent
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.duplicate import PairResult, play_pair
+from experiments.evaluate.style import StyleRecorder
+from experiments.evaluate.style_plot import summary_rows
+from experiments.evaluate.style_profile import StyleProfile, rate
 from mus_env import MusConfig
 from mus_env.records import write_text_atomic
 
@@ -137,7 +143,7 @@ def _version() -> str:
 
 def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPONENTS, kings: int = 8,
                 target: int = 40, hands: int | None = None, games: int | None = None, seed: int | None = None,
-                name: str | None = None,
+                name: str | None = None, style: bool = False,
                 command: str = "", log: Callable[[str], None] = print) -> dict[str, Any]:
     """Play the report card of agent ``spec`` (see the module docstring).
 
@@ -151,6 +157,9 @@ def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPO
         games: deals played as whole games (None: the deal set's).
         seed: the deals' seed (None: the deal set's; another makes a ``custom`` card).
         name: the agent's name in the rows (default: ``spec``).
+        style: also count how the agent bid in its sampled matches (:mod:`experiments.evaluate.style`) into
+            ``card["style"]``: per lance its opening bets, bluffs, folds, weak calls, aggression factor and órdagos,
+            and its mus cut rate (``mus style`` gives the whole profile).
         command: the command line to record.
         log: where progress lines go.
 
@@ -168,13 +177,14 @@ def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPO
     name = name or spec
     cfg = MusConfig(kings=kings, target=target)
     me = make_agent(spec)
+    recorder = StyleRecorder(me) if style else None          # plays as ``me``, counting its decisions
     others = [o for o in opponents if o not in (spec, name)]
     hand_deals, game_deals = make_deals(hands, seed, cfg.target), make_deals(games, seed + 1, cfg.target)
     t_start = time.perf_counter()
     rows, game_results = [], {}
     for opp in others:
         t0 = time.perf_counter()
-        h, g = duplicate_results(me, make_agent(opp), (name, opp), hand_deals, game_deals, cfg, seed)
+        h, g = duplicate_results(recorder or me, make_agent(opp), (name, opp), hand_deals, game_deals, cfg, seed)
         row = card_row(h, g)
         rows.append({"play": "sampled", **row})
         game_results[opp] = g
@@ -203,9 +213,18 @@ def report_card(spec: str, deal_set: str = "v1", opponents: Sequence[str] = OPPO
         "agent": name, "spec": spec, "deal_set": version, "seed": seed, "hands": hands, "games": games,
         "config": {"kings": kings, "target": target}, "rows": rows, "ladder": ladder,
         "probe": None, "command": command, "mus_env": _version(),
+        "style": None if recorder is None else _style(recorder, name),
         "seconds": time.perf_counter() - t_start,
     }
     return card
+
+
+def _style(recorder: StyleRecorder, name: str) -> dict[str, Any]:
+    """The card's "how it bids" section from the decisions ``recorder`` counted."""
+    c = recorder.counts
+    return {"decisions": c.decisions(), "mus_cut": rate(int(c.mus_cut.sum()), int(c.mus_n.sum())),
+            "lances": [{k: v for k, v in r.items() if k != "agent"}
+                       for r in summary_rows([StyleProfile(c, {"agent": name})])]}
 
 
 def _fmt_p(p: float) -> str:
@@ -247,6 +266,22 @@ def card_markdown(card: dict[str, Any]) -> str:
         names = ", ".join(sorted(reference_ladder()["ratings"]))
         lines += ["", f"No place in the ladder: none of its opponents is in the reference ladder (add one of {names} "
                   "to --opponents)."]
+    style = card.get("style")
+    if style:
+        def r(x: dict[str, Any]) -> str:
+            return "–" if x["rate"] is None else f"{x['rate']:.2f}" + ("*" if x["few"] else "")
+
+        lines += ["", f"How it bids, from its {style['decisions']:,} decisions in the sampled matches above (both "
+                  "sides pooled; `mus style` gives the whole profile, by strength): bet = opening envido or órdago, "
+                  "bluff = that below the median hand, fold = no quiero to a bet, call weak = quiero to a bet below "
+                  "the median, aggr. = (bets + raises) / calls, órdago where legal; * fewer than 30 decisions.", "",
+                  "| lance | bet | bluff | fold | call weak | aggr. | órdago |", "|---|---|---|---|---|---|---|"]
+        for x in style["lances"]:
+            a = x["aggression"]
+            aggr = "–" if a["factor"] is None else f"{a['factor']:.2f}" + ("*" if a["few"] else "")
+            lines.append(f"| {x['lance']} | {r(x['bet'])} | {r(x['bluff'])} | {r(x['fold'])} | "
+                         f"{r(x['call_weak'])} | {aggr} | {r(x['ordago'])} |")
+        lines += ["", f"Mus: it cuts (no mus) {r(style['mus_cut'])} of the times it may."]
     probe = card.get("probe")
     if probe:
         g = probe["gain"]
