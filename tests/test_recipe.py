@@ -81,6 +81,27 @@ def straight(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     return out, run_recipe(rc.make_recipe("tiny"), out, **QUIET)
 
 
+def test_each_round_trains_against_the_nash_shares_of_its_measured_payoff(straight) -> None:
+    """A round's meta step holds the league to the population's Nash mixture: the shares it writes are those solved
+    from the payoff it measured (rivals capped as stated), its league mix is the one those shares make, and the next
+    training plays exactly that league mix (uniform shares, or a league mix from other shares, fail here)."""
+    _, data = straight
+    recipe = rc.make_recipe("tiny")
+    metas = sorted(k for k in data["steps"] if k.endswith("/meta"))
+    assert len(metas) == recipe.rounds
+    for name in metas:
+        meta = data["steps"][name]
+        payoff = np.asarray(meta["payoff"])
+        solved, _ = nash_mixture(payoff)
+        assert np.allclose(meta["mixture"], solved, atol=1e-3), name
+        assert solved.max() > 1 / len(solved) + 0.1, "a payoff whose Nash mixture is uniform cannot tell"
+        shares = rc.cap_rivals(meta["specs"], payoff, np.asarray(meta["mixture"]), recipe)
+        assert np.allclose(meta["shares"], shares, atol=1e-9), name
+        assert meta["league_mix"] == rc.league_from_nash(meta["specs"], meta["shares"], recipe), name
+        trained = data["steps"][name.replace("/meta", "/train")]
+        assert trained["league_mix"] == meta["league_mix"], name
+
+
 def test_a_tiny_recipe_runs_its_rounds_and_keeps_the_least_exploitable(straight) -> None:
     out, data = straight
     s = data["steps"]
