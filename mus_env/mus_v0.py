@@ -37,8 +37,8 @@ seeding             ``reset(seed=s)`` plays ``MusGame(config, seed=s)`` (same de
                     draws the next game seed from the env's own generator, seeded by the last seeded reset
 rigged deals        ``reset(seed=s, options={"deck": ids, "mano": m, "scores": (a, b)})`` deals the first hand
                     with ``MusGame.from_deck`` (duplicate tournaments, tests)
-speed               observations are encoded lazily, once per state and seat; ``step`` computes nothing else
-                    unless a hand ended
+speed               observations are encoded lazily, once per state and seat, by the batched engine's compiled
+                    writer (``interfaces.CompiledObserver``); ``step`` computes nothing else unless a hand ended
 render modes        ``"ansi"`` (returns the table as text), ``"human"`` (prints it, also after every step)
 ==================  ==========================================================================================
 
@@ -78,6 +78,7 @@ from .game import IllegalActionError, MusGame
 from .interfaces import (
     AGENTS,
     REWARD_MODES,
+    CompiledObserver,
     check_playable,
     check_reward,
     deal_game,
@@ -255,6 +256,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self._np_random_seed: int | None = None
         self._version = 0                      # bumped by every reset and step: keys the observation cache
         self._obs_buf = [np.zeros(len(obs_box.low), dtype=np.float32) for _ in range(4)]   # per seat, private
+        self._observer = CompiledObserver(self.config)     # MusGame.observe's vectors, by the compiled writer
         self._obs_version = [-1, -1, -1, -1]
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
@@ -375,7 +377,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             raise RuntimeError("call reset() before observe()")
         buf = self._obs_buf[seat]
         if self._obs_version[seat] != self._version:
-            game.observe(seat, buf)
+            self._observer(game, seat, buf)
             self._obs_version[seat] = self._version
         mask = game.legal_action_mask() if game.current_player == seat else self._zero_mask.copy()
         return {"observation": buf.copy(), "action_mask": mask}
