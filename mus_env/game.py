@@ -131,6 +131,7 @@ def _new_hand_view() -> array:
 assert array("i").itemsize == 4
 _NEW_HAND_VIEW = _new_hand_view()
 _NO_SIGNS = array("i", [-1, -1, -1, -1])
+_NO_COUNTS = array("i", bytes(4 * 40))
 _NUM_ACTIONS_SIGNALS = NUM_ACTIONS + NUM_SIGNS
 
 
@@ -1293,13 +1294,15 @@ class MusGame:
         v = self._view
         v[_V_PREV_STONES], v[_V_PREV_STONES + 1] = self._hand_stones
         v[_V_PREV_SHOWN] = self._shown
-        counts = [0] * 40
         if self._shown:
+            counts = [0] * 40
             rank = self._rank
             for s, hand in enumerate(self._hands):
                 for c in hand:
                     counts[10 * s + rank[c] - 1] += 1
-        v[_V_PREV_COUNTS:_V_PREV_COUNTS + 40] = array("i", counts)
+            v[_V_PREV_COUNTS:_V_PREV_COUNTS + 40] = array("i", counts)
+        else:
+            v[_V_PREV_COUNTS:_V_PREV_COUNTS + 40] = _NO_COUNTS
         self.hand_log.append(HandRecord(
             hand_number=self._hand_number, game_number=self._game_number, mano=self._mano, deck=self._deck,
             seed=self.seed, scores_before=self._scores_before, scores_after=self.scores,

@@ -138,6 +138,10 @@ def chosen_agents(opponents: Any, others: list[int]) -> dict[int, Any]:
     return dict.fromkeys(others, opponents)
 
 
+_FLOAT32 = np.dtype(np.float32)
+_observe_view = kernel.observe_view
+
+
 class CompiledObserver:
     """Writes the views of :class:`~mus_env.game.MusGame` games with the batched engine's compiled writer: the
     vector of ``game.observe(seat)``, bit for bit, from the game's view record (``MusGame.view_state``) through
@@ -153,6 +157,7 @@ class CompiledObserver:
         self.config = config
         self._rules = kernel.make_rules(config, stones_reward=False)
         self._dim = obs_dim(config)
+        self._shape = (self._dim,)
         self._game: MusGame | None = None
         self._view: np.ndarray | None = None
 
@@ -175,10 +180,14 @@ class CompiledObserver:
             seat = int(seat)
         if out is None:
             out = np.empty(self._dim, dtype=np.float32)
-        elif out.shape != (self._dim,) or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise ValueError(f"CompiledObserver: out must be a contiguous float32 array of {self._dim} entries "
-                             f"(observation.obs_dim(config)), got {out.shape} {out.dtype}")
-        kernel.observe_view(self._view, self._rules, seat, out)
+        elif out.__class__ is not np.ndarray or out.dtype is not _FLOAT32 or out.shape != self._shape \
+                or out.strides != (4,) or not out.flags.writeable:
+            if not (isinstance(out, np.ndarray) and out.dtype == np.float32 and out.shape == self._shape
+                    and out.flags.c_contiguous and out.flags.writeable):
+                raise ValueError(f"CompiledObserver: out must be a writable contiguous float32 array of {self._dim} "
+                                 f"entries (observation.obs_dim(config)), got {getattr(out, 'shape', out)!r} "
+                                 f"{getattr(out, 'dtype', '')}")
+        _observe_view(self._view, self._rules, seat, out)
         return out
 
     def __getstate__(self) -> dict[str, Any]:

@@ -103,6 +103,11 @@ def test_the_compiled_observer_checks_its_arguments() -> None:
         compiled(g, 0, np.empty(observation.OBS_DIM, dtype=np.float64))
     with pytest.raises(ValueError, match="entries"):
         compiled(g, 0, np.empty(observation.OBS_DIM - 1, dtype=np.float32))
+    frozen = np.empty(observation.OBS_DIM, dtype=np.float32)
+    frozen.flags.writeable = False
+    for bad in (frozen, np.empty(2 * observation.OBS_DIM, dtype=np.float32)[::2], [0.0] * observation.OBS_DIM):
+        with pytest.raises(ValueError, match="writable contiguous float32"):
+            compiled(g, 0, bad)
     with pytest.raises(ValueError, match="config"):
         compiled(MusGame(MusConfig(kings=4), seed=0), 0)
 
