@@ -16,7 +16,8 @@ Four files, each importing only those above it (layout → handlers → view →
 * ``view.py``: a seat's observation (``encode``, a transcription of :func:`mus_env.observation.write`) and the
   legal mask.
 * ``drivers.py``: the entry points VectorMusEnv calls (:func:`step_tables`, :func:`new_episodes`,
-  :func:`observe_tables`, ...).
+  :func:`observe_tables`, ...), and :func:`observe_view`: a ``MusGame``'s view written from its view record
+  (``observation.VIEW_FIELDS``, the same field names as a table's row; ``interfaces.CompiledObserver``).
 
 This package re-exports their public names (``kernel.step_tables``, ``kernel.STATE_DTYPE``, ...).
 
