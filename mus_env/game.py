@@ -33,6 +33,8 @@ Example:
 from __future__ import annotations
 
 import copy
+import sys
+from array import array
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import NamedTuple
@@ -107,6 +109,44 @@ _NO_MUS_A = int(Action.NO_MUS)
 _PASO_A, _QUIERO_A, _NO_QUIERO_A, _ORDAGO_A = (int(Action.PASO), int(Action.QUIERO), int(Action.NO_QUIERO),
                                                int(Action.ORDAGO))
 _PARES_SI, _PARES_NO, _JUEGO_SI, _JUEGO_NO = 27, 28, 29, 30
+# What each betting action says (observation.SPEECH_NAMES), for the view record's ls_said.
+_SAYS_PASO, _SAYS_QUIERO, _SAYS_NO_QUIERO = (observation.speech_of(a) for a in (_PASO_A, _QUIERO_A, _NO_QUIERO_A))
+_SAYS_ENVIDO, _SAYS_ORDAGO = observation.speech_of(ENVIDO_BASE), observation.speech_of(_ORDAGO_A)
+
+# The view record (observation.VIEW_FIELDS) as a flat int32 array: the index of each field's first entry.
+(_V_HAND_NUMBER, _V_MANO, _V_HANDS, _V_PHASE, _V_REL, _V_SLOT, _V_RESP_I, _V_LANCE, _V_OUTCOME, _V_STAKE,
+ _V_FALLBACK, _V_BETTOR, _V_WINNER, _V_LAST, _V_SAID, _V_RAISED, _V_DECL, _V_MUS_ROUND, _V_DISC, _V_HAND_STONES,
+ _V_SCORES, _V_GAMES_WON, _V_VACAS_WON, _V_PREV_SHOWN, _V_PREV_COUNTS, _V_PREV_STONES, _V_SIG_WINDOW, _V_SIG_MUS,
+ _V_SIG_GRANDE) = (observation.VIEW_INDEX[name] for name in (
+    "hand_number", "mano", "hands", "phase", "rel", "slot", "resp_i", "ls_lance", "ls_outcome", "ls_stake",
+    "ls_fallback", "ls_bettor", "ls_winner", "ls_last", "ls_said", "ls_raised", "decl", "mus_round", "disc_hist",
+    "hand_stones", "scores", "games_won", "vacas_won", "prev_shown", "prev_counts", "prev_stones", "sig_window",
+    "sig_mus", "sig_grande"))
+_V_HAND_END = _V_HAND_STONES + 2       # ls_lance .. hand_stones: the entries every hand starts afresh
+
+
+def _new_hand_view() -> array:
+    """Entries ``_V_LANCE:_V_HAND_END`` of the view record when a hand is dealt: the four lance slots unplayed
+    and silent, nothing declared, no discard round, no stone."""
+    rec = np.zeros(1, dtype=observation.VIEW_DTYPE)
+    r = rec[0]
+    r["ls_lance"] = (GRANDE, CHICA, PARES, JUEGO)
+    r["ls_outcome"] = Outcome.NOT_PLAYED
+    for name in ("ls_bettor", "ls_winner", "ls_last", "ls_said", "decl"):
+        r[name] = -1
+    flat = array("i", rec.view(np.int32)[_V_LANCE:_V_HAND_END].tolist())
+    names = [n for n, _, _, _ in observation.VIEW_FIELDS]
+    assert names[names.index("ls_lance"):names.index("hand_stones") + 1] == [
+        "ls_lance", "ls_outcome", "ls_stake", "ls_fallback", "ls_bettor", "ls_winner", "ls_last", "ls_said",
+        "ls_raised", "decl", "mus_round", "disc_hist", "hand_stones"]
+    return flat
+
+
+assert array("i").itemsize == 4
+_NEW_HAND_VIEW = _new_hand_view()
+_NO_SIGNS = array("i", [-1, -1, -1, -1])
+_NO_CARDS = array("i", [-1] * 16)
+_NO_COUNTS = array("i", bytes(4 * 40))
 _NUM_ACTIONS_SIGNALS = NUM_ACTIONS + NUM_SIGNS
 
 
@@ -449,6 +489,13 @@ class MusGame:
         self._seen_mus = [0, 0, 0, 0]
         self._signs_grande = [-1, -1, -1, -1]
         self._seen_grande = [0, 0, 0, 0]
+        # The view record (observation.VIEW_FIELDS, read by view_state), as a flat int32 array kept up to date by
+        # the handlers below wherever what it records changes (a Python array: its items are set fast).
+        self._view = v = array("i", bytes(4 * observation.VIEW_SIZE))
+        memoryview(v).cast("B")[0:8] = seed.to_bytes(8, sys.byteorder)        # game_seeds, a uint64
+        v[_V_SIG_WINDOW] = -1
+        v[_V_SIG_MUS:_V_SIG_MUS + 4] = _NO_SIGNS
+        v[_V_SIG_GRANDE:_V_SIG_GRANDE + 4] = _NO_SIGNS
 
     def _start_hand(self, mano: int, deck: list[int] | None = None) -> None:
         """A new hand with ``mano``: its deal (``deck``, else the card source's, else chance events), then the mus
@@ -487,11 +534,21 @@ class MusGame:
         self._declared_juego: list[int] = [-1, -1, -1, -1]
         self._shown = False
         self._phase = Phase.MUS_CALL
+        v = self._view
+        v[_V_HAND_NUMBER] = self._hand_number
+        v[_V_MANO] = mano
+        v[_V_HANDS:_V_HANDS + 16] = _NO_CARDS
+        v[_V_SLOT] = -1
+        v[_V_LANCE:_V_HAND_END] = _NEW_HAND_VIEW
+        v[_V_SCORES], v[_V_SCORES + 1] = self._scores
+        v[_V_GAMES_WON], v[_V_GAMES_WON + 1] = self._games_won
+        v[_V_VACAS_WON], v[_V_VACAS_WON + 1] = self._vacas_won
         if self._signals:
             self._signs_mus = [-1, -1, -1, -1]
             self._seen_mus = [0, 0, 0, 0]
             self._signs_grande = [-1, -1, -1, -1]
             self._seen_grande = [0, 0, 0, 0]
+            self._view[_V_SIG_GRANDE:_V_SIG_GRANDE + 4] = _NO_SIGNS
 
     def _deal_cards(self, cards: list[int], stock: list[int] | None = None) -> None:
         """Deal ``cards`` one at a time, from the seat after the last one dealt (the mano first, RULES.md §2.5): the
@@ -504,6 +561,7 @@ class MusGame:
         key = self._slot_key.__getitem__
         for h in hands:
             h.sort(key=key)
+        self._view_hands()
         if len(dealt) < 16:
             self._pend("deal")
             return
@@ -764,6 +822,18 @@ class MusGame:
         return tuple(self._hands[seat])
 
     @property
+    def view_state(self) -> npt.NDArray[np.void]:
+        """The state the seats' views are written from, as a read-only ``(1,)`` record array of
+        ``observation.VIEW_DTYPE`` (its fields: ``observation.VIEW_FIELDS``): the four hands (hidden information:
+        a seat's view reads only its own row) and what was said and shown at the table. It is a view of the game's
+        own buffer, kept up to date as the game is played (it changes with every step). ``kernel.encode``, the
+        batched engine's compiled writer, writes :meth:`observe`'s vector from it (``interfaces.CompiledObserver``).
+        """
+        rec = np.frombuffer(self._view, dtype=observation.VIEW_DTYPE)
+        rec.flags.writeable = False
+        return rec
+
+    @property
     def betting(self) -> dict[str, int] | None:
         """Live betting state of the current lance, or None outside betting.
 
@@ -889,6 +959,9 @@ class MusGame:
         self._cur = (self._mano + rel) % 4
         self._legal = legal
         self._legal_set = _LEGAL_SETS[legal]
+        v = self._view
+        v[_V_PHASE] = phase
+        v[_V_REL] = rel
 
     def _set_mus_call(self, rel: int) -> None:
         cap = self.config.max_mus_rounds
@@ -900,10 +973,12 @@ class MusGame:
     def _open_window(self, kind: int) -> None:
         """Open a sign window of ``kind`` (WINDOW_MUS or WINDOW_GRANDE): S0..S3 will each sign once."""
         self._sign_window = kind
+        self._view[_V_SIG_WINDOW] = kind
         if kind == WINDOW_MUS:
             self._sign_w = self._mus_round
             self._signs_mus = [-1, -1, -1, -1]
             self._seen_mus = [0, 0, 0, 0]
+            self._view[_V_SIG_MUS:_V_SIG_MUS + 4] = _NO_SIGNS
         else:
             self._sign_w = self._mus_round + 1
         self._set_sign_decision(0)
@@ -913,6 +988,9 @@ class MusGame:
         self._phase = Phase.SIGNAL
         self._rel = rel
         self._cur = seat
+        v = self._view
+        v[_V_PHASE] = Phase.SIGNAL
+        v[_V_REL] = rel
         self._legal, self._legal_set = _sign_legal(legal_signs(self._hands[seat], self.config, self._sign_window))
 
     def _on_sign(self, action: int, _amount: int) -> None:
@@ -922,6 +1000,7 @@ class MusGame:
         tokens, seen = ((self._signs_mus, self._seen_mus) if kind == WINDOW_MUS
                         else (self._signs_grande, self._seen_grande))
         tokens[seat] = action - SIGNAL_BASE
+        self._view[(_V_SIG_MUS if kind == WINDOW_MUS else _V_SIG_GRANDE) + seat] = action - SIGNAL_BASE
         p = self.config.signal_intercept_p
         seen[seat] = sum(1 << o for o in range(4)
                          if sees_sign(self.seed, self._hand_number, self._sign_w, seat, o, p))
@@ -930,6 +1009,7 @@ class MusGame:
             return
         self._sign_window = -1
         self._sign_w = -1
+        self._view[_V_SIG_WINDOW] = -1
         if kind == WINDOW_MUS:
             self._set_mus_call(0)
         else:
@@ -956,15 +1036,22 @@ class MusGame:
         hand = self._hands[self._cur]
         out = [c for i, c in enumerate(hand) if mask >> i & 1]
         if out:
-            self._hands[self._cur] = [c for i, c in enumerate(hand) if not mask >> i & 1]
+            kept = self._hands[self._cur] = [c for i, c in enumerate(hand) if not mask >> i & 1]
             self._pile.extend(out)
+            o = _V_HANDS + 4 * self._cur
+            self._view[o:o + 4] = array("i", kept + [-1] * len(out))
         self._round_discards[self._rel] = out
         if self._rel < 3:
             self._set_decision(Phase.DISCARD, self._rel + 1, self._discard_legal)
             return
         m = self._mano
-        self._discard_counts.append(tuple(len(self._round_discards[(s - m) % 4]) for s in range(4)))
+        counts = tuple(len(self._round_discards[(s - m) % 4]) for s in range(4))
+        self._discard_counts.append(counts)
         self._mus_round += 1
+        v = self._view
+        v[_V_MUS_ROUND] = self._mus_round
+        v[_V_DISC + 4:_V_DISC + 12] = v[_V_DISC:_V_DISC + 8]              # one round older
+        v[_V_DISC:_V_DISC + 4] = array("i", counts)
         self._serve_rel, self._serve_need = -1, 0
         self._serve()
 
@@ -989,10 +1076,15 @@ class MusGame:
                 self._pend("draw")
                 return
             self._give(self._stock[self._stock_pos:self._stock_pos + min(need, left)])
+        self._view_hands()
         if self._signals:
             self._open_window(WINDOW_MUS)
         else:
             self._set_mus_call(0)
+
+    def _view_hands(self) -> None:
+        """The view record's hands: each seat's cards in slot order, -1 for a slot not dealt yet."""
+        self._view[_V_HANDS:_V_HANDS + 16] = array("i", [c for h in self._hands for c in h + [-1] * (4 - len(h))])
 
     def _give(self, cards: list[int]) -> None:
         """The seat being served takes ``cards``, the next cards of the stock."""
@@ -1026,7 +1118,7 @@ class MusGame:
         """Stop at a chance event of ``kind``: no seat acts until :meth:`apply_chance`."""
         self._chance = kind
         self._cur = -1
-        self._rel = -1
+        self._rel = self._view[_V_REL] = -1
         self._legal = ()
         self._legal_set = _LEGAL_SETS[()]
 
@@ -1145,6 +1237,8 @@ class MusGame:
     def _open_lance(self, slot: int, lance: int, elig: tuple[int, ...]) -> None:
         self._slot = slot
         self._lances[slot].lance = lance
+        self._view[_V_SLOT] = slot
+        self._view[_V_LANCE + slot] = lance
         self._elig = elig
         self._open_i = 0
         self._set_decision(Phase.BET_OPEN, elig[0], _OPEN)
@@ -1156,9 +1250,11 @@ class MusGame:
             self._open_lance(1, CHICA, (0, 1, 2, 3))
         elif slot == 1:
             self._slot = 2
+            self._view[_V_SLOT] = 2
             self._declare(2, 0)
         elif slot == 2:
             self._slot = 3
+            self._view[_V_SLOT] = 3
             self._declare(3, 0)
         else:
             self._do_showdown()
@@ -1172,8 +1268,10 @@ class MusGame:
             self._set_decision(Phase.DECLARE, rel, (si,) if has[rel] else (no,))
             return
         m = self._mano
+        o = _V_DECL + 4 * (slot - 2)
         for p in range(rel, 4):
             decl[p] = 1 if has[p] else 0
+            self._view[o + (m + p) % 4] = decl[p]
             self._events.append(ActionEvent((m + p) % 4, si if has[p] else no, 0, True))
         self._start_declared_lance(slot)
 
@@ -1182,6 +1280,7 @@ class MusGame:
         slot = self._slot
         decl = self._declared_pares if slot == 2 else self._declared_juego
         decl[self._rel] = 1 if action in (_PARES_SI, _JUEGO_SI) else 0
+        self._view[_V_DECL + 4 * (slot - 2) + self._cur] = decl[self._rel]
         if self._rel < 3:
             self._declare(slot, self._rel + 1)
         else:
@@ -1192,20 +1291,22 @@ class MusGame:
         ls = self._lances[slot]
         holders = tuple(p for p in range(4) if has[p])
         teams = {(p + self._mano) % 2 for p in holders}
+        v = self._view
         if slot == 3 and not holders:
             ls.lance = PUNTO
+            v[_V_LANCE + 3] = PUNTO
             if self.config.punto:
                 self._open_lance(3, PUNTO, (0, 1, 2, 3))
             else:
-                ls.outcome = Outcome.VOID
+                ls.outcome = v[_V_OUTCOME + 3] = Outcome.VOID
                 self._after_lance()
             return
         if not holders:
-            ls.outcome = Outcome.VOID
+            ls.outcome = v[_V_OUTCOME + slot] = Outcome.VOID
             self._after_lance()
         elif len(teams) == 1:
-            ls.outcome = Outcome.UNCONTESTED
-            ls.winner = teams.pop()
+            ls.outcome = v[_V_OUTCOME + slot] = Outcome.UNCONTESTED
+            ls.winner = v[_V_WINNER + slot] = teams.pop()
             self._after_lance()
         else:
             self._open_lance(slot, ls.lance, holders if self.config.holders_only_speak else (0, 1, 2, 3))
@@ -1221,11 +1322,12 @@ class MusGame:
         if action == _PASO_A:
             self._events.append(ActionEvent(seat, action))
             ls.history.append((seat, action, 0))
+            self._view[_V_SAID + 4 * self._slot + seat] = _SAYS_PASO
             self._open_i += 1
             if self._open_i < len(self._elig):
                 self._set_decision(Phase.BET_OPEN, self._elig[self._open_i], _OPEN)
             else:
-                ls.outcome = Outcome.EN_PASO
+                ls.outcome = self._view[_V_OUTCOME + self._slot] = Outcome.EN_PASO
                 self._after_lance()
             return
         ls.fallback = 1
@@ -1247,6 +1349,14 @@ class MusGame:
         self._last = last
         self._resp = _responders(self._elig, last)
         self._resp_i = 0
+        v, slot = self._view, self._slot
+        v[_V_STAKE + slot] = ls.stake
+        v[_V_FALLBACK + slot] = ls.fallback
+        v[_V_BETTOR + slot] = seat % 2
+        v[_V_LAST + slot] = seat
+        v[_V_SAID + 4 * slot + seat] = _SAYS_ORDAGO if action == _ORDAGO_A else _SAYS_ENVIDO
+        v[_V_RAISED + 4 * slot + seat] += amount
+        v[_V_RESP_I] = 0
         self._set_decision(Phase.BET_RESPOND, self._resp[0], _RESPOND_ORDAGO if ls.stake == ORDAGO_STAKE
                            else _RESPOND_CAPPED if self._capped(ls) else _RESPOND)
 
@@ -1262,16 +1372,18 @@ class MusGame:
         if action == _QUIERO_A:
             self._events.append(ActionEvent(seat, action))
             ls.history.append((seat, action, 0))
+            self._view[_V_SAID + 4 * self._slot + seat] = _SAYS_QUIERO
             if has_r2 and ls.stake != ORDAGO_STAKE and self.config.partner_override:
-                self._resp_i = 1
+                self._resp_i = self._view[_V_RESP_I] = 1
                 self._set_decision(Phase.BET_CONFIRM, self._resp[1], _CONFIRM_CAPPED if self._capped(ls) else _CONFIRM)
             else:
                 self._accept(ls)
         elif action == _NO_QUIERO_A:
             self._events.append(ActionEvent(seat, action))
             ls.history.append((seat, action, 0))
+            self._view[_V_SAID + 4 * self._slot + seat] = _SAYS_NO_QUIERO
             if has_r2:
-                self._resp_i = 1
+                self._resp_i = self._view[_V_RESP_I] = 1
                 self._set_decision(Phase.BET_RESPOND, self._resp[1], self._legal)
             else:
                 self._refuse(ls)
@@ -1283,6 +1395,7 @@ class MusGame:
         if action == _QUIERO_A:
             self._events.append(ActionEvent(self._cur, action))
             ls.history.append((self._cur, action, 0))
+            self._view[_V_SAID + 4 * self._slot + self._cur] = _SAYS_QUIERO
             self._accept(ls)
         else:
             self._raise(ls, action, amount)
@@ -1293,18 +1406,18 @@ class MusGame:
 
     def _accept(self, ls: _LanceState) -> None:
         if ls.stake != ORDAGO_STAKE:
-            ls.outcome = Outcome.ACCEPTED
+            ls.outcome = self._view[_V_OUTCOME + self._slot] = Outcome.ACCEPTED
             self._after_lance()
             return
         # Accepted órdago: compare this lance only, among its eligible hands (§6.3).
-        ls.outcome = Outcome.ORDAGO
-        ls.winner = (self._lance_winner(ls.lance) + self._mano) % 2
+        ls.outcome = self._view[_V_OUTCOME + self._slot] = Outcome.ORDAGO
+        ls.winner = self._view[_V_WINNER + self._slot] = (self._lance_winner(ls.lance) + self._mano) % 2
         self._shown = True
         self._end_game(ls.winner, by_ordago=True)
 
     def _refuse(self, ls: _LanceState) -> None:
-        ls.outcome = Outcome.REFUSED
-        ls.winner = ls.bettor
+        ls.outcome = self._view[_V_OUTCOME + self._slot] = Outcome.REFUSED
+        ls.winner = self._view[_V_WINNER + self._slot] = ls.bettor
         if self._add_stones(LANCE_NAMES[ls.lance], ls.bettor, ls.fallback, "refused"):
             return
         self._after_lance()
@@ -1315,6 +1428,8 @@ class MusGame:
         """Add stones to a team; True (and the game ended) if it reached the target (§6.1)."""
         self._scores[team] += stones
         self._hand_stones[team] += stones
+        self._view[_V_SCORES + team] = self._scores[team]
+        self._view[_V_HAND_STONES + team] = self._hand_stones[team]
         self._score_events.append(ScoreEvent(lance, team, stones, reason))
         if self._scores[team] >= self.config.target:
             self._end_game(team, by_ordago=False)
@@ -1340,7 +1455,7 @@ class MusGame:
         """Count the four lances in order, checking the target after each (§6.2); then the next hand."""
         self._shown = True
         m = self._mano
-        for ls in self._lances:
+        for slot, ls in enumerate(self._lances):
             if ls.outcome == Outcome.VOID:
                 continue
             lance = ls.lance
@@ -1348,7 +1463,7 @@ class MusGame:
                 team, base = ls.winner, 0
             else:
                 team = (self._lance_winner(lance) + m) % 2
-                ls.winner = team
+                ls.winner = self._view[_V_WINNER + slot] = team
                 if ls.outcome == Outcome.ACCEPTED:
                     base = ls.stake
                 else:  # en paso
@@ -1380,6 +1495,18 @@ class MusGame:
     # hands, games, vacas (RULES.md §7)
     def _finish_hand(self, game_winner: int | None, by_ordago: bool = False) -> None:
         self._last_hand_stones = (self._hand_stones[0], self._hand_stones[1])
+        v = self._view
+        v[_V_PREV_STONES], v[_V_PREV_STONES + 1] = self._hand_stones
+        v[_V_PREV_SHOWN] = self._shown
+        if self._shown:
+            counts = [0] * 40
+            rank = self._rank
+            for s, hand in enumerate(self._hands):
+                for c in hand:
+                    counts[10 * s + rank[c] - 1] += 1
+            v[_V_PREV_COUNTS:_V_PREV_COUNTS + 40] = array("i", counts)
+        else:
+            v[_V_PREV_COUNTS:_V_PREV_COUNTS + 40] = _NO_COUNTS
         self.hand_log.append(HandRecord(
             hand_number=self._hand_number, game_number=self._game_number, mano=self._mano, deck=self._deck,
             seed=self.seed, scores_before=self._scores_before, scores_after=self.scores,
@@ -1413,6 +1540,11 @@ class MusGame:
             if self._vacas_won[team] >= cfg.vacas_to_win_match:
                 self._winner = team
                 self._phase = Phase.GAME_OVER
+                v = self._view
+                v[_V_PHASE] = Phase.GAME_OVER
+                v[_V_REL] = -1
+                v[_V_GAMES_WON], v[_V_GAMES_WON + 1] = self._games_won
+                v[_V_VACAS_WON], v[_V_VACAS_WON + 1] = self._vacas_won
                 self._cur = -1
                 self._rel = -1
                 self._legal = ()
@@ -1455,6 +1587,7 @@ class MusGame:
                                  list(ls.history)) for ls in self._lances]
         g._declared_pares = list(self._declared_pares)
         g._declared_juego = list(self._declared_juego)
+        g._view = array("i", self._view)
         if hasattr(self, "_str"):
             g._str = [list(s) for s in self._str]
         if self._signals:

@@ -16,6 +16,7 @@ name                        what
 ``chosen_agents``           ``opponents=`` as ``{seat: agent}``
 ``observation_box``         the ``Box`` of one observation vector (bounds: ``observation.obs_high``)
 ``state_box``               the ``Box`` of the full-information state
+``CompiledObserver``        a game's views written by the batched engine's compiled writer (``MusGame.observe``)
 ``team_rewards``            team 0's reward for the hands finished since a point (``"game"`` or ``"stones"``)
 ``hand_stone_difference``   the ``reward="stones"`` signal of one finished hand
 ``deal_options``            the rigged first deal of ``reset(options={"deck", "mano", "scores"})``
@@ -35,11 +36,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from . import kernel
 from .actions import ENVIDO_ACTIONS, action_to_string
 from .cards import NUM_CARDS, hand_to_string
 from .config import MusConfig, signals_on
 from .game import HandRecord, MusGame
-from .observation import known_piece, obs_high, piece_high
+from .observation import known_piece, obs_dim, obs_high, piece_high
 from .phases import OUTCOME_NAMES, Outcome
 from .signals import SIGN_WORDS
 from .tables import LANCE_NAMES
@@ -47,7 +49,7 @@ from .tables import LANCE_NAMES
 __all__ = [
     "REWARD_MODES", "AGENTS", "DEAL_KEYS", "make_config", "check_reward", "check_playable", "check_learner_seats",
     "chosen_agents", "observation_box", "state_box", "piece_high", "known_piece", "team_rewards",
-    "hand_stone_difference", "deal_options", "deal_game", "table_text", "render_table",
+    "hand_stone_difference", "deal_options", "deal_game", "table_text", "render_table", "CompiledObserver",
 ]
 
 #: Accepted values of ``reward=``.
@@ -134,6 +136,70 @@ def chosen_agents(opponents: Any, others: list[int]) -> dict[int, Any]:
                              "take agents")
         return dict(opponents)
     return dict.fromkeys(others, opponents)
+
+
+_FLOAT32 = np.dtype(np.float32)
+_observe_view = kernel.observe_view
+
+
+class CompiledObserver:
+    """Writes the views of :class:`~mus_env.game.MusGame` games with the batched engine's compiled writer: the
+    vector of ``game.observe(seat)``, bit for bit, from the game's view record (``MusGame.view_state``) through
+    ``kernel.observe_view``, the same ``kernel.encode`` that writes every ``VectorMusEnv`` observation.
+    ``MusGame.observe`` keeps the readable Python writer (``observation.write``), the reference the tests hold
+    this one equal to; the PettingZoo and Gymnasium envs observe through this one (about 30 times faster). At a
+    chance node of a game with ``explicit_chance=True`` (no seat to act, which the batched engine never has) it
+    writes with the Python writer.
+
+    Args:
+        config: the ruleset of the games it observes (each call's game must have this config).
+    """
+
+    def __init__(self, config: MusConfig) -> None:
+        self.config = config
+        self._rules = kernel.make_rules(config, stones_reward=False)
+        self._dim = obs_dim(config)
+        self._shape = (self._dim,)
+        self._game: MusGame | None = None
+        self._view: np.ndarray | None = None
+
+    def __call__(self, game: MusGame, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Absolute ``seat``'s view of ``game`` (``game.observe(seat, out)``): into ``out`` (a float32 array of
+        ``observation.obs_dim(config)`` entries, overwritten) or a new array.
+
+        Raises:
+            ValueError: ``seat`` is not a seat 0..3, ``out`` is not a float32 array of the right length, or the
+                game has another config.
+        """
+        if game is not self._game:                     # the game's record is a view of its buffer: kept per game
+            if game.config != self.config:
+                raise ValueError(f"CompiledObserver: the game's config {game.config} is not the observer's "
+                                 f"{self.config}")
+            self._game, self._view = game, game.view_state
+        if seat.__class__ is not int or not 0 <= seat <= 3:
+            if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
+                raise ValueError(f"seat must be an absolute seat 0, 1, 2 or 3, got {seat!r}")
+            seat = int(seat)
+        if out is None:
+            out = np.empty(self._dim, dtype=np.float32)
+        elif out.__class__ is not np.ndarray or out.dtype is not _FLOAT32 or out.shape != self._shape \
+                or out.strides != (4,) or not out.flags.writeable:
+            if not (isinstance(out, np.ndarray) and out.dtype == np.float32 and out.shape == self._shape
+                    and out.flags.c_contiguous and out.flags.writeable):
+                raise ValueError(f"CompiledObserver: out must be a writable contiguous float32 array of {self._dim} "
+                                 f"entries (observation.obs_dim(config)), got {getattr(out, 'shape', out)!r} "
+                                 f"{getattr(out, 'dtype', '')}")
+        if game.chance_pending:                        # a chance node (explicit_chance): no seat acts, which the
+            return game.observe(seat, out)             # batched engine's view never shows; the reference writes it
+        _observe_view(self._view, self._rules, seat, out)
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles forget the game last observed: the record it caches is a view of that game's buffer,
+        which a copy of the game does not share."""
+        state = self.__dict__.copy()
+        state["_game"] = state["_view"] = None
+        return state
 
 
 def observation_box(config: MusConfig) -> spaces.Box:

@@ -37,8 +37,8 @@ seeding             ``reset(seed=s)`` plays ``MusGame(config, seed=s)`` (same de
                     draws the next game seed from the env's own generator, seeded by the last seeded reset
 rigged deals        ``reset(seed=s, options={"deck": ids, "mano": m, "scores": (a, b)})`` deals the first hand
                     with ``MusGame.from_deck`` (duplicate tournaments, tests)
-speed               observations are encoded lazily, once per state and seat; ``step`` computes nothing else
-                    unless a hand ended
+speed               observations are encoded lazily, once per state and seat, by the batched engine's compiled
+                    writer (``interfaces.CompiledObserver``); ``step`` computes nothing else unless a hand ended
 render modes        ``"ansi"`` (returns the table as text), ``"human"`` (prints it, also after every step)
 ==================  ==========================================================================================
 
@@ -78,6 +78,7 @@ from .game import IllegalActionError, MusGame
 from .interfaces import (
     AGENTS,
     REWARD_MODES,
+    CompiledObserver,
     check_playable,
     check_reward,
     deal_game,
@@ -143,11 +144,35 @@ def _read_through(cls: type, before_reset: bool = False) -> type:
 
 @_read_through
 class TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
-    """PettingZoo's ``TerminateIllegalWrapper``, unchanged, reading the raw env's per-step attributes directly."""
+    """PettingZoo's ``TerminateIllegalWrapper``, unchanged in behaviour, reading the raw env's per-step attributes
+    directly; ``observe`` and a legal ``step`` take a short path (the same checks, fewer Python calls)."""
 
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:
         super().__init__(env, illegal_reward=illegal_reward)
         self._raw = env.unwrapped
+
+    def observe(self, agent: str) -> dict[str, npt.NDArray] | None:
+        """The wrapped env's observation; the acting agent's is kept, to check its next action against its mask."""
+        obs = self.env.observe(agent)
+        raw = self._raw
+        if agent == raw.agent_selection:
+            self._prev_obs = obs
+            self._prev_info = raw.infos.get(agent, {})
+        return obs
+
+    def step(self, action: int | None) -> None:
+        """PettingZoo's ``step``; when the acting agent's kept mask allows ``action`` and nobody is done, the wrapped
+        env is stepped at once (what PettingZoo's checks come to in that case)."""
+        prev = self._prev_obs
+        raw = self._raw
+        agent = raw.agent_selection
+        if (prev.__class__ is dict and not self._terminated and action is not None
+                and not raw.terminations[agent] and not raw.truncations[agent] and prev["action_mask"][action]):
+            self._prev_obs = None
+            self._prev_info = None
+            self.env.step(action)
+            return
+        super().step(action)
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
@@ -164,8 +189,16 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             raise AttributeError("agent_selection cannot be accessed before reset")
         _, reward, terminated, truncated, info = self._raw.last(observe=False)
-        obs = self.observe(self._raw.agent_selection) if observe else None
+        obs = self.env.observe(self._raw.agent_selection) if observe else None     # (reset has been called)
         return obs, reward, terminated, truncated, info
+
+    def step(self, action: int | None) -> None:
+        """PettingZoo's ``step`` (errors before ``reset``, a warning once no agent is left), in fewer calls."""
+        if self._has_reset and self._raw.agents:
+            self._has_updated = True
+            self.env.step(action)
+            return
+        super().step(action)
 
     def __str__(self) -> str:
         return str(self.env)
@@ -255,6 +288,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self._np_random_seed: int | None = None
         self._version = 0                      # bumped by every reset and step: keys the observation cache
         self._obs_buf = [np.zeros(len(obs_box.low), dtype=np.float32) for _ in range(4)]   # per seat, private
+        self._observer = CompiledObserver(self.config)     # MusGame.observe's vectors, by the compiled writer
         self._obs_version = [-1, -1, -1, -1]
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
@@ -375,7 +409,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             raise RuntimeError("call reset() before observe()")
         buf = self._obs_buf[seat]
         if self._obs_version[seat] != self._version:
-            game.observe(seat, buf)
+            self._observer(game, seat, buf)
             self._obs_version[seat] = self._version
         mask = game.legal_action_mask() if game.current_player == seat else self._zero_mask.copy()
         return {"observation": buf.copy(), "action_mask": mask}

@@ -48,7 +48,7 @@ __all__ = [
     "ROUNDS_SCALE", "DISCARD_ROUNDS", "LANCE_OFFSETS", "encode", "write", "encode_state", "decode",
     "observation_table", "speech_of", "OBSERVER_PIECES", "OBSERVER_DIM", "HAND_DIM", "hand_key", "hand_keys",
     "full_hand_keys", "cached_hand_key", "hand_table", "SIGNAL_OBS_OFFSETS", "obs_dim", "state_dim",
-    "piece_high", "known_piece", "obs_high",
+    "piece_high", "known_piece", "obs_high", "VIEW_FIELDS", "VIEW_DTYPE", "VIEW_INDEX", "VIEW_SIZE",
 ]
 
 STAKE_SCALE = 10.0
@@ -148,6 +148,53 @@ SIGNAL_OBS_OFFSETS: dict[str, slice] = {name: slice(OBS_DIM + sl.start, OBS_DIM 
 _PHASE_SIGNAL = Phase.SIGNAL
 _S_WINDOW, _S_MUS, _S_GRANDE, _S_CONFIG = (SIGNAL_OBS_OFFSETS[name].start
                                            for name in ("sign_window", "signs_mus", "signs_grande", "sign_config"))
+
+
+#: The public state a seat's view is written from, as one record (name, dtype, shape, meaning): what was dealt to
+#: each seat (a view reads only its own row of ``hands``), said and shown at the table. The scalar engine keeps it
+#: up to date as it plays (``MusGame.public_view``), so that the batched engine's compiled writer
+#: (``kernel.encode``, which reads these names from a table's state row) writes its views without a Python pass;
+#: the names, dtypes' kinds and meanings are those of ``kernel.STATE_FIELDS``. Every entry but the seed is int32,
+#: so the record is also a flat int32 array (:data:`VIEW_INDEX`).
+VIEW_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (
+    ("game_seeds", "u8", (), "the game's seed (drives the señas' interceptions, signals.sees_sign)"),
+    ("hand_number", "i4", (), "hands dealt in this episode, 0-based"),
+    ("mano", "i4", (), "absolute seat of the mano"),
+    ("hands", "i4", (4, 4), "[seat, slot] card id in hand-slot order; -1 empty (sorted last)"),
+    ("phase", "i4", (), "Phase of the pending decision"),
+    ("rel", "i4", (), "relative seat to act"),
+    ("slot", "i4", (), "lance slot being declared or bet (0..3), -1 in the mus phase"),
+    ("resp_i", "i4", (), "which responder is acting (0 = r1, 1 = r2)"),
+    ("ls_lance", "i4", (4,), "[slot] lance id (slot 3: JUEGO, or PUNTO when nobody holds juego)"),
+    ("ls_outcome", "i4", (4,), "[slot] Outcome id"),
+    ("ls_stake", "i4", (4,), "[slot] live or final stake; ORDAGO_STAKE (-1) for an órdago"),
+    ("ls_fallback", "i4", (4,), "[slot] stones the bettor's team gets if the live stake is refused"),
+    ("ls_bettor", "i4", (4,), "[slot] team of the last bettor or raiser; -1 before any bet"),
+    ("ls_winner", "i4", (4,), "[slot] team known to have won the lance; -1 unknown"),
+    ("ls_last", "i4", (4,), "[slot] absolute seat of the last bettor or raiser; -1"),
+    ("ls_said", "i4", (4, 4), "[slot, seat] speech category said last (SPEECH_NAMES); -1 silent"),
+    ("ls_raised", "i4", (4, 4), "[slot, seat] stones bet or raised in all"),
+    ("decl", "i4", (2, 4), "[pares/juego, seat] declared 1 yes, 0 no, -1 not yet"),
+    ("mus_round", "i4", (), "completed discard rounds in this hand"),
+    ("disc_hist", "i4", (DISCARD_ROUNDS, 4), "[j, seat] discards of the j-th latest mus round"),
+    ("hand_stones", "i4", (2,), "[team] stones won in the current hand"),
+    ("scores", "i4", (2,), "[team] stones in the current game"),
+    ("games_won", "i4", (2,), "[team] games won in the current vaca"),
+    ("vacas_won", "i4", (2,), "[team] vacas won in the match"),
+    ("prev_shown", "i4", (), "1: the previous hand's cards were shown"),
+    ("prev_counts", "i4", (4, 10), "[seat, rank - 1] previous hand's final rank counts (zeros if not shown)"),
+    ("prev_stones", "i4", (2,), "[team] stones won in the previous hand"),
+    ("sig_window", "i4", (), "kind of the window of the pending sign decision; -1 when none is pending"),
+    ("sig_mus", "i4", (4,), "[seat] token signed in the latest mus window of this hand; -1 none"),
+    ("sig_grande", "i4", (4,), "[seat] token signed in the grande window of this hand; -1 none"),
+)
+VIEW_DTYPE = np.dtype([(name, dt, shape) for name, dt, shape, _ in VIEW_FIELDS], align=True)
+#: Index of each field's first entry in the record read as a flat int32 array (``game_seeds`` is entries 0 and 1).
+VIEW_INDEX: dict[str, int] = {name: VIEW_DTYPE.fields[name][1] // 4 for name, _, _, _ in VIEW_FIELDS}
+#: Length of the record as a flat int32 array.
+VIEW_SIZE = VIEW_DTYPE.itemsize // 4
+assert VIEW_DTYPE.itemsize % 8 == 0 and VIEW_DTYPE.fields["game_seeds"][1] == 0
+assert all(dt == "i4" for name, dt, _, _ in VIEW_FIELDS if name != "game_seeds")
 
 
 def obs_dim(config: MusConfig) -> int:
@@ -354,6 +401,10 @@ def write(game: Any, seat: int, out: npt.NDArray[np.float32] | None = None) -> n
     hand (:meth:`~mus_env.game.MusGame.hand_of`), then what was said and shown at the table. The batched
     engine's kernel writes the same vector from its table rows (``mus_env.kernel``); the differential tests hold
     the two equal.
+
+    This is the readable reference writer (``MusGame.observe``). The PettingZoo and Gymnasium envs write their
+    vectors with the kernel's compiled writer instead, from the game's view record (:data:`VIEW_FIELDS`,
+    ``interfaces.CompiledObserver``); ``tests/test_observation_compiled.py`` holds it equal to this one.
 
     One row of :func:`hand_table` gives the own-hand pieces; every other entry is gathered as (index, value) and
     written in one scatter (list-to-array conversions dominate the cost). ``seat`` is not checked here

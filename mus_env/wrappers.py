@@ -63,6 +63,7 @@ from .config import MusConfig
 from .game import IllegalActionError, MusGame
 from .interfaces import (
     REWARD_MODES,
+    CompiledObserver,
     check_learner_seats,
     check_playable,
     check_reward,
@@ -149,6 +150,7 @@ class MusGymEnv(gymnasium.Env):
         self.illegal_reward = float(illegal_reward)
         self._policies = self._resolve_opponents(opponents)
         self.observation_space = observation_box(self.config)
+        self._observe = CompiledObserver(self.config)       # MusGame.observe's vectors, by the compiled writer
         self.action_space = spaces.Discrete(num_actions(self.config))
         self.game: MusGame | None = None
         self._learner_set = frozenset(self.learner_seats)
@@ -196,7 +198,7 @@ class MusGymEnv(gymnasium.Env):
         self._seat = self.game.current_player
         if self.render_mode == "human":
             self.render()
-        return self.game.observe(self._seat), self._info()
+        return self._observe(self.game, self._seat), self._info()
 
     def _draw_seed(self) -> int:
         return int(self.np_random.integers(0, 2**63 - 1))
@@ -229,7 +231,7 @@ class MusGymEnv(gymnasium.Env):
             self._done = True
             info = self._info()
             info["illegal_action"] = True
-            return game.observe(self._seat), self.illegal_reward, True, False, info
+            return self._observe(game, self._seat), self.illegal_reward, True, False, info
         try:
             reward = self._pending_reward + self._team_reward(hands_before) + self._play_others()
         except BaseException as e:
@@ -246,7 +248,7 @@ class MusGymEnv(gymnasium.Env):
             self._seat = game.current_player
         if self.render_mode == "human":
             self.render()
-        return game.observe(self._seat), reward, terminated, False, self._info()
+        return self._observe(game, self._seat), reward, terminated, False, self._info()
 
     def _team_reward(self, hands_before: int) -> float:
         if len(self.game.hand_log) == hands_before:
@@ -269,7 +271,7 @@ class MusGymEnv(gymnasium.Env):
                 legal = game.legal_actions()
                 game.step(legal[int(rng.integers(len(legal)))])
             else:
-                action = policy(game.observe(seat), game.legal_action_mask(), rng)
+                action = policy(self._observe(game, seat), game.legal_action_mask(), rng)
                 try:
                     game.step(action)
                 except IllegalActionError as e:

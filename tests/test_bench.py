@@ -27,7 +27,8 @@ def test_run_all_without_peers_has_every_engine() -> None:
     assert all(v > 0 for v in report["results"].values())
     # the kernel writes the acting seat's observation straight into the output: no per-seat cache (4 x 345 floats)
     assert 0 < report["state_bytes_per_table"] + report["buffer_bytes_per_table"] < 4 * 345 * 4
-    assert report["ratios"] == {}                                   # no peers, no ratios
+    assert set(report["ratios"]) == {"env / scalar", "raw_env / scalar"}   # no peers: only the engine under env()
+    assert report["ratios"]["env / scalar"] == pytest.approx(report["results"]["env"] / report["results"]["scalar"])
 
 
 def test_profile_times_every_part_and_leaves_the_engine_alone(capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,15 +79,18 @@ def test_tournaments_flag_only_with_engine_all(capsys: pytest.CaptureFixture[str
 
 
 def test_the_aec_group_measures_env_against_texas_in_the_same_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``mus bench --engine aec`` times texas_holdem_v4 in the same run and gives env()'s ratio to it (here a stand-in
-    peer, so that the test needs no RLCard); without peers it times no peer and gives no ratio."""
+    """``mus bench --engine aec`` times MusGame and texas_holdem_v4 in the same run and gives env()'s ratios to them
+    (texas here a stand-in peer, so that the test needs no RLCard); without peers it times no peer and gives only the
+    ratios to MusGame."""
     from experiments.tools import bench
     from mus_env import mus_v0
 
     monkeypatch.setattr(bench, "_texas", lambda: mus_v0.raw_env)
     report = bench.run_group("aec", seconds=0.05, repeats=1, log=lambda _m: None)
     res = report["results"]
-    assert set(res) == {"raw_env", "env", "texas_holdem_v4"}
+    assert set(res) == {"scalar", "raw_env", "env", "texas_holdem_v4"}
     assert report["ratios"]["env / texas_holdem_v4"] == pytest.approx(res["env"] / res["texas_holdem_v4"])
+    assert report["ratios"]["env / scalar"] == pytest.approx(res["env"] / res["scalar"])
     report = bench.run_group("aec", seconds=0.05, repeats=1, peers=False, log=lambda _m: None)
-    assert set(report["results"]) == {"raw_env", "env"} and report["ratios"] == {}
+    assert set(report["results"]) == {"scalar", "raw_env", "env"}
+    assert set(report["ratios"]) == {"env / scalar", "raw_env / scalar"}

@@ -871,3 +871,27 @@ def test_state_dict_knows_auto_reset() -> None:
     auto.load_state_dict(old)
     with pytest.raises(ValueError, match="auto_reset is True, this engine has False"):
         kept.load_state_dict(old)
+
+
+@pytest.mark.parametrize("bad_key", ["out", "obs", "mask"])
+def test_a_refused_load_with_a_bad_later_array_changes_nothing(bad_key: str) -> None:
+    """load_state_dict checks every array before it copies any: a state whose ``state`` array is good but a later
+    array (``out``, ``obs``, ``mask``) has the wrong dtype is refused with the engine exactly as it was (an engine
+    that copied each array as soon as it was checked would already have overwritten its state rows)."""
+    saved = VectorMusEnv(4, seed=2)
+    saved.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        saved.step(saved.sample_actions(rng))
+    state = saved.state_dict()
+    target = VectorMusEnv(4, seed=5)
+    target.reset()
+    before = _arrays(target)
+    assert not np.array_equal(before["state"], state["arrays"]["state"])     # a load would change the state rows
+    bad = dict(state, arrays=dict(state["arrays"]))
+    bad["arrays"][bad_key] = bad["arrays"][bad_key].astype(np.float64)
+    assert list(bad["arrays"]).index(bad_key) > list(bad["arrays"]).index("state")
+    with pytest.raises(ValueError, match=f"array '{bad_key}'"):
+        target.load_state_dict(bad)
+    _assert_same_arrays(before, _arrays(target))
+    target.step(target.sample_actions(np.random.default_rng(1)))             # still a working engine

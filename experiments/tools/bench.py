@@ -17,8 +17,9 @@ decisions (one action of one player; chance events are not counted):
   solver), stepped from Python, random legal play including chance outcomes, when ``pyspiel`` is installed
   (from a checkout: ``pip install -e ".[bench]"``).
 
-Ratios are against texas_holdem_v4 (for the AEC envs) and OpenSpiel bridge (for the batched engine),
-measured in the same run. Timings are medians of ``--repeats`` runs; machines are shared and noisy.
+Ratios are against ``scalar`` (MusGame, the engine under the AEC envs), texas_holdem_v4 (for the AEC envs) and
+OpenSpiel bridge (for the batched engine), measured in the same run. Timings are medians of ``--repeats`` runs;
+machines are shared and noisy.
 ``--compile`` also times, in fresh processes, the kernel's cold compile (an empty numba cache) and its load
 from the cache (what every later run pays).
 
@@ -293,7 +294,7 @@ def run_all(seconds: float = 2.0, repeats: int = 3, batches: tuple[int, ...] = (
         res["texas_holdem_v4"] = bench_aec(texas, seconds, repeats) if texas else None
         log("openspiel bridge ...")
         res["openspiel bridge"] = bench_openspiel(OPENSPIEL_BRIDGE, seconds, repeats)
-    ratios = {}
+    ratios = {f"{name} / scalar": res[name] / res["scalar"] for name in ("env", "raw_env")}
     if res.get("texas_holdem_v4"):
         ratios["env / texas_holdem_v4"] = res["env"] / res["texas_holdem_v4"]
         ratios["raw_env / texas_holdem_v4"] = res["raw_env"] / res["texas_holdem_v4"]
@@ -366,8 +367,9 @@ def run_group(engine: str, seconds: float = 2.0, repeats: int = 3,
               processes: int = 1, peers: bool = True, compile_times: bool = False,
               log: Callable[[str], None] = print) -> dict:
     """Run ``engine``'s group of :data:`ENGINE_GROUPS`: ``"all"`` is :func:`run_all`; ``"scalar"``, ``"aec"``
-    (``raw_env`` and ``env()``, and with ``peers`` PettingZoo's ``texas_holdem_v4`` in the same run, with the
-    ratios ``env / texas_holdem_v4`` and ``raw_env / texas_holdem_v4`` when it is installed), ``"vector"``
+    (``scalar``, ``raw_env`` and ``env()`` with the ratios ``env / scalar`` and ``raw_env / scalar``, and with
+    ``peers`` PettingZoo's ``texas_holdem_v4`` in the same run, with the ratios ``env / texas_holdem_v4`` and
+    ``raw_env / texas_holdem_v4`` when it is installed), ``"vector"``
     (:func:`vector_rows`, and the largest batch over ``processes`` processes when ``processes > 1``) or
     ``"peers"`` (texas_holdem_v4 and OpenSpiel bridge) report those rows only, without other ratios, with the memory
     figures (and the kernel's compile times with ``compile_times``);
@@ -388,6 +390,7 @@ def run_group(engine: str, seconds: float = 2.0, repeats: int = 3,
     if engine == "scalar":
         res["scalar"] = bench_scalar(seconds, repeats)
     elif engine == "aec":
+        res["scalar"] = bench_scalar(seconds, repeats)              # the engine under the envs, in the same run
         res["raw_env"] = bench_aec(mus_v0.raw_env, seconds, repeats)
         res["env"] = bench_aec(mus_v0.env, seconds, repeats)
         texas = _texas() if peers else None
@@ -404,8 +407,10 @@ def run_group(engine: str, seconds: float = 2.0, repeats: int = 3,
         res["texas_holdem_v4"] = bench_aec(texas, seconds, repeats) if texas else None
         res["openspiel bridge"] = bench_openspiel(OPENSPIEL_BRIDGE, seconds, repeats)
     ratios = {}
+    if engine == "aec":
+        ratios = {f"{name} / scalar": res[name] / res["scalar"] for name in ("env", "raw_env")}
     if engine == "aec" and res.get("texas_holdem_v4"):
-        ratios = {f"{name} / texas_holdem_v4": res[name] / res["texas_holdem_v4"] for name in ("env", "raw_env")}
+        ratios.update({f"{name} / texas_holdem_v4": res[name] / res["texas_holdem_v4"] for name in ("env", "raw_env")})
     report = {"results": res, "ratios": ratios, **memory_report()}
     if compile_times:
         report["kernel_seconds"] = bench_compile(max(threads))

@@ -16,7 +16,8 @@ Four files, each importing only those above it (layout → handlers → view →
 * ``view.py``: a seat's observation (``encode``, a transcription of :func:`mus_env.observation.write`) and the
   legal mask.
 * ``drivers.py``: the entry points VectorMusEnv calls (:func:`step_tables`, :func:`new_episodes`,
-  :func:`observe_tables`, ...).
+  :func:`observe_tables`, ...), and :func:`observe_view`: a ``MusGame``'s view written from its view record
+  (``observation.VIEW_FIELDS``, the same field names as a table's row; ``interfaces.CompiledObserver``).
 
 This package re-exports their public names (``kernel.step_tables``, ``kernel.STATE_DTYPE``, ...).
 
@@ -37,6 +38,7 @@ from .drivers import (
     legal_masks,
     new_episodes,
     observe_tables,
+    observe_view,
     reset_tables,
     sample_legal,
     state_rows,
@@ -52,7 +54,8 @@ from .view import encode
 
 __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
            "make_rules", "step_tables", "step_serial", "step_parallel", "step_rows", "step_subset", "first_bad_table",
-           "reset_tables", "new_episodes", "observe_tables", "state_rows", "sample_legal", "legal_masks", "encode",
-           "intercept_uniform", "legal_sign_bits", "sources_digest", "drop_stale_cache", "CACHE_STAMP"]
+           "reset_tables", "new_episodes", "observe_tables", "observe_view", "state_rows", "sample_legal",
+           "legal_masks", "encode", "intercept_uniform", "legal_sign_bits", "sources_digest", "drop_stale_cache",
+           "CACHE_STAMP"]
 
 drop_stale_cache()                                          # before anything is compiled or loaded from the cache

@@ -184,6 +184,14 @@ def reset_tables(S, rules: Rules, tables, decks, manos, scores, seeds, obs, mask
 
 
 @njit(cache=True)
+def observe_view(V, rules: Rules, seat: int, row) -> None:
+    """Seat ``seat``'s view written into ``row`` from one record of ``observation.VIEW_DTYPE`` (``V[0]``,
+    ``MusGame.view_state``): the tables' own writer :func:`~mus_env.kernel.view.encode`, which reads the same
+    field names from a record of the view as from a table's state row."""
+    encode(V[0], rules[0], seat, row)
+
+
+@njit(cache=True)
 def observe_tables(S, rules: Rules, tables, seats, obs, mask) -> None:
     """Seat ``seats[k]``'s view of table ``tables[k]`` into ``obs[k]``; ``mask[k]`` is the legal mask when
     that seat is to act, zeros otherwise. ``seats[k] = -1``: the acting seat."""

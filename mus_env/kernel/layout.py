@@ -17,7 +17,16 @@ import numpy.typing as npt
 from ..actions import ENVIDO_BASE, NUM_ACTIONS, NUM_SIGNS, SIGNAL_BASE, Action, Sign
 from ..cards import NUM_CARDS, card_number, slot_positions, value_table
 from ..config import REAL31_CHOICES, SIGNALS_CHOICES, MusConfig
-from ..observation import DISCARD_ROUNDS, OBS_DIM, OFFSETS, ROUNDS_SCALE, STAKE_SCALE, TARGET_SCALE, speech_of
+from ..observation import (
+    DISCARD_ROUNDS,
+    OBS_DIM,
+    OFFSETS,
+    ROUNDS_SCALE,
+    STAKE_SCALE,
+    TARGET_SCALE,
+    VIEW_FIELDS,
+    speech_of,
+)
 from ..phases import LEGAL_MASKS, LEGAL_SETS, NUM_OUTCOMES, Legal, Outcome, Phase
 from ..shuffle import (
     SPLITMIX_GOLDEN,
@@ -92,6 +101,11 @@ STATE_DTYPE = np.dtype([(name, dt, shape) for name, dt, shape, _ in STATE_FIELDS
 # A row is 512 bytes, 8 cache lines (the order and the int8 stock counters keep it so: 528-byte rows, not
 # aligned to cache lines, made every step about 4 % slower).
 assert STATE_DTYPE.itemsize == 512, STATE_DTYPE.itemsize
+# The view's compiled writer (view.encode) reads a table's row and a MusGame's view record (observation.VIEW_FIELDS)
+# alike: each field of the record is a state field of the same name, shape and kind of value.
+_STATE_SHAPES = {name: (np.dtype(dt).kind, shape) for name, dt, shape, _ in STATE_FIELDS}
+assert all(_STATE_SHAPES.get(name, ("", None))[1] == shape and _STATE_SHAPES[name][0] in "iub" + np.dtype(dt).kind
+           for name, dt, shape, _ in VIEW_FIELDS), [f[0] for f in VIEW_FIELDS if f[0] not in _STATE_SHAPES]
 
 # What a step reports per table (the info dict of VectorMusEnv.step).
 OUT_FIELDS: tuple[tuple[str, str, tuple[int, ...], str], ...] = (

@@ -2,7 +2,9 @@
 
 The observation of a seat is written by :func:`encode`, a transcription of :func:`mus_env.observation.write`
 (the pieces of :mod:`mus_env.observation`), with the señas' block (:func:`encode_signs`) after ``OBS_DIM`` when
-signals are on; nothing is cached per seat. The legal mask (:func:`write_mask`) and the legality check of an action
+signals are on; nothing is cached per seat. It reads a table's state row, or alike a ``MusGame``'s view record
+(``observation.VIEW_FIELDS``: state fields of the same names), for ``drivers.observe_view``.
+The legal mask (:func:`write_mask`) and the legality check of an action
 (:func:`is_illegal`) read the pending decision's Legal set and, during a sign decision, its legal tokens
 (``handlers.pending_sign_bits``).
 """
