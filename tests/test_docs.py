@@ -390,13 +390,13 @@ QUOTED: list[tuple[str, str, Callable[[dict[str, Any]], tuple[str, ...]]]] = [
     ("docs/exploitability.md", rf"over the {_NUM} full probes of the research notes' data file that recorded their "
      rf"stones by lance, a probe's game win rate is about {_NUM} \+ {_NUM} × its gain in stones/hand \(95% interval "
      rf"of the slope {_NUM} to {_NUM}\), so \+0.5 stones/hand is a game win rate of about {_NUM}", _probe_fit),
-    ("docs/training.md", rf"the same command run three times \(records AC, AD, AE\) conceded {_NUM}, {_NUM} and {_NUM} "
+    ("docs/training.md", rf"the same command run three times conceded {_NUM}, {_NUM} and {_NUM} "
      r"to the 80M probe from its own weights",
      lambda s: _three_draws(s)),
-    ("docs/exploitability.md", rf"\(candidate H: \+0.94 against {_NUM} and {_NUM}\)",
+    ("docs/exploitability.md", rf"\(for one recipe\'s agent: \+0.94 against {_NUM} and {_NUM}\)",
      lambda s: tuple(f"{p['stones']:+.2f}" for p in sorted((p for p in _research_probes(s, "H", 3e-4)
                                                            if p["start"] == "agent"), key=lambda p: p["seed"]))),
-    ("docs/training.md", rf"against \*\*{_NUM}\*\* against candidate I alone",
+    ("docs/training.md", rf"against \*\*{_NUM}\*\* against the round alone",
      lambda s: (f"{_largest([p for p in _research_probes(s, 'I', 3e-4) if p['start'] == 'agent'])['stones']:+.2f}",)),
     ("docs/training.md", rf"the recipe's rounds made conceded {_NUM} to {_NUM} stones/hand to the round's 40M-decision "
      r"probe at 3e-3 from its own weights", _round_probe_range),
