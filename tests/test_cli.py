@@ -192,7 +192,7 @@ def test_training_subcommands_show_their_help(capsys: pytest.CaptureFixture) -> 
     assert "--league-mix LEAGUE_MIX opponent kinds and their shares" in helps["train"]
     assert "--total-decisions TOTAL_DECISIONS training budget in environment decisions" in helps["train"]
     assert "[36000000; ship: 160000000]" in helps["train"]
-    assert "scratch (600M decisions from a random network, stage 1 of today's ppo)" in helps["train"]
+    assert "scratch (600M decisions from a random network, about 100 minutes)" in helps["train"]
     assert "--progress BOOL show a progress bar [True]" in helps["train"]
     assert "--lance {grande,chica,pares,juego,punto}" in helps["exploit"]
     assert "--card-only" in helps["ship-agent"] and "--no-snapshots" in helps["bench-train"]
