@@ -48,3 +48,12 @@ def test_the_cell_that_differs_most_comes_first_and_overlapping_or_thin_cells_ar
     line = difference_text(top, ("agent", "probe"))
     assert line.startswith("pares postre answer, strength 0.50-0.60: no_quiero the agent 70% [")
     assert "of 200, the probe 20% [" in line
+
+
+def test_of_two_equal_differences_the_one_with_more_decisions_comes_first() -> None:
+    a, b = StyleCounts(), StyleCounts()
+    _cell(a, "grande", 0, "open", 1, 40, ordago=40)
+    _cell(b, "grande", 0, "open", 1, 40)
+    _cell(a, "punto", 1, "open", 1, 400, ordago=400)
+    _cell(b, "punto", 1, "open", 1, 400)
+    assert [r["lance"] for r in differences(a, b)] == ["punto", "grande"]

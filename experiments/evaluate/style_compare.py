@@ -46,8 +46,9 @@ def differences(a: StyleCounts | StyleProfile, b: StyleCounts | StyleProfile, to
         Rows ``{"lance", "role", "bucket", "strength", "action", "diff", names[0]: {...}, names[1]: {...}}``:
         ``bucket`` the index in :data:`~experiments.evaluate.style.BUCKET_EDGES`, ``strength`` its range
         (:func:`bucket_label`), ``diff`` the frequency of ``b`` minus that of ``a``, and per side
-        ``{"k", "n", "rate", "lo", "hi"}`` (the 95% Wilson interval). Ties keep the counts' order (lance, side,
-        situation, bucket, action).
+        ``{"k", "n", "rate", "lo", "hi"}`` (the 95% Wilson interval). Of two equal differences the one with more
+        decisions behind it (the smaller side's) comes first, then the counts' order (lance, side, situation,
+        bucket, action).
     """
     ca, cb = _counts(a), _counts(b)
     rows: list[tuple[float, int, dict[str, Any]]] = []
@@ -69,9 +70,9 @@ def differences(a: StyleCounts | StyleProfile, b: StyleCounts | StyleProfile, to
                                           "lo": float(lo_a[bi]), "hi": float(hi_a[bi])},
                                names[1]: {"k": int(kb[bi]), "n": int(nb[bi]), "rate": float(rb),
                                           "lo": float(lo_b[bi]), "hi": float(hi_b[bi])}}
-                        rows.append((-abs(float(rb - ra)), len(rows), row))
-    rows.sort(key=lambda r: r[:2])
-    return [r for _, _, r in rows[:max(int(top), 0)]]
+                        rows.append((-abs(float(rb - ra)), -int(min(na[bi], nb[bi])), len(rows), row))
+    rows.sort(key=lambda r: r[:3])
+    return [r[-1] for r in rows[:max(int(top), 0)]]
 
 
 def difference_text(row: dict[str, Any], names: tuple[str, str] = ("a", "b")) -> str:
