@@ -74,7 +74,7 @@ function profileTable(mine, agent) {
     }
     document.body.dataset.loaded = "1";
   } catch (e) {
-    clear(document.getElementById("profile"));
+    document.getElementById("profile").closest(".panel").hidden = true;     // nothing to show: the error says why
     showError(e.message, e.detail);
   }
   form.addEventListener("submit", (event) => {
