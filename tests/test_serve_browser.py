@@ -550,3 +550,43 @@ def test_the_saved_games_table_fits_its_card_at_1280_px_in_spanish(site: dict, b
     finally:
         context.close()
     assert not errors, f"the page logged errors: {errors}"
+
+
+def test_your_style_in_spanish_from_the_start_page_and_a_replay(site: dict, browser: object, tmp_path: Path) -> None:
+    """*Tu estilo*: the start page links it; a finished game's replay links each seat's; that page shows, in
+    Spanish, per lance the seat's bluff, fold and aggression rates beside rule's, few samples marked."""
+    import json
+
+    es = json.loads((Path(__file__).resolve().parents[1] / "experiments" / "web" / "static" / "i18n" / "es.json")
+                    .read_text(encoding="utf-8"))
+    context = browser.new_context(locale="es-ES", viewport={"width": 1400, "height": 900})
+    pg = context.new_page()
+    pg.set_default_timeout(BROWSER_MS)
+    pg.set_default_navigation_timeout(BROWSER_MS)
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        pg.goto(site["url"] + "/")
+        pg.wait_for_selector("html[lang=es] #style-link")
+        assert pg.inner_text("#style-link") == es["style.link"] == "tu estilo"
+        pg.goto(site["url"] + "/replay/example.json")
+        pg.wait_for_selector("body[data-step='0']")
+        links = pg.query_selector_all("#style-links a.style-seat")
+        assert len(links) == 4
+        links[0].click()
+        pg.wait_for_url("**/style?record=example.json&seat=0")
+        pg.wait_for_selector("body[data-loaded='1'] table.style-table")
+        text = pg.inner_text("table.style-table")
+        for key in ("style.bluff", "style.fold", "style.aggression", "style.you", "style.cut"):
+            assert es[key] in text, key
+        rows = pg.query_selector_all("table.style-table tbody tr")
+        assert [r.query_selector("td").inner_text() for r in rows] == ["grande", "chica", "pares", "juego", "punto",
+                                                                        "mus"]
+        assert "rule" in text and "%" in text and "*" in text               # beside rule's; a few-samples mark
+        assert pg.query_selector_all("table.style-table td.few")
+        assert "asiento 0" in pg.inner_text("#heading") and "30" in pg.inner_text("#few-note")
+        _shot(pg, "serve-style-es.png", tmp_path)
+    finally:
+        context.close()
+    assert not errors, f"the page logged errors: {errors}"

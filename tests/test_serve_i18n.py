@@ -20,7 +20,7 @@ LANGUAGES = ("es", "en", "eu")
 #: A key as the pages write it: a quoted "namespace.name" (t("play.your_turn"), a key chosen by a condition) or
 #: a data-i18n* attribute's value.
 NAMESPACES = ("common", "index", "play", "replay", "run", "lang", "phase", "outcome", "role", "signals", "reason",
-              "player", "error")
+              "player", "error", "style")
 KEY = re.compile(r'["\'](?:' + "|".join(NAMESPACES) + r')\.[^"\'\s{}]+["\']')
 ATTRIBUTE = re.compile(r'data-i18n(?:-title|-aria-label)?="([^"]+)"')
 PLACEHOLDER = re.compile(r"\{(\w+)\}")

@@ -6,7 +6,8 @@ Pages (static HTML and JavaScript from ``static/``; the data comes from the API)
 * ``/play/<id>/<token>``: a one-person game at the table (its person's link: the id alone opens nothing);
 * ``/table/<id>/<token>``: a shared table, as the token's role sees it: a person's seat, the host, a spectator;
 * ``/replay/<record>``: a record step by step (``#step=k`` links one decision);
-* ``/runs/<run>``: a tournament, training or probe folder.
+* ``/runs/<run>``: a tournament, training or probe folder;
+* ``/style?record=<record>&seat=N`` or ``/style?player=NAME``: *your style*, a bidding profile beside an agent's.
 
 API (JSON in and out; a refusal is ``{"error": message}`` with a 4xx status and changes nothing):
 
@@ -33,6 +34,10 @@ API (JSON in and out; a refusal is ``{"error": message}`` with a 4xx status and 
   ``GET /api/records/<name>`` (a finished record's timeline),
   ``GET /api/records/<name>/analysis?step=k&agent=spec``, ``POST /api/records`` (upload a record: capped at
   :data:`MAX_UPLOAD_BYTES`, verified by replaying it);
+* ``GET /api/style/<name>?seat=N&agent=spec``: the bidding profile of seat N of a finished record, and
+  ``GET /api/style?player=NAME&agent=spec``: that of every finished record's decisions of the player NAME, each
+  beside the agent's profile (``agent`` omitted: ``rule``; empty: none), :mod:`experiments.web.style`; a game in
+  progress is refused (409) and never counted;
 * ``GET /api/runs``, ``GET /api/runs/<name>``, ``GET /files/runs/<name>.png``.
 
 A seat's link (and its stream) gets only that seat's view (:meth:`~experiments.web.table.Table.view`), the
@@ -76,6 +81,7 @@ from experiments.web.store import (
     read_run,
     safe_path,
 )
+from experiments.web.style import AgentStyles, player_counts, profile_view, seat_counts
 from experiments.web.table import StaleTurn, TableError, game_at, seat_decisions, timeline
 from mus_env import MusConfig
 from mus_env.observation import hand_table
@@ -247,6 +253,7 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
     records_dir, runs_dir = Path(records), Path(runs)
     store = GameStore(records_dir / "games", runs=runs_dir, extra_specs=agents)
     listeners = Listeners()
+    styles = AgentStyles(runs_dir, store.agent)
 
     def page(name: str):  # noqa: ANN202 - a Starlette endpoint
         async def endpoint(request: Request) -> Response:
@@ -459,6 +466,34 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         except ValueError as e:
             raise ApiError(400, str(e)) from None
 
+    def agent_style(spec: str) -> dict[str, Any] | None:
+        return styles.get(spec) if spec else None
+
+    async def style_of_seat(request: Request) -> Response:
+        name = request.path_params["name"]
+        seat_text = request.query_params.get("seat", "")
+        if seat_text not in ("0", "1", "2", "3"):
+            raise ApiError(400, f"give ?seat=N, the seat 0..3 whose style to show (got {seat_text[:20]!r})")
+        record = await _run(_finished_record, name)
+        seat = int(seat_text)
+        counts = await _run(seat_counts, record, seat)
+        player = str(record.get("players", {}).get(str(seat), "?"))
+        agent = await _run(agent_style, request.query_params.get("agent", "rule"))
+        return _ok({"record": name, "seat": seat, "player": player, "records": [name],
+                    "style": await _run(profile_view, counts, {"agent": player, "records": [name]}), "agent": agent})
+
+    async def style_of_player(request: Request) -> Response:
+        player = request.query_params.get("player", "")
+        if not player:
+            raise ApiError(400, "give ?player=NAME, a player's name in the records (a person is 'human'), or use "
+                                "/api/style/<record>?seat=N")
+        counts, names = await _run(player_counts, records_dir, player)
+        if not names:
+            raise PathRefused(f"no finished game of the records has a player named {player[:80]!r}")
+        agent = await _run(agent_style, request.query_params.get("agent", "rule"))
+        return _ok({"record": None, "seat": None, "player": player, "records": names,
+                    "style": await _run(profile_view, counts, {"agent": player, "records": names}), "agent": agent})
+
     async def upload_record(request: Request) -> Response:
         data = await _json_body(request, MAX_UPLOAD_BYTES)
         if not isinstance(data, dict):
@@ -485,6 +520,7 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         Route("/table/{game_id}/{token}", page("play.html")),
         Route("/replay/{name:path}", page("replay.html")),
         Route("/runs/{name:path}", page("run.html")),
+        Route("/style", page("yourstyle.html")),
         Route("/api/options", options),
         Route("/api/games", new_game, methods=["POST"]),
         Route("/api/games/{game_id}", no_key, methods=["GET", "POST"]),
@@ -504,6 +540,8 @@ def create_app(records: str | Path = "runs/serve", runs: str | Path = "runs", ag
         Route("/api/records", upload_record, methods=["POST"]),
         Route("/api/records/{name:path}/analysis", record_analysis),
         Route("/api/records/{name:path}", record_timeline),
+        Route("/api/style", style_of_player),
+        Route("/api/style/{name:path}", style_of_seat),
         Route("/api/runs", runs_list),
         Route("/api/runs/{name:path}", run_page_data),
         Route("/files/runs/{name:path}", run_file),

@@ -103,6 +103,11 @@ function togglePlay() {
     [data, options] = await Promise.all([api(`/api/records/${recordName}`), api("/api/options")]);
   } catch (e) { showError(e.message, e.detail); return; }
   document.getElementById("title").textContent = t("replay.page_title", { name: recordName, kings: data.config.kings, target: data.config.target });
+  const styleLinks = document.getElementById("style-links");
+  for (let s = 0; s < 4; s++) {
+    styleLinks.append(" ", el("a", { href: `/style?record=${encodeURIComponent(recordName)}&seat=${s}`, class: "style-seat" },
+      `${shortName(data.players[s])} (${s})`));
+  }
   const agentSelect = document.getElementById("agent");
   agentSelect.append(el("option", { value: "auto" }, t("replay.agent_auto")), el("option", { value: "" }, t("replay.agent_none")));
   for (const spec of options.agents) if (explaining(spec)) agentSelect.append(el("option", { value: spec }, spec));
