@@ -136,7 +136,7 @@ def test_moved_names_stay_importable_where_they_were() -> None:
 #: Each wing of ``experiments/`` and its rank: a module may import a wing of a lower rank (and its own), never one
 #: of the same or a higher rank, so no two wings import each other. ``cli`` is ``cli.py``, ``play.py``,
 #: ``replay.py`` (the command line on top). A new wing must be ranked here (docs/architecture.md draws them).
-WING_RANKS = {"evaluate": 0, "web": 0, "train": 1, "integrations": 2, "population": 2, "benchmark": 3, "tools": 4,
+WING_RANKS = {"evaluate": 0, "web": 1, "train": 1, "integrations": 2, "population": 2, "benchmark": 3, "tools": 4,
               "commands": 5, "cli": 6}
 
 
