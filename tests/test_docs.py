@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from hang_guards import PROCESS_S
+from scripts import research_tool
 
 from experiments.tools.update_docs import BLOCKS, REFERENCE_LADDER, code_blocks, section, update_docs
 
@@ -113,14 +114,7 @@ def test_generated_blocks_are_in_sync(tmp_path: Path) -> None:
 
 
 def _research_tool(name: str) -> Any:
-    """A script of ``docs/research/tools/`` (research tools, not part of the package), imported from its file."""
-    import importlib.util
-
-    path = ROOT / "docs" / "research" / "tools" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"research_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return research_tool(name)
 
 
 def test_the_research_tables_are_what_the_data_file_gives(tmp_path: Path) -> None:

@@ -3,24 +3,14 @@ fitted to their stones, by lance, from a folder of probe results or from the res
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scripts import research_tool
 
-
-def _script(name: str):
-    """A script of docs/research/tools/, imported from its file (the research tools are not part of the package)."""
-    path = Path(__file__).resolve().parents[1] / "docs" / "research" / "tools" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"research_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-pg = _script("probe_games")
+pg = research_tool("probe_games")
 
 
 

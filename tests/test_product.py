@@ -5,7 +5,6 @@ checkout and no shipped policy's metadata names a folder of one machine (``/tmp/
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -15,15 +14,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _wheel_rules():
-    spec = importlib.util.spec_from_file_location("wheel_rules", ROOT / ".ci" / "wheel_rules.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(".ci/wheel_rules.py")
 
 
 def _checkout_files() -> list[str]:

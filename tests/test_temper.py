@@ -3,29 +3,18 @@ plays softmax(logits / T), nothing else changes, and a bad request writes nothin
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from scripts import research_tool
 
 from agents.policy import PolicyNet, TorchPolicyAgent, load_policy_file, save_policy
 from mus_env.actions import NUM_ACTIONS
 from mus_env.observation import OBS_DIM
 
-
-def _script(name: str):
-    """A script of docs/research/tools/, imported from its file (the research tools are not part of the package)."""
-    path = Path(__file__).resolve().parents[1] / "docs" / "research" / "tools" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"research_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-temper = _script("temper")
+temper = research_tool("temper")
 
 
 @pytest.fixture()
