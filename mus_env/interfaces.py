@@ -29,7 +29,8 @@ name                        what
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium
@@ -162,6 +163,7 @@ class CompiledObserver:
         self._shape = (self._dim,)
         self._game: MusGame | None = None
         self._view: np.ndarray | None = None
+        self._entry: Callable[..., None] | None = None      # observe_view compiled for writer()'s argument types
 
     def __call__(self, game: MusGame, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """Absolute ``seat``'s view of ``game`` (``game.observe(seat, out)``): into ``out`` (a float32 array of
@@ -194,11 +196,29 @@ class CompiledObserver:
         _observe_view(self._view, self._rules, seat, out)
         return out
 
+    def writer(self, game: MusGame) -> Callable[[int, np.ndarray], None]:
+        """``write(seat, out)``: the call above for one game, its checks of the game done once, for a caller that
+        owns ``out`` (a writable contiguous float32 array of ``observation.obs_dim(config)`` entries) and passes
+        absolute seats 0..3 (the PettingZoo env, which writes each observation into buffers of its own). ``write``
+        checks neither argument: a wrong one writes garbage or raises from the compiled writer.
+
+        Raises:
+            ValueError: the game has another config.
+        """
+        if game.config != self.config:
+            raise ValueError(f"CompiledObserver: the game's config {game.config} is not the observer's {self.config}")
+        if game.explicit_chance:                       # chance nodes: the reference writer (see the class docstring)
+            return functools.partial(self, game)
+        view = game.view_state
+        if self._entry is None:                        # the compiled writer for these argument types, found once
+            self._entry = kernel.compiled_entry(_observe_view, view, self._rules, 0, np.empty(self._dim, _FLOAT32))
+        return functools.partial(self._entry, view, self._rules)
+
     def __getstate__(self) -> dict[str, Any]:
-        """Copies and pickles forget the game last observed: the record it caches is a view of that game's buffer,
-        which a copy of the game does not share."""
+        """Copies and pickles forget the game last observed (the record it caches is a view of that game's buffer,
+        which a copy of the game does not share) and the compiled writer (found again on first use)."""
         state = self.__dict__.copy()
-        state["_game"] = state["_view"] = None
+        state["_game"] = state["_view"] = state["_entry"] = None
         return state
 
 

@@ -61,7 +61,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -70,7 +70,9 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 from .actions import num_actions
 from .config import MusConfig
@@ -161,17 +163,21 @@ class TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
         return obs
 
     def step(self, action: int | None) -> None:
-        """PettingZoo's ``step``; when the acting agent's kept mask allows ``action`` and nobody is done, the wrapped
-        env is stepped at once (what PettingZoo's checks come to in that case)."""
+        """PettingZoo's ``step``; when no illegal action has ended the game and the acting agent's observation is
+        kept, a done agent's step, or an action its kept mask allows, goes to the wrapped env at once (what
+        PettingZoo's checks come to in those cases)."""
         prev = self._prev_obs
         raw = self._raw
         agent = raw.agent_selection
-        if (prev.__class__ is dict and not self._terminated and action is not None
-                and not raw.terminations[agent] and not raw.truncations[agent] and prev["action_mask"][action]):
-            self._prev_obs = None
-            self._prev_info = None
-            self.env.step(action)
-            return
+        if prev.__class__ is dict and not self._terminated:
+            if raw.terminations[agent] or raw.truncations[agent]:
+                self._prev_obs = self._prev_info = None        # a done agent's step: the wrapped env's
+                self.env.step(action)
+                return
+            if action is not None and prev["action_mask"][action]:
+                self._prev_obs = self._prev_info = None
+                self.env.step(action)
+                return
         super().step(action)
 
 
@@ -200,11 +206,37 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
             return
         super().step(action)
 
+    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
+        """PettingZoo's ``agent_iter`` (an error before ``reset``; an ``AssertionError`` when a turn is taken
+        without a ``step`` since the last one), its turns yielded by :meth:`turns`."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _Turns(self, max_iter)
+
+    def turns(self, max_iter: int = 2**63) -> Iterator[str]:
+        """The agents to act, one per ``step``, as PettingZoo's order-enforcing iterator yields them: up to
+        ``max_iter`` of them, until no agent is left."""
+        raw = self._raw
+        for _ in range(max_iter):
+            if not raw.agents:
+                return
+            if not self._has_updated:
+                raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+            self._has_updated = False
+            yield raw.agent_selection
+
     def __str__(self) -> str:
         return str(self.env)
 
 
 _read_through(OrderEnforcingWrapper, before_reset=True)
+
+
+class _Turns(AECOrderEnforcingIterable):
+    """``agent_iter``'s iterable: each ``iter()`` of it is a new :meth:`OrderEnforcingWrapper.turns`."""
+
+    def __iter__(self) -> Iterator[str]:
+        return self.env.turns(self.max_iter)
 
 
 @_read_through
@@ -230,7 +262,7 @@ class ActionSpaceWrapper(BaseWrapper):
         if (cls is int or isinstance(action, np.integer)) and 0 <= action < self._num_actions:
             self.env.step(action)                  # in the action space (the fast path)
             return
-        raw = self.env.unwrapped
+        raw = self._raw
         agent = raw.agent_selection
         if raw.terminations[agent] or raw.truncations[agent]:
             if action is None:
@@ -290,6 +322,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self._obs_buf = [np.zeros(len(obs_box.low), dtype=np.float32) for _ in range(4)]   # per seat, private
         self._observer = CompiledObserver(self.config)     # MusGame.observe's vectors, by the compiled writer
         self._obs_version = [-1, -1, -1, -1]
+        self._write = None                     # the observer's writer for self.game (bound by reset)
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
         self.terminations: dict[str, bool] = {}
@@ -342,6 +375,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         if seed is not None:
             self._np_random, self._np_random_seed = None, int(seed)
         self.game = game
+        self._write = self._observer.writer(game)
         self._version += 1
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
@@ -394,6 +428,35 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         if self.render_mode == "human":
             self.render()
 
+    def _was_dead_step(self, action: None) -> None:
+        """PettingZoo's ``AECEnv._was_dead_step`` (the step of a done agent: it leaves :attr:`agents` and the
+        per-agent dicts; the next done agent, else the agent skipped for them, is selected; rewards are cleared),
+        in fewer calls.
+
+        Raises:
+            ValueError: ``action`` is not None.
+        """
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        agent = self.agent_selection
+        terminations, truncations = self.terminations, self.truncations
+        del terminations[agent], truncations[agent], self.rewards[agent], self._cumulative_rewards[agent]
+        del self.infos[agent]
+        agents = self.agents
+        agents.remove(agent)
+        for other in agents:
+            if terminations[other] or truncations[other]:
+                if self._skip_agent_selection is None:
+                    self._skip_agent_selection = agent
+                self.agent_selection = other
+                break
+        else:
+            if self._skip_agent_selection is not None:
+                self.agent_selection = self._skip_agent_selection
+            self._skip_agent_selection = None
+        self._clear_rewards()
+        self._rewards_set = False
+
     def observe(self, agent: str) -> dict[str, npt.NDArray]:
         """``{"observation": (OBS_DIM,) float32, "action_mask": (NUM_ACTIONS,) int8}`` for ``agent``.
 
@@ -409,7 +472,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             raise RuntimeError("call reset() before observe()")
         buf = self._obs_buf[seat]
         if self._obs_version[seat] != self._version:
-            self._observer(game, seat, buf)
+            self._write(seat, buf)
             self._obs_version[seat] = self._version
         mask = game.legal_action_mask() if game.current_player == seat else self._zero_mask.copy()
         return {"observation": buf.copy(), "action_mask": mask}
@@ -439,6 +502,18 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
 
     def close(self) -> None:
         """Nothing to release (text rendering only)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles drop the observation writer, which reads the game's own view record: a copy binds
+        one to its own game."""
+        state = self.__dict__.copy()
+        state["_write"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.game is not None:
+            self._write = self._observer.writer(self.game)
 
 
 def _register() -> None:

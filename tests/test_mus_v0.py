@@ -732,3 +732,55 @@ def test_bad_reset_arguments_change_nothing():
         e.observe("player_4")
     with pytest.warns(UserWarning, match="not used"):
         e.reset(seed=0, options={"dek": []})
+
+
+class _StockDeadStep(mus_v0.raw_env):  # noqa: N801
+    """raw_env with PettingZoo's own ``AECEnv._was_dead_step`` in place of raw_env's shorter one."""
+
+    def _was_dead_step(self, action):
+        from pettingzoo import AECEnv
+        AECEnv._was_dead_step(self, action)
+
+
+def _stock_env():
+    """env()'s stack built from PettingZoo's own wrappers (and its dead step): the reference of env()'s short paths."""
+    from pettingzoo.utils import wrappers
+    e = _StockDeadStep()
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = mus_v0.ActionSpaceWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+@pytest.mark.parametrize("illegal_every", [0, 7])
+def test_env_short_paths_equal_pettingzoos_wrappers(illegal_every):
+    """``env()`` (its wrappers' short paths, its turn iterator and raw_env's dead step) gives what PettingZoo's own
+    wrappers and dead step give over the same games: the same turns, observations, rewards and flags at every turn,
+    legal play and games ended by an illegal action alike, with and without ``last()`` before each step."""
+    ours, stock = mus_v0.env(), _stock_env()
+    rng = np.random.default_rng(11)
+    for game in range(40):
+        ours.reset(seed=game)
+        stock.reset(seed=game)
+        observe_first = game % 3 != 2
+        turns = 0
+        for a, b in zip(ours.agent_iter(), stock.agent_iter(), strict=True):
+            turns += 1
+            assert a == b
+            for name in ("agents", "rewards", "terminations", "truncations", "infos"):
+                assert getattr(ours, name) == getattr(stock, name), name
+            assert ours._cumulative_rewards == stock._cumulative_rewards
+            if observe_first or ours.terminations[a]:
+                got, want = ours.last(), stock.last()
+                assert np.array_equal(got[0]["observation"], want[0]["observation"])
+                assert np.array_equal(got[0]["action_mask"], want[0]["action_mask"]) and got[1:] == want[1:]
+            if ours.terminations[a] or ours.truncations[a]:
+                action = None
+            else:
+                mask = ours.unwrapped.game.legal_action_mask()
+                pool = np.flatnonzero(mask == 0) if illegal_every and turns % illegal_every == 0 else mask.nonzero()[0]
+                action = int(rng.choice(pool))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")                  # PettingZoo's warning on an illegal move
+                ours.step(action)
+                stock.step(action)
+        assert ours.agents == stock.agents == [] and ours.agent_selection == stock.agent_selection

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from .cache import CACHE_STAMP, drop_stale_cache, sources_digest
 from .drivers import (
+    compiled_entry,
     first_bad_table,
     legal_masks,
     new_episodes,
@@ -55,7 +56,7 @@ from .view import encode
 __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
            "make_rules", "step_tables", "step_serial", "step_parallel", "step_rows", "step_subset", "first_bad_table",
            "reset_tables", "new_episodes", "observe_tables", "observe_view", "state_rows", "sample_legal",
-           "legal_masks", "encode", "intercept_uniform", "legal_sign_bits", "sources_digest", "drop_stale_cache",
-           "CACHE_STAMP"]
+           "legal_masks", "compiled_entry", "encode", "intercept_uniform", "legal_sign_bits", "sources_digest",
+           "drop_stale_cache", "CACHE_STAMP"]
 
 drop_stale_cache()                                          # before anything is compiled or loaded from the cache

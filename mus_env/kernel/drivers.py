@@ -10,6 +10,7 @@ other entry points step, restart, observe, mask or sample a list of tables, and 
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -181,6 +182,14 @@ def reset_tables(S, rules: Rules, tables, decks, manos, scores, seeds, obs, mask
         st.scores[1] = scores[k, 1]
         start_hand(st, R, decks[k], np.int64(manos[k]))
         write_view(S, R, b, obs, mask)
+
+
+def compiled_entry(dispatcher, *args):
+    """The compiled function that ``dispatcher(*args)`` runs, for arguments of the types of ``args`` (numba's public
+    ``Dispatcher.compile``: compiled, or loaded from the cache, once). Calling it skips numba's choice of a
+    compiled version by the arguments' types at every call, most of the cost of a call that does little work
+    (``interfaces.CompiledObserver.writer``); it checks nothing, so each call must pass arguments of those types."""
+    return dispatcher.compile(tuple(numba.typeof(a) for a in args))
 
 
 @njit(cache=True)
