@@ -38,7 +38,8 @@ def _result(spec: str, seed: int, stones: float, win: float, decisions: int = 10
             by_lance: dict[str, float] | None = None) -> dict[str, Any]:
     gain = {"stones": stones, "stones_lo": stones - 0.1, "stones_hi": stones + 0.1, "win": win,
             "win_lo": win - 0.02, "win_hi": win + 0.02,
-            "by_lance": by_lance if by_lance is not None else {p: stones / len(LANCE_PARTS) for p in LANCE_PARTS}}
+            "by_lance": by_lance if by_lance is not None else {p: stones / len(LANCE_PARTS) for p in LANCE_PARTS},
+            "ordago_rate": stones / 10, "opp_ordago_rate": 0.05}
     return {"agent": spec, "learner_decides": "all", "warm_start": start, "seed": seed, "gain": gain,
             "gain_greedy": {**gain, "stones": stones - 0.5}, "budget": {"minutes": 0, "decisions": decisions},
             "trained": {"decisions": decisions, "minutes": 1.0},
@@ -73,6 +74,10 @@ def test_the_table_s_mean_and_standard_error_are_those_of_the_per_seed_values_it
         xs = np.array(list(s["values"].values()))
         assert xs == pytest.approx((i + 1) * listed)
         assert s["se"] == pytest.approx(xs.std(ddof=1) / math.sqrt(3))
+    r = t["over_agents"]["rates"]                                       # the largest probe's órdago rate
+    assert set(r) == {"ordago_rate", "opp_ordago_rate"}
+    assert r["ordago_rate"]["mean"] == pytest.approx(listed.mean() / 10)
+    assert r["opp_ordago_rate"]["se"] == pytest.approx(0.0)
     w = t["over_agents"]["largest_win"]
     assert w["mean"] == pytest.approx(np.mean([0.59, 0.54, 0.66]))
     assert [a["max"]["probe"] for a in t["agents"]] == ["equity-seed0", "equity-seed1", "equity-seed0"]
@@ -226,3 +231,19 @@ def test_mus_study_refuses_bad_input_in_one_line(tmp_path: Path, capsys: pytest.
         err = capsys.readouterr().err
         assert e.value.code == 2 and len(err.strip().splitlines()) == 1 and words in err, err
     assert not (tmp_path / "s").exists()
+
+
+def test_mus_study_passes_its_options_to_the_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from experiments.commands import study as study_command
+    from experiments.population import study
+
+    seen: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    monkeypatch.setattr(study, "run_study", lambda *a, **kw: seen.append((a, kw)))
+    study_command.main(["rule", "equity", "--labels", "r,e", "--seeds", "3", "--seed", "5", "--decisions",
+                        "13000000,80000000", "--cross", "--starts", "equity,none", "--eval-hands", "30",
+                        "--out", str(tmp_path / "s")])
+    (agents, seeds, decisions, out, starts), kw = seen[0]
+    assert agents == [StudyAgent("r", "rule"), StudyAgent("e", "equity")] and seeds == [5, 6, 7]
+    assert decisions == [13000000, 80000000] and out == str(tmp_path / "s") and starts == ["equity", "none"]
+    assert kw["cross"] and kw["eval_hands"] == 30 and kw["learner_decides"] == "all"
+    assert kw["command"].startswith("mus study rule equity --labels r,e")

@@ -13,7 +13,8 @@ For each probe length the table holds
 * over the agents: the mean ± standard error of the per-agent largest gain (and largest win rate), each agent's
   value listed and the worst agent (the largest of them); the same for each probe (start and seed) alone; and the
   split of each agent's largest probe's gain by where it was won (``by_lance``: grande, chica, pares, juego (the
-  fourth lance slot: punto where nobody has juego), and the órdago credit), mean ± standard error per part;
+  fourth lance slot: punto where nobody has juego), and the órdago credit), mean ± standard error per part, and the
+  same for its betting rates (órdagos and envites per betting decision, refusals per answer, the agent's too);
 * the cross matrix: entry (i, j) is the mean over agent i's probes of their gain against agent j (and the largest).
 
 The standard error is the sample standard deviation (``ddof=1``) over the agents divided by ``sqrt(n)``; with one
@@ -30,13 +31,16 @@ from typing import Any
 
 from experiments.population.exploit_seeds import aggregate_probes
 
-__all__ = ["SCHEMA", "LANCE_PARTS", "mean_se", "over_agents", "kendall_tau", "spearman_rho", "rank_agreement",
+__all__ = ["SCHEMA", "LANCE_PARTS", "RATES", "mean_se", "over_agents", "kendall_tau", "spearman_rho", "rank_agreement",
            "probe_key", "study_table", "study_markdown", "NO_SE"]
 
 #: The version of the table's layout (``study.json``'s ``schema``).
 SCHEMA = 1
 #: The parts of a gain's split by where it was won (``by_lance`` of a probe's measurement), in order.
 LANCE_PARTS = ("grande", "chica", "pares", "juego", "ordago_credit")
+#: The betting rates of a measurement kept with the split (the probe's, then the agent's: ``opp_``): the share of
+#: betting decisions that were an órdago or an envido, and of answers to a bet that refused it.
+RATES = ("ordago_rate", "opp_ordago_rate", "envido_rate", "opp_envido_rate", "no_quiero_rate", "opp_no_quiero_rate")
 #: What the table says in place of a standard error over one agent.
 NO_SE = "n=1, no SE"
 
@@ -158,8 +162,10 @@ def _length_table(decisions: int, labels: Sequence[str], specs: Sequence[str],
         report = aggregate_probes(list(results[label]))
         rows = [{"probe": probe_key(r), **row} for r, row in zip(report["results"], report["probes"], strict=True)]
         top = report["max"]
+        key = probe_key({"warm_start": top["start"], "seed": top["seed"]})
+        gain = next(r for r in results[label] if probe_key(r) == key)["gain"]
         agents.append({"label": label, "spec": spec, "n": report["n"], "probes": rows,
-                       "max": {"probe": probe_key({"warm_start": top["start"], "seed": top["seed"]}), **top},
+                       "max": {"probe": key, **top, "rates": {k: gain[k] for k in RATES if k in gain}},
                        "max_win": report["max_win"]["win"], "spread": report["spread"], "mean": report["mean"]})
         largest[label], largest_win[label] = report["max"]["stones"], report["max_win"]["win"]
         for row in rows:
@@ -171,11 +177,13 @@ def _length_table(decisions: int, labels: Sequence[str], specs: Sequence[str],
     if all(a["max"]["by_lance"] for a in agents):
         split = {part: over_agents({a["label"]: float(a["max"]["by_lance"].get(part, 0.0)) for a in agents})
                  for part in LANCE_PARTS}
+    rates = {k: over_agents({a["label"]: float(a["max"]["rates"][k]) for a in agents}) for k in RATES
+             if all(k in a["max"]["rates"] for a in agents)}
     table: dict[str, Any] = {
         "decisions": decisions, "agents": agents,
         "over_agents": {"largest_gain": over_agents(largest), "largest_win": over_agents(largest_win),
                         "by_probe": {k: over_agents(v) for k, v in by_probe.items()},
-                        "by_lance": split},
+                        "by_lance": split, "rates": rates},
     }
     if cross is not None:
         table["cross"] = _cross_table(labels, results, cross)
@@ -284,6 +292,12 @@ def study_markdown(table: Mapping[str, Any]) -> str:
                     "| part | mean ± SE | " + " | ".join(labels) + " |", "|---|---|" + "---|" * len(labels)]
             out += [f"| {_part(part)} | {_pm(s)} | " + " | ".join(f"{s['values'][k]:+.3f}" for k in labels) + " |"
                     for part, s in o["by_lance"].items()]
+        if o["rates"]:
+            labels = list(g["values"])
+            out += ["", "How each agent's largest probe (and the agent, `opp_`) bet:", "",
+                    "| rate | mean ± SE | " + " | ".join(labels) + " |", "|---|---|" + "---|" * len(labels)]
+            out += [f"| {k} | {_pm(s, '.3f')} | " + " | ".join(f"{s['values'][x]:.3f}" for x in labels) + " |"
+                    for k, s in o["rates"].items()]
         if "cross" in t:
             c = t["cross"]
             out += ["", "Cross matrix (row: the probes trained against that agent, mean over them [largest]; column: "
