@@ -40,6 +40,8 @@ COMMANDS = {
               "train a policy by self-play PPO with a league (needs the train extra)"),
     "exploit": ("experiments.commands.exploit",
                 "best response to a frozen agent (a lower bound on its exploitability)"),
+    "study": ("experiments.commands.study",
+              "probes of several agents (the seeds of a method): mean ± SE over them, cross matrix, ranks"),
     "league": ("experiments.commands.league",
                "the shipped agent's recipe: rounds of best responses and a Nash league (needs the train extra)"),
     "distill": ("experiments.commands.distill",

@@ -73,7 +73,7 @@ BAD = [
     (["exploit", "rule", "--minutes", "-1"], "--minutes", ">= 0"),
     (["exploit", "rule", "--lance", "foo"], "--lance", "choose from"),
     (["replay"], "file", "required"),
-    (["fly"], "subcommand", "one of train, exploit, league, distill, tournament"),
+    (["fly"], "subcommand", "one of train, exploit, study, league, distill, tournament"),
 ]
 
 
