@@ -222,3 +222,17 @@ def test_mus_train_has_the_options_with_what_they_do() -> None:
     text = " ".join(p.format_help().split())
     assert "the magnet averages the learner" in text and "magnet.pt" in text
     assert "a floor on the mean entropy" in text
+
+
+def test_a_shipped_curve_takes_the_learners_opponents_not_the_magnets(tmp_path: Path, monkeypatch) -> None:
+    from experiments.population import ship_agent
+
+    row = {"update": 1, "decisions": 10, "minutes": 0.1}
+    for prefix in ("", "magnet_"):
+        for spec in ("rule", "equity"):
+            row |= {f"{prefix}{spec}_{k}": 0.5 for k in ("stones", "stones_lo", "stones_hi", "win", "win_lo", "win_hi")}
+    report.write_csv(tmp_path / "eval.csv", [row])
+    seen: list[list[str]] = []
+    monkeypatch.setattr(ship_agent, "learning_curve", lambda evals, dest, opponents, **_: seen.append(opponents))
+    ship_agent.draw_curve(tmp_path, tmp_path / "curve.png")
+    assert seen == [["rule", "equity"]]
