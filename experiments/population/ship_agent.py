@@ -41,7 +41,7 @@ from experiments.population.ship_lineage import (
     shares_rounded,
     stage_record,
 )
-from experiments.train.report import learning_curve
+from experiments.train.report import MAGNET_PREFIX, learning_curve
 
 __all__ = ["ship", "read_recipe", "rewrite_card", "evaluate_policy", "duplicate_row", "write_card", "draw_curve",
            "read_probes", "read_lineage", "first_beats", "lineage_evals", "previous_agent", "made_text",
@@ -190,7 +190,8 @@ def draw_curve(run: Path, dest: Path, lineage: Sequence[dict[str, Any]] = ()) ->
     whole training of the shipped policy, every stage's evaluations with a line where each stage starts
     (:func:`lineage_evals`)."""
     evals, starts = lineage_evals(run, lineage)
-    opponents = list(dict.fromkeys(k[: -len("_stones")] for e in evals for k in e if k.endswith("_stones")))
+    opponents = list(dict.fromkeys(k[: -len("_stones")] for e in evals for k in e
+                                   if k.endswith("_stones") and not k.startswith(MAGNET_PREFIX)))   # the learner's
     if evals and opponents:
         return learning_curve(evals, dest, opponents, stages=starts)
     if (run / "learning_curve.png").is_file():

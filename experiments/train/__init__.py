@@ -6,6 +6,7 @@
   pass, frozen agents, restricted learners).
 * :mod:`experiments.train.buffer`: the turn-based trajectories (``TurnBuffer``, ``turn_based_gae``) and the
   centralised critic's input.
+* :mod:`experiments.train.regularisers`: the magnet term, the averaged magnet and the entropy floor.
 * :mod:`experiments.train.warm_start`: behaviour cloning of ``equity``, or the weights of a policy file.
 * :mod:`experiments.train.checkpoint`: checkpoints (exact resume, every part checked before it is used),
   policy files, the run's files.

@@ -56,7 +56,8 @@ class CheckpointError(SettingsError):
 #: What a run writes in its folder (``--overwrite`` replaces these and nothing else; ``exploit.json`` and
 #: ``exploit_curve.png`` are a ``mus exploit`` probe's result, which belongs to the run it measured).
 RUN_FILES = ("checkpoint.pt", "policy.pt", "best_policy.pt", "last_policy.pt", "metrics.csv", "eval.csv",
-             "learning_curve.png", "args.json", "run.json", "tb", "exploiter.pt", "exploit.json", "exploit_curve.png")
+             "learning_curve.png", "args.json", "run.json", "tb", "exploiter.pt", "magnet.pt", "exploit.json",
+             "exploit_curve.png")
 
 #: Settings a run may change when it resumes (the budget, the clock, the logging, where the networks run and on
 #: how many torch threads); any other change is refused. A resume on another device or thread count is not
@@ -362,11 +363,15 @@ def save_run(t: TrainState) -> None:
 
 def save_outputs(t: TrainState) -> None:
     """The files a checkpoint of the trainer ``t`` comes with: the logs and learning curve, ``policy.pt`` (and
-    ``exploiter.pt``, the exploiter's current policy, when there is one)."""
+    ``exploiter.pt``, the exploiter's current policy, when there is one; ``magnet.pt``, the averaged magnet, with
+    ``magnet_ema``)."""
     write_logs(t.out, t.history, t.evals, split_specs(t.args.eval_opponents))
     export_policy(t)
     if t.exploiter is not None:
         export_policy(t, {"exploiter_born": t.exploiter_born}, name="exploiter.pt", net=t.exploiter)
+    if t.args.magnet_ema and t.magnet is not None:
+        export_policy(t, {"magnet_ema": t.args.magnet_ema, "magnet_born": t.magnet_born}, name="magnet.pt",
+                      net=t.magnet)
 
 
 def end_fell(best: dict[str, Any], end: dict[str, Any], opponents: list[str]) -> bool:

@@ -32,15 +32,18 @@ The PPO update (losses)
 ``update_epochs`` passes over the rollout's trainable decisions in shuffled minibatches of ``minibatch_size``,
 advantages normalised per minibatch, ``ratio = pi(a|o) / pi_old(a|o)``. Policy loss: the clipped surrogate
 ``mean(max(-A * ratio, -A * clip(ratio, 1 - clip_coef, 1 + clip_coef)))``; value loss
-``0.5 * mean((V(o) - R)^2)`` with ``R = A + V_old(o)``; entropy over the legal actions. The loss is
-``pg - ent_coef * entropy + vf_coef * v_loss`` (only the value term for ``value_warmup`` updates), gradients clipped
-to ``max_grad_norm``, the learning rate annealed to 0 (``anneal_lr``), epochs stopped past ``target_kl`` when set.
+``0.5 * mean((V(o) - R)^2)`` with ``R = A + V_old(o)``; entropy over the legal actions. The loss is ``pg - ent_coef *
+entropy + vf_coef * v_loss``, plus ``entropy_floor_coef * relu(entropy_floor - entropy)`` with an ``entropy_floor``
+(only the value term for ``value_warmup`` updates), gradients clipped to ``max_grad_norm``, the learning rate
+annealed to 0 (``anneal_lr``), epochs stopped past ``target_kl`` when set.
 
 **Magnet** (``magnet_coef``, on by default): the loss adds ``magnet_coef * KL(pi || rho)`` (:func:`magnet_kl`,
 exact over the legal actions) toward a frozen copy ``rho`` of the learner taken when PPO starts and refreshed every
 ``magnet_every`` updates: magnetic mirror descent (Sokota et al., 2022), R-NaD's regularisation in policy-gradient
 form. It damps the cycles of self-play in a game of bluff (on a biased rock-paper-scissors, ``tests/test_magnet.py``,
 it holds an exploitability near 0.1-0.2 where plain PPO spirals out to 1.0) and keeps what the warm start knew.
+With ``magnet_ema`` the magnet is an exponential moving average of the learner's weights, moved after each update
+(:mod:`~experiments.train.regularisers`), and a policy of its own (``magnet.pt``, evaluated beside the learner).
 
 Everything goes to ``--out`` (:mod:`~experiments.train.checkpoint` lists the files): ``checkpoint.pt`` (exact resume),
 ``policy.pt`` (the last policy, or the best when the end fell: :func:`~experiments.train.checkpoint.settle_policy`),
@@ -67,6 +70,7 @@ from experiments.train import checkpoint, report
 from experiments.train.buffer import HANDS_DIM, TurnBuffer, hands_input, relative_hands, turn_based_gae
 from experiments.train.checkpoint import CheckpointError
 from experiments.train.league import League, SnapshotBank, expand_probe_folders, split_specs
+from experiments.train.regularisers import entropy_floor_loss, magnet_kl
 from experiments.train.report import eval_score
 from experiments.train.session import RunSession, TrainingDiverged, TrainingInterrupted, check_finite, check_run_folder
 from experiments.train.settings import SettingsError, build_league, check_args, engine_threads_for, threads_for
@@ -143,10 +147,17 @@ class Args:
     """PPO ratio clip"""
     ent_coef: float = 0.01
     """entropy bonus"""
+    entropy_floor: float = 0.0
+    """a floor on the mean entropy (nats, as logged): below it the loss adds entropy_floor_coef * (floor - entropy)"""
+    entropy_floor_coef: float = 1.0
+    """weight of the entropy floor's term"""
     magnet_coef: float = 0.1
     """weight of the reverse KL from the policy to the magnet policy (magnetic mirror descent / R-NaD); 0: off"""
     magnet_every: int = 50
     """updates between refreshes of the magnet to a copy of the learner; 0: it stays the policy PPO started from"""
+    magnet_ema: float = 0.0
+    """0: off; else the magnet averages the learner, magnet <- (1 - rate) * magnet + rate * learner after each update,
+    saved as magnet.pt and evaluated beside the learner (needs magnet_every 0; magnet_coef 0: kept, no pull)"""
     vf_coef: float = 0.5
     """value loss weight"""
     max_grad_norm: float = 0.5
@@ -232,22 +243,10 @@ def clipped_surrogate(ratio: torch.Tensor, adv: torch.Tensor, clip: float) -> to
     return torch.max(-adv * ratio, -adv * torch.clamp(ratio, 1 - clip, 1 + clip)).mean()
 
 
-def magnet_kl(logp_all: torch.Tensor, magnet_logp_all: torch.Tensor) -> torch.Tensor:
-    """The mean over decisions of ``KL(pi || rho) = sum_a pi(a) (log pi(a) - log rho(a))``: the magnet term.
-
-    Both arguments are ``(B, A)`` masked log-probabilities (:func:`agents.policy.masked_log_probs` or the
-    trainer's ``log_softmax`` of ``MASKED_LOGIT``-filled logits): an illegal action has ``pi(a) = 0`` exactly, so
-    it adds nothing. It is 0, with a zero gradient, where ``pi`` equals ``rho``, and its gradient moves ``pi``
-    toward ``rho`` (``tests/test_magnet.py``).
-    """
-    return (logp_all.exp() * (logp_all - magnet_logp_all)).sum(-1).mean()
-
-
 PROBE_LEARNING_RATE = 3e-4
 """The learning rate of best-response probes (``mus exploit``'s default, the measuring protocol's) and of the presets
 and recipe stages that train at it."""
-#: Plain self-play: no magnet, a self-play-heavy league, :data:`PROBE_LEARNING_RATE` (the ``tiny``, ``ship`` and
-#: ``scratch`` presets).
+#: Plain self-play (the ``tiny``, ``ship``, ``scratch`` presets): no magnet, a self-play-heavy league, the probe rate.
 _PLAIN_SELF_PLAY = dict(magnet_coef=0.0, magnet_every=0, league_mix="self:0.4,snapshot:0.2,rule:0.2,equity:0.2",
                         learning_rate=PROBE_LEARNING_RATE)
 
@@ -423,6 +422,8 @@ def learn(s: TrainState, value_only: bool = False, exploiter: bool = False) -> d
             v_loss = 0.5 * (value - ret_t[mb]).pow(2).mean()
             entropy = -(logp_all.exp() * logp_all).sum(1).mean()
             loss = a.vf_coef * v_loss if value_only else pg - a.ent_coef * entropy + a.vf_coef * v_loss
+            if a.entropy_floor and not value_only:      # zero, with no gradient, while the entropy is above it
+                loss = loss + entropy_floor_loss(entropy, a.entropy_floor, a.entropy_floor_coef)
             if magnet is not None and not value_only:
                 with torch.no_grad():
                     ref = torch.log_softmax(magnet.logits(obs[mb]).masked_fill(illegal[mb], MASKED_LOGIT), dim=-1)
@@ -585,7 +586,7 @@ def _run(t: TrainState, run: RunSession, log: Any, max_updates: int | None, run_
         if t.exploiter is not None and (t.exploiter_born < 0 or (
                 a.exploiter_reset_every and t.update - t.exploiter_born >= a.exploiter_reset_every)):
             t.reset_exploiter()
-        if a.magnet_coef and (t.magnet is None or (
+        if (a.magnet_coef or a.magnet_ema) and (t.magnet is None or (
                 a.magnet_every and t.update - t.magnet_born >= a.magnet_every)):
             t.refresh_magnet()
         for opt, rate in ((t.opt, a.learning_rate), (t.exploiter_opt, a.exploiter_learning_rate or a.learning_rate)):
@@ -598,6 +599,7 @@ def _run(t: TrainState, run: RunSession, log: Any, max_updates: int | None, run_
             ex = learn(t, value_only=t.update < a.value_warmup, exploiter=True)
             stats |= {"exploiter_policy_loss": ex["policy_loss"], "exploiter_entropy": ex["entropy"],
                       "exploiter_trained": ex["trained"]}
+        t.average_magnet()              # with magnet_ema: the averaged magnet moves toward the learner
         t2 = time.perf_counter()
         t.update += 1
         t.elapsed = clock()

@@ -32,7 +32,11 @@ if TYPE_CHECKING:
     from experiments.train.state import TrainState
 
 __all__ = ["machine_text", "cpuinfo_field", "eval_score", "eval_text", "write_run_record", "write_csv", "write_logs",
-           "learning_curve", "exploiter_signal", "progress_bar", "NullBar", "print_summary", "evaluate"]
+           "learning_curve", "exploiter_signal", "progress_bar", "NullBar", "print_summary", "evaluate",
+           "MAGNET_PREFIX"]
+
+#: The prefix of the averaged magnet's columns in an evaluation row (``magnet_rule_stones``, ...).
+MAGNET_PREFIX = "magnet_"
 
 
 def cpuinfo_field(name: str) -> str | None:
@@ -129,8 +133,9 @@ def exploiter_signal(history: list[dict[str, Any]], window: int = 10) -> tuple[n
 def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str],
                    history: list[dict[str, Any]] | None = None,
                    stages: list[tuple[float, float]] | None = None) -> Path:
-    """Evaluation stones/hand and game win rate (95% CI bands) against decisions and against wall time; with an
-    exploiter in the league, its margin over the learner (:func:`exploiter_signal`) on the stones panels.
+    """Evaluation stones/hand and game win rate (95% CI bands) against decisions and against wall time (the averaged
+    magnet's, where evaluated, dashed); with an exploiter in the league, its margin over the learner
+    (:func:`exploiter_signal`) on the stones panels.
     ``stages``: where each stage of a lineage after the first starts, as (decisions, minutes) on the curve's axes
     (the evaluations of all stages in one curve), marked by a vertical line."""
     ex = exploiter_signal(history or [])
@@ -146,8 +151,11 @@ def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str]
                 y = np.array([e.get(f"{spec}_{key}", np.nan) for e in evals], dtype=float)
                 lo = np.array([e.get(f"{spec}_{key}_lo", np.nan) for e in evals], dtype=float)
                 hi = np.array([e.get(f"{spec}_{key}_hi", np.nan) for e in evals], dtype=float)
-                ax.plot(x, y, marker="o", ms=3, label=f"vs {spec}")
+                line, = ax.plot(x, y, marker="o", ms=3, label=f"vs {spec}")
                 ax.fill_between(x, lo, hi, alpha=0.2)
+                if any(f"{MAGNET_PREFIX}{spec}_{key}" in e for e in evals):     # the averaged magnet, dashed
+                    ym = np.array([e.get(f"{MAGNET_PREFIX}{spec}_{key}", np.nan) for e in evals], dtype=float)
+                    ax.plot(x, ym, ls="--", marker="x", ms=3, color=line.get_color(), label=f"magnet vs {spec}")
             if key == "stones" and len(ex[2]):
                 ax.plot(ex[0] / 1e6 if xkey == "decisions" else ex[1], ex[2], color="black", lw=1, ls=":",
                         label="exploiter − learner (training games, 10 updates)")
@@ -205,12 +213,21 @@ def print_summary(t: TrainState, log: Any = print) -> None:
             f"{ev[f'{spec}_stones_hi']:+.3f}]  game win rate {ev[f'{spec}_win']:.3f} "
             f"[{ev[f'{spec}_win_lo']:.3f}, {ev[f'{spec}_win_hi']:.3f}]")
     best = max(t.evals, key=lambda e: eval_score(e, opponents))
+    if f"{MAGNET_PREFIX}{opponents[0]}_stones" in ev:
+        log("the averaged magnet (magnet.pt) on the same deals:")
+        for spec in opponents:
+            m = MAGNET_PREFIX + spec
+            log(f"  vs {spec:<7} stones/hand {ev[f'{m}_stones']:+.3f} [{ev[f'{m}_stones_lo']:+.3f}, "
+                f"{ev[f'{m}_stones_hi']:+.3f}]  game win rate {ev[f'{m}_win']:.3f} "
+                f"[{ev[f'{m}_win_lo']:.3f}, {ev[f'{m}_win_hi']:.3f}]")
     log(f"best evaluation: update {best['update']} ({best['decisions']:,} decisions), "
         + ", ".join(f"{s} {best[f'{s}_stones']:+.3f}" for s in opponents)
         + f" stones/hand: {t.out / 'best_policy.pt'}")
     if (t.out / "last_policy.pt").is_file():
         log(f"the end fell below the best evaluation: policy.pt is the best policy, {t.out / 'last_policy.pt'} the "
             "last one")
+    if (t.out / "magnet.pt").is_file():
+        log(f"the averaged magnet's policy: {t.out / 'magnet.pt'}")
     log(f"wrote {t.out / 'checkpoint.pt'}, {t.out / 'policy.pt'}, {t.out / 'best_policy.pt'}, "
         f"{t.out / 'metrics.csv'}, {t.out / 'eval.csv'}, {t.out / 'learning_curve.png'}, {t.out / 'tb'}")
 
@@ -218,16 +235,28 @@ def print_summary(t: TrainState, log: Any = print) -> None:
 def evaluate(s: TrainState) -> dict[str, Any]:
     """Duplicate matches of the run's current policy against its evaluation opponents (``eval_opponents``), on
     fixed deals (``eval_hands`` single hands and ``eval_games`` whole games from ``eval_seed``): one row of
-    ``eval.csv``, each opponent's stones/hand and game win rate with their 95% CIs and its bidding rates."""
+    ``eval.csv``, each opponent's stones/hand and game win rate with their 95% CIs and its bidding rates. With
+    ``magnet_ema`` the averaged magnet plays the same matches, its columns prefixed :data:`MAGNET_PREFIX`."""
     a = s.args
     cfg = a.game_config(training=False)
     if not s.eval_deals:
         s.eval_deals = {"hands": make_deals(a.eval_hands, a.eval_seed, cfg.target),
                         "games": make_deals(a.eval_games, a.eval_seed + 1, cfg.target)}
-    learner = TorchPolicyAgent(s.net, greedy=a.eval_greedy, name="learner")
     row: dict[str, Any] = {"update": s.update, "decisions": s.decisions}
     s.net.eval()
+    row |= _matches(s, TorchPolicyAgent(s.net, greedy=a.eval_greedy, name="learner"), "")
+    s.net.train()
+    if a.magnet_ema and s.magnet is not None:                 # the magnet is always in eval mode
+        row |= _matches(s, TorchPolicyAgent(s.magnet, greedy=a.eval_greedy, name="magnet"), MAGNET_PREFIX)
+    return row
+
+
+def _matches(s: TrainState, learner: TorchPolicyAgent, prefix: str) -> dict[str, Any]:
+    """The columns of :func:`evaluate` for one policy, each named ``prefix + spec + _...``."""
+    a = s.args
+    cfg = a.game_config(training=False)
     tables = min(2048, 2 * max(a.eval_hands, a.eval_games))
+    row: dict[str, Any] = {}
     for spec, opp in s.eval_agents.items():
         me = learner if a.learner_decides == "all" else RestrictedAgent(learner, opp, a.learner_decides)
         h = play_pair(me, opp, s.eval_deals["hands"], mode="hands", config=cfg, max_tables=tables,
@@ -237,9 +266,9 @@ def evaluate(s: TrainState) -> dict[str, Any]:
         m, lo, hi = h.mean_diff()
         w, wlo, whi = g.game_win_rate()
         rates = h.summary()
-        row.update({f"{spec}_stones": m, f"{spec}_stones_lo": lo, f"{spec}_stones_hi": hi,
-                    f"{spec}_win": w, f"{spec}_win_lo": wlo, f"{spec}_win_hi": whi,
-                    f"{spec}_envido_rate": rates["envido_rate_a"], f"{spec}_ordago_rate": rates["ordago_rate_a"],
-                    f"{spec}_no_quiero_rate": rates["no_quiero_rate_a"]})
-    s.net.train()
+        col = prefix + spec
+        row.update({f"{col}_stones": m, f"{col}_stones_lo": lo, f"{col}_stones_hi": hi,
+                    f"{col}_win": w, f"{col}_win_lo": wlo, f"{col}_win_hi": whi,
+                    f"{col}_envido_rate": rates["envido_rate_a"], f"{col}_ordago_rate": rates["ordago_rate_a"],
+                    f"{col}_no_quiero_rate": rates["no_quiero_rate_a"]})
     return row

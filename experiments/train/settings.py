@@ -24,6 +24,7 @@ from agents.policy import check_device_name
 from experiments.evaluate.deals import MAX_DEALS
 from experiments.train.league import League, check_league_args, frozen_agent, parse_mix, split_specs
 from mus_env import MusConfig
+from mus_env.actions import num_actions
 from mus_env.config import SIGNALS_CHOICES, is_int
 
 __all__ = ["SettingsError", "LIMITS", "MAX_ROLLOUT", "check_args", "widths_ok", "build_league", "threads_for",
@@ -56,7 +57,8 @@ _FLOATS = {
     "gamma": (0.0, 1.0, True), "gae_lambda": (0.0, 1.0, True), "ent_coef": (0.0, 1e6, True),
     "vf_coef": (0.0, 1e6, True), "target_kl": (0.0, 1e6, True), "max_minutes": (0.0, 1e7, True),
     "stones_coef": (0.0, 1e6, True), "game_coef": (0.0, 1e6, True), "magnet_coef": (0.0, 1e6, True),
-    "exploiter_learning_rate": (0.0, 1.0, True),
+    "exploiter_learning_rate": (0.0, 1.0, True), "magnet_ema": (0.0, 1.0, True), "entropy_floor": (0.0, 1e6, True),
+    "entropy_floor_coef": (0.0, 1e6, True),
 }
 
 _AT_LEAST_ONE = ("total_decisions", "num_tables", "rollout_steps", "update_epochs", "minibatch_size",
@@ -145,7 +147,18 @@ def check_args(args: Any) -> None:
     if p and args.signals == "off":
         raise ValueError(f"Args.signal_intercept_p={p!r} has no effect with signals off: give --signals "
                          "truthful or free, or leave --signal-intercept-p at 0")
-    args.game_config()
+    if args.magnet_ema and args.magnet_every:
+        raise ValueError(f"Args.magnet_ema={args.magnet_ema:g} makes the magnet an average of the learner, moved after "
+                         f"every update; it cannot also be refreshed every {args.magnet_every} updates: give "
+                         "--magnet-every 0 with --magnet-ema")
+    if args.entropy_floor and not args.entropy_floor_coef:
+        raise ValueError(f"Args.entropy_floor={args.entropy_floor:g} has no effect with entropy_floor_coef 0: give "
+                         "--entropy-floor-coef above 0, or leave --entropy-floor at 0")
+    most = math.log(num_actions(args.game_config()))
+    if args.entropy_floor > most:
+        raise ValueError(f"Args.entropy_floor must be at most {most:.3f} nats (the entropy of a uniform choice among "
+                         f"all {num_actions(args.game_config())} actions, which no policy exceeds), got "
+                         f"{args.entropy_floor!r}")
 
 
 def build_league(args: Any, config: MusConfig,

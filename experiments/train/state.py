@@ -23,6 +23,7 @@ import torch
 from agents.policy import PolicyNet
 from experiments.train.buffer import HANDS_DIM, TurnBuffer
 from experiments.train.league import League
+from experiments.train.regularisers import average_weights
 from mus_env import MusConfig, VectorMusEnv
 from mus_env.actions import num_actions
 from mus_env.observation import obs_dim
@@ -81,10 +82,11 @@ class TrainState:
     exploiter_buffer: TurnBuffer | None = None
     exploiter_born: int = -1
     """the update the exploiter was last reset to a copy of the learner (-1: not yet)"""
-    # the magnet (``magnet_coef > 0``): a frozen copy of the learner, taken when PPO starts and every magnet_every
+    # the magnet (``magnet_coef > 0`` or ``magnet_ema > 0``): a frozen copy of the learner, taken when PPO starts and
+    # every magnet_every updates, or (``magnet_ema``) an average of the learner's weights, moved after each update
     magnet: PolicyNet | None = None
     magnet_born: int = -1
-    """the update the magnet was last copied from the learner (-1: not yet)"""
+    """the update the magnet was last copied from the learner (-1: not yet; the averaged magnet's start)"""
     # counters
     update: int = 0
     """updates done"""
@@ -130,6 +132,13 @@ class TrainState:
             self.magnet.eval()
         self.magnet.load_state_dict(self.net.state_dict())
         self.magnet_born = self.update
+
+    def average_magnet(self) -> None:
+        """With ``magnet_ema``, move the averaged magnet toward the learner after an update:
+        ``magnet <- (1 - magnet_ema) * magnet + magnet_ema * learner``, every weight
+        (:func:`~experiments.train.regularisers.average_weights`); without it, nothing."""
+        if self.args.magnet_ema:
+            average_weights(self.magnet, self.net, self.args.magnet_ema)
 
 
 def new_net(args: Any, cfg: MusConfig, device: torch.device) -> PolicyNet:
