@@ -17,7 +17,8 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from experiments.evaluate.style import LANCES, StyleCounts, counts_from_record  # noqa: E402
+from experiments.evaluate.style import LANCES, StyleCounts  # noqa: E402
+from experiments.evaluate.style_play import counts_from_record  # noqa: E402
 from experiments.evaluate.style_profile import StyleProfile, save_profile  # noqa: E402
 from experiments.web.app import create_app  # noqa: E402
 from mus_env.records import load_record  # noqa: E402

@@ -27,11 +27,8 @@ from experiments.evaluate.style import (
     SITUATIONS,
     Decisions,
     StyleCounts,
-    StyleRecorder,
-    counts_from_record,
-    play_style,
-    style_deals,
 )
+from experiments.evaluate.style_play import StyleRecorder, counts_from_record, play_style, style_deals
 from experiments.evaluate.style_profile import (
     AGGRESSIVE,
     I_ORDAGO,
@@ -107,14 +104,16 @@ def test_rule_never_bets_below_its_thresholds_and_always_bets_its_top_hands() ->
 
 def _uniform_check(k: np.ndarray, n: np.ndarray, expected: np.ndarray, family: float = 0.95) -> None:
     """Every rate's interval holds its expected value at the ``family``-wise level (Bonferroni over the cells
-    checked), and at least 85% of the plain 95% intervals hold it."""
+    checked), and, over 20 cells or more, at least 85% of the plain 95% intervals hold it (over fewer, two misses in
+    eleven cells happen one time in ten to a uniform agent)."""
     seen = n > 0
     k, n, expected = k[seen], n[seen], expected[seen]
     z = float(norm.ppf(1 - (1 - family) / 2 / len(n)))
     lo, hi = wilson(k, n, z)
     assert ((lo <= expected) & (expected <= hi)).all(), (k / n, expected)
-    lo, hi = wilson(k, n)
-    assert ((lo <= expected) & (expected <= hi)).mean() >= 0.85
+    if len(n) >= 20:
+        lo, hi = wilson(k, n)
+        assert ((lo <= expected) & (expected <= hi)).mean() >= 0.85
 
 
 def test_random_bids_uniformly_over_the_legal_actions() -> None:
@@ -210,7 +209,7 @@ def test_a_profile_file_is_read_back_and_a_bad_one_is_named(tmp_path: Path) -> N
     assert back.counts == counts and back.meta["agent"] == "ordago"
     d = json.loads(path.read_text(encoding="utf-8"))
     assert d["betting"]["grande"]["mano"]["ordago_made"][-1]["rate"] == 1.0
-    for change, message in ((lambda x: x.update(version=2), "schema version 2"),
+    for change, message in ((lambda x: x.update(version=1), "schema version 1, this mus-env reads version 2"),
                             (lambda x: x.pop("version"), "schema version None"),
                             (lambda x: x.update(schema="mus-env-record"), "not a bidding-style profile"),
                             (lambda x: x.update(buckets=[0.0, 1.0]), "buckets"),

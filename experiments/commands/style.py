@@ -21,19 +21,30 @@ from experiments.commands.options import (
     torch_threads_option,
     version,
 )
-from experiments.evaluate.style import (
+from experiments.evaluate.style import StyleCounts
+from experiments.evaluate.style_play import (
     DEFAULT_FIELD,
     SELF,
     STYLE_DEAL_SETS,
-    StyleCounts,
     counts_from_record,
     field_members,
     play_style,
     style_deals,
 )
-from experiments.evaluate.style_plot import plot_curves, plot_heatmaps, plot_mus, summary_rows
+from experiments.evaluate.style_plot import (
+    has_signs,
+    plot_curves,
+    plot_heatmaps,
+    plot_mus,
+    plot_score,
+    plot_signs,
+    score_rows,
+    sign_rows,
+    summary_rows,
+)
 from experiments.evaluate.style_profile import StyleProfile, save_profile
 from mus_env import MusConfig
+from mus_env.config import SIGNALS_CHOICES
 from mus_env.vector import warm_up
 
 __all__ = ["main"]
@@ -61,8 +72,53 @@ def _aggr(r: dict[str, Any]) -> str:
     return f"{r['factor']:.2f}" + ("*" if r["few"] else "")
 
 
+def _marked(r: dict[str, Any]) -> str:
+    return _cell(r) + ("≠" if r.get("apart") else "")
+
+
+def _print_rows(title: str, head: tuple[str, ...], rows: list[tuple[str, ...]], note: str) -> None:
+    """A rich table (plain text without rich)."""
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover - rich is in the tools extra
+        print(title)
+        print("  ".join(f"{h:>9}" for h in head))
+        for row in rows:
+            print("  ".join(f"{c:>9}" for c in row))
+        print(note)
+        return
+    t = Table(title=title, caption=note)
+    for i, h in enumerate(head):
+        t.add_column(h, justify="left" if i < 2 else "right")
+    for row in rows:
+        t.add_row(*row)
+    Console().print(t)
+
+
+def print_score_table(profiles: list[StyleProfile]) -> None:
+    """The rates by score situation (:func:`~experiments.evaluate.style_plot.score_rows`)."""
+    rows = [(r["agent"], r["situation"], f"{r['decisions']:,}", *(_marked(r[k]) for k in
+             ("bet", "raise", "fold", "ordago_made", "ordago_accepted"))) for r in score_rows(profiles)]
+    _print_rows("By the score (all lances, both sides pooled)",
+                ("agent", "score", "n", "bet", "raise", "fold", "órdago", "órdago quiero"), rows,
+                "score: the deciding team's lead; near end: a team needs at most target // 8 stones (5 of 40); "
+                "bet: opening envido or órdago; raise: one answering a bet; fold: no quiero to a bet; órdago: "
+                f"where legal; órdago quiero: facing one; * fewer than 30 decisions; ≠ apart from {profiles[0].agent}")
+
+
+def print_sign_table(profiles: list[StyleProfile]) -> None:
+    """The signs each agent made (:func:`~experiments.evaluate.style_plot.sign_rows`)."""
+    rows = [(r["agent"], r["window"], r["sign"], f"{r['made']['k']:,}", _marked(r["made"]), _cell(r["where_legal"]),
+             f"{r['with'][0]} ({r['with'][1]:.0%})") for r in sign_rows(profiles)]
+    _print_rows("Señas: the signs made, per kind of window",
+                ("agent", "window", "sign", "made", "share", "where legal", "mostly with"), rows,
+                "share: of the window's sign decisions; where legal: made where the sign was legal; mostly with: the "
+                f"hand class held most often when making it; ≠ apart from {profiles[0].agent}")
+
+
 def print_table(profiles: list[StyleProfile]) -> None:
-    """A rich table of :func:`~experiments.evaluate.style_plot.summary_rows` (plain text without rich)."""
+    """A table of :func:`~experiments.evaluate.style_plot.summary_rows` (plain text without rich)."""
     head = ("agent", "lance", "n", "bet", "bluff", "fold", "call weak", "aggr.", "órdago")
     rows = [(r["agent"], r["lance"], f"{r['n']:,}", _cell(r["bet"]), _cell(r["bluff"]), _cell(r["fold"]),
              _cell(r["call_weak"]), _aggr(r["aggression"]), _cell(r["ordago"])) for r in summary_rows(profiles)]
@@ -71,22 +127,7 @@ def print_table(profiles: list[StyleProfile]) -> None:
     note = ("bet: opening envido or órdago; bluff: that with a hand below the median; fold: no quiero to a bet; "
             "call weak: quiero to a bet below the median; aggr.: (bets + raises) / calls; órdago: where legal; "
             "* fewer than 30 decisions")
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:  # pragma: no cover - rich is in the tools extra
-        print("  ".join(f"{h:>9}" for h in head))
-        for row in rows:
-            print("  ".join(f"{c:>9}" for c in row))
-        print(note)
-        print(f"mus: cut rate (no mus where mus was legal): {cuts}")
-        return
-    t = Table(title="How they bid (both sides pooled)", caption=note)
-    for h in head:
-        t.add_column(h, justify="left" if h in ("agent", "lance") else "right")
-    for row in rows:
-        t.add_row(*row)
-    Console().print(t)
+    _print_rows("How they bid (both sides pooled)", head, rows, note)
     print(f"mus: cut rate (no mus where mus was legal): {cuts}")
 
 
@@ -96,13 +137,14 @@ def main(argv: list[str] | None = None) -> None:
     set_seed, set_deals = STYLE_DEAL_SETS["v1"]
     p = ArgumentParser(prog="mus style",
                        description="How agents bid: each agent plays a fixed deal set in duplicate (single hands "
-                                   "from 0-0, each deal twice with the seats swapped) against the field, and every "
-                                   "decision it makes is counted by lance, role (mano or postre side; opening, "
-                                   "answering, confirming, facing an órdago) and hand strength (its percentile "
-                                   "for the lance). Writes AGENT.style.json per agent (rates with 95% Wilson "
-                                   "intervals, counts; docs/style.md has the schema), style_curves.png, "
-                                   "style_<lance>.png and style_mus.png with the agents side by side, and prints "
-                                   "a table.")
+                                   "from 0-0 unless --random-scores, each deal twice with the seats swapped) "
+                                   "against the field, and every decision it makes is counted by lance, role (mano "
+                                   "or postre side; opening, answering, confirming, facing an órdago) and hand "
+                                   "strength (its percentile for the lance), by score situation and, with "
+                                   "--signals, its señas by hand class. Writes AGENT.style.json per agent (rates "
+                                   "with 95% Wilson intervals, counts; docs/style.md has the schema), "
+                                   "style_curves.png, style_<lance>.png, style_mus.png, style_score.png (and "
+                                   "style_signs.png with señas) with the agents side by side, and prints tables.")
     p.add_argument("agents", nargs="+", metavar="AGENT",
                    help="agent specs: random, rule, equity, ordago, ppo, runs/train/policy.pt, model.zip, ...; "
                         "with --records, player names of the records")
@@ -115,6 +157,13 @@ def main(argv: list[str] | None = None) -> None:
                         "the profiled agent counts as self)")
     p.add_argument("--kings", type=int, choices=(8, 4), default=8, help="8 or 4 kings")
     p.add_argument("--target", type=int_in(1, 1000), default=40, help="stones to win a game")
+    p.add_argument("--signals", choices=SIGNALS_CHOICES, default="off",
+                   help="the señas channel (RULES.md §8): with truthful or free, the signs each agent makes are "
+                        "profiled too (by kind of window and hand class); add -nosigns to a spec for that agent "
+                        "without signs")
+    p.add_argument("--random-scores", action="store_true",
+                   help="deals start from random scores (each team 0 .. target - 1), not 0-0, so the split by score "
+                        "(ahead, level, behind, near the end) has decisions; the deal set is then named v1-scores")
     p.add_argument("--out", default="runs/style", help="output folder")
     p.add_argument("--no-plots", action="store_true", help="write the profiles and the table only")
     p.add_argument("--records", nargs="+", metavar="FILE", default=None,
@@ -137,15 +186,15 @@ def main(argv: list[str] | None = None) -> None:
         p.error(f"argument --field: {e}")
     if not field:
         p.error("argument --field: give at least one opponent")
-    check_agent_specs(p, "AGENT", args.agents)
-    check_agent_specs(p, "--field", [s for s in field if s != SELF])
+    cfg = MusConfig(kings=args.kings, target=args.target, signals=args.signals)
+    check_agent_specs(p, "AGENT", args.agents, config=cfg)
+    check_agent_specs(p, "--field", [s for s in field if s != SELF], config=cfg)
     check_creatable_dir(p, "--out", args.out)
     apply_torch_threads(args.torch_threads)
     warm_up(1, log=lambda line: print(f"mus style: {line}", file=sys.stderr))
     from agents import make_agent
 
-    cfg = MusConfig(kings=args.kings, target=args.target)
-    deals, deal_set = style_deals("v1", args.deals, args.seed, cfg.target)
+    deals, deal_set = style_deals("v1", args.deals, args.seed, cfg.target, random_scores=args.random_scores)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     profiles = []
@@ -162,7 +211,8 @@ def main(argv: list[str] | None = None) -> None:
                                    progress=bar.update, log=None if args.quiet else _say)
         prof = StyleProfile(counts, {"agent": spec, "spec": spec, "field": field, "deal_set": deal_set,
                                      "deals": len(deals), "seed": args.seed,
-                                     "config": {"kings": args.kings, "target": args.target}, "command": command,
+                                     "config": {"kings": args.kings, "target": args.target,
+                                                "signals": args.signals}, "command": command,
                                      "mus_env": version(), "seconds": time.perf_counter() - t0})
         profiles.append(prof)
         path = save_profile(prof, out / f"{label}.style.json")
@@ -209,9 +259,14 @@ def _finish(args: Any, profiles: list[StyleProfile]) -> None:
     out = Path(args.out)
     if not args.no_plots:
         paths = [plot_curves(profiles, out / "style_curves.png"), *plot_heatmaps(profiles, out),
-                 plot_mus(profiles, out / "style_mus.png")]
+                 plot_mus(profiles, out / "style_mus.png"), plot_score(profiles, out / "style_score.png")]
+        if has_signs(profiles):
+            paths.append(plot_signs(profiles, out / "style_signs.png"))
         print("wrote " + ", ".join(str(x) for x in paths), file=sys.stderr)
     print_table(profiles)
+    print_score_table(profiles)
+    if has_signs(profiles):
+        print_sign_table(profiles)
 
 
 if __name__ == "__main__":

@@ -179,7 +179,7 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
               config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
               names: tuple[str, str] | None = None,
               progress: Callable[[int], None] | None = None,
-              max_hand_decisions: int = MAX_HAND_DECISIONS) -> PairResult:
+              max_hand_decisions: int = MAX_HAND_DECISIONS, idle_tables: str = "agents") -> PairResult:
     """Play every deal twice (seats swapped) between two agents on a VectorMusEnv.
 
     Args:
@@ -195,9 +195,14 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
         max_hand_decisions: a hand still going after this many decisions is a raise war that may never end
             (Mus has no cap on raises): its deal is dropped from the result (both seatings, so the duplicate
             pairing holds), counted in ``PairResult.abandoned`` and reported by a warning.
+        idle_tables: who moves a table that has finished its deals while others still play (its game goes on, or a
+            new one starts, outside the result): ``"agents"``, or ``"first_legal"``, its lowest legal action, so
+            that the agents see the deals' own decisions only (what a recording agent needs).
     """
     if mode not in ("hands", "games"):
         raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
+    if idle_tables not in ("agents", "first_legal"):
+        raise ValueError(f"idle_tables must be 'agents' or 'first_legal', got {idle_tables!r}")
     cfg = MusConfig() if config is None else config
     n = len(deals)
     pairs = max(1, min(n, max_tables // 2))
@@ -237,8 +242,11 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
         who = (venv.current_player & 1) ^ side
         phase = venv.phase.astype(np.int64)
         slot = np.where(venv.slot < 0, _NUM_SLOTS - 1, venv.slot).astype(np.int64)
+        moved = active if idle_tables == "first_legal" else np.ones(B, dtype=bool)
+        if idle_tables == "first_legal":
+            actions[~active] = mask[~active].argmax(axis=1)
         for k in (0, 1):
-            sel = np.flatnonzero(who == k)
+            sel = np.flatnonzero((who == k) & moved)
             if sel.size:
                 actions[sel] = agents[k].act_batch(obs.take(sel, axis=0), mask.take(sel, axis=0), rng)
         obs, mask, rewards, done, info = venv.step(actions)          # (refuses an illegal action, naming it)

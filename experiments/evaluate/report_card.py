@@ -35,7 +35,7 @@ import numpy as np
 from agents import make_agent
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.duplicate import PairResult, play_pair
-from experiments.evaluate.style import StyleRecorder
+from experiments.evaluate.style_play import StyleRecorder
 from experiments.evaluate.style_plot import summary_rows
 from experiments.evaluate.style_profile import StyleProfile, rate
 from mus_env import MusConfig

@@ -1,45 +1,43 @@
-"""How an agent bids: its decisions recorded on a fixed deal set, counted by lance, role and hand strength.
+"""How an agent bids: its decisions read from what it saw, counted by lance, role and hand strength.
 
 Where the duplicate matches (:mod:`experiments.evaluate.duplicate`) say who wins and by how much, a bidding-style
 profile says how: the poker trackers' VPIP, aggression factor and fold-to-bet, per lance and by hand strength.
 
-* :class:`StyleRecorder` wraps an agent's ``act_batch`` and records each decision it makes, from the observation
-  alone (:func:`decisions_of`): the phase, the lance, the **role** (its team is the mano's side or the postre's;
-  it speaks in the opening round, answers a bet, confirms its partner's quiero, or faces an órdago), the hand's
-  **strength** for that lance (its percentile among all hands for the lance, :attr:`agents.features.Features.pct`;
-  holders only for pares and juego, hands without juego for punto) and the action.
+* :func:`decisions_of` reads each decision of a batch from the observation and the mask alone (:class:`Decisions`):
+  the phase, the lance, the **role** (its team is the mano's side or the postre's; it speaks in the opening round,
+  answers a bet, confirms its partner's quiero, or faces an órdago), the hand's **strength** for that lance (its
+  percentile among all hands for the lance, :attr:`agents.features.Features.pct`; holders only for pares and juego,
+  hands without juego for punto), the scores, the sign window, and the action.
 * :class:`StyleCounts` holds the counts those decisions add up to: per lance, side, situation and strength
   bucket (:data:`BUCKET_EDGES`), how often each betting action was taken and how often it was legal; in the mus
-  phase, cuts and discards by hand class (:data:`HAND_CLASSES`). Everything else (the rates, their Wilson
-  intervals, the JSON file) is read from these counts (:mod:`experiments.evaluate.style_profile`).
-* :func:`play_style` plays an agent on a versioned deal set (:data:`STYLE_DEAL_SETS`, single hands from 0-0,
-  each deal twice with the seats swapped) against a field (:data:`DEFAULT_FIELD`: ``rule``, ``equity`` and
-  itself), recording its decisions only; :func:`counts_from_record` rebuilds the same counts from a JSON hand
-  record (:mod:`mus_env.records`) by replaying it on :class:`~mus_env.MusGame`.
+  phase, cuts and discards by hand class (:data:`HAND_CLASSES`); the betting decisions again by score situation
+  (:mod:`experiments.evaluate.style_situations`: the team's lead, near the end of the game); with señas on, the
+  signs made by window and hand class. Everything else (the rates, their Wilson intervals, the JSON file) is read
+  from these counts (:mod:`experiments.evaluate.style_profile`).
+
+:mod:`experiments.evaluate.style_play` gathers the counts: an agent played on a versioned deal set, or the seats
+of a JSON hand record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from agents import Agent, make_agent
 from agents.features import read
-from experiments.evaluate.deals import DealSet, make_deals
-from experiments.evaluate.duplicate import play_pair
-from mus_env import MusConfig, MusGame
-from mus_env.actions import DISCARD_BASE, ENVIDO_ACTIONS, ENVIDO_BASE, NUM_ACTIONS, Action
+from agents.signs import read_signs
+from experiments.evaluate.style_situations import SCORE_LEADS, SIGN_WINDOWS, near_end, score_lead
+from mus_env.actions import DISCARD_BASE, ENVIDO_ACTIONS, NUM_ACTIONS, Action
 from mus_env.phases import Phase
-from mus_env.records import replay
+from mus_env.signals import NUM_SIGNS, SIGNAL_BASE
 from mus_env.tables import LANCE_NAMES
 
 __all__ = ["LANCES", "SIDES", "SITUATIONS", "BET_ACTIONS", "BET_ACTION_NAMES", "BUCKET_EDGES", "HAND_CLASSES",
-           "STYLE_DEAL_SETS", "DEFAULT_FIELD", "SELF", "Decisions", "decisions_of", "StyleCounts", "StyleRecorder",
-           "style_deals", "field_members", "play_style", "counts_from_record", "bucket_of"]
+           "Decisions", "decisions_of", "StyleCounts", "bucket_of"]
 
 #: The lances, in the order of the counts' first axis (lance ids of :mod:`mus_env.tables`).
 LANCES = LANCE_NAMES
@@ -60,14 +58,6 @@ _PARES = ("no pares", "par", "medias", "duples")
 _JUEGO = ("no juego", "31", "juego")
 #: Hand classes of the mus phase: pares class (none, par, medias, duples) and juego (none, 31, another juego).
 HAND_CLASSES = tuple(f"{p}, {j}" for p in _PARES for j in _JUEGO)
-#: Versioned deal sets of the profiles: ``(seed, deals)``; deals are ``make_deals(deals, seed, target)``, played
-#: as single hands from 0-0 (so no score-aware play), each twice with the seats swapped.
-STYLE_DEAL_SETS: dict[str, tuple[int, int]] = {"v1": (23, 20_000)}
-#: The field word for the profiled agent itself (a second, unrecorded copy plays the other team).
-SELF = "self"
-#: The default field: two sound bidders and the agent itself.
-DEFAULT_FIELD = ("rule", "equity", SELF)
-
 _NB = len(BUCKET_EDGES) - 1
 _IDX = np.full(NUM_ACTIONS, -1, dtype=np.int64)
 _IDX[list(BET_ACTIONS)] = np.arange(len(BET_ACTIONS))
@@ -98,6 +88,10 @@ class Decisions:
         stake, fallback: the live stake and the refusal's stones of the lance being bet (0 outside).
         own, other, target: the game scores in stones and the target.
         mus_rounds: completed discard rounds this hand.
+        window: the kind of sign window (index in :data:`~experiments.evaluate.style_situations.SIGN_WINDOWS`)
+            of a sign decision, else -1.
+        sign: the token of a sign decision (``action - SIGNAL_BASE``), else -1.
+        sign_legal: the legal tokens of a sign decision, as bits (``1 << token``), else 0.
     """
 
     phase: npt.NDArray[np.int64]
@@ -116,6 +110,9 @@ class Decisions:
     other: npt.NDArray[np.int64]
     target: npt.NDArray[np.int64]
     mus_rounds: npt.NDArray[np.int64]
+    window: npt.NDArray[np.int64]
+    sign: npt.NDArray[np.int64]
+    sign_legal: npt.NDArray[np.int64]
 
     def __len__(self) -> int:
         return len(self.action)
@@ -139,8 +136,8 @@ def decisions_of(obs: npt.ArrayLike, masks: npt.ArrayLike, actions: npt.ArrayLik
     masks = np.asarray(masks)
     n = len(actions)
     if n == 0:
-        z = np.zeros(0, dtype=np.int64)
-        return Decisions(z, z, z, z, z, z.astype(float), z.astype(float), z, z, z, z, z, z, z, z, z)
+        return Decisions(**{f.name: np.zeros(0, dtype=np.float64 if f.name in ("pct", "beat") else np.int64)
+                            for f in fields(Decisions)})
     f = read(obs)
     rows = np.arange(n)
     lance = np.where((f.phase >= Phase.BET_OPEN) & (f.phase <= Phase.BET_CONFIRM), f.lance, -1)
@@ -153,6 +150,14 @@ def decisions_of(obs: npt.ArrayLike, masks: npt.ArrayLike, actions: npt.ArrayLik
     juego = np.where(f.points < 31, 0, np.where(f.points == 31, 1, 2))
     legal = ((np.asarray(masks[:, :NUM_ACTIONS]) > 0) * _BITS).sum(axis=1).astype(np.int64)
     betting = lance >= 0
+    signing = f.phase == Phase.SIGNAL
+    window = np.where(signing, read_signs(obs).window, -1)
+    sign = np.where(signing, actions - SIGNAL_BASE, -1)
+    if masks.shape[1] >= SIGNAL_BASE + NUM_SIGNS:
+        tokens = (masks[:, SIGNAL_BASE:SIGNAL_BASE + NUM_SIGNS] > 0) * _BITS[:NUM_SIGNS]
+        sign_legal = np.where(signing, tokens.sum(axis=1), 0)
+    else:
+        sign_legal = np.zeros(n, dtype=np.int64)
     return Decisions(
         phase=f.phase.astype(np.int64), lance=lance.astype(np.int64), side=(f.seat % 2).astype(np.int64),
         seat=f.seat.astype(np.int64), situation=situation.astype(np.int64), pct=pct, beat=beat, action=actions,
@@ -160,7 +165,8 @@ def decisions_of(obs: npt.ArrayLike, masks: npt.ArrayLike, actions: npt.ArrayLik
         stake=np.where(betting, f.stake, 0).astype(np.int64),
         fallback=np.where(betting, f.fallback, 0).astype(np.int64),
         own=f.own.astype(np.int64), other=f.other.astype(np.int64), target=f.target.astype(np.int64),
-        mus_rounds=f.mus_rounds.astype(np.int64))
+        mus_rounds=f.mus_rounds.astype(np.int64), window=window.astype(np.int64), sign=sign.astype(np.int64),
+        sign_legal=sign_legal.astype(np.int64))
 
 
 def _zeros(*shape: int) -> npt.NDArray[np.int64]:
@@ -168,6 +174,8 @@ def _zeros(*shape: int) -> npt.NDArray[np.int64]:
 
 
 _BET_SHAPE = (len(LANCES), len(SIDES), len(SITUATIONS), _NB)
+_SCORE_SHAPE = (len(SCORE_LEADS), 2, len(LANCES), len(SITUATIONS))
+_SIGN_SHAPE = (len(SIGN_WINDOWS), len(HAND_CLASSES))
 
 
 @dataclass
@@ -183,7 +191,12 @@ class StyleCounts:
         mus_cut: ``(12,)`` of them, cuts (NO_MUS).
         discard_k: ``(12 classes, 16 masks)`` discards, by the discard mask taken.
         discard_legal: ``(12, 16)`` discards where each mask was legal.
-        other: decisions of no kind counted above (forced mus calls, declarations, señas).
+        score_n: ``(3 leads, 2: not near the end / near it, 5 lances, 4 situations)`` the betting decisions of
+            ``bet_n`` again, by score situation (:mod:`experiments.evaluate.style_situations`).
+        score_k, score_legal: ``(..., 9 actions)`` of them, each action taken, legal.
+        sign_n: ``(2 windows, 12 classes)`` sign decisions, by window kind and hand class.
+        sign_k, sign_legal: ``(2, 12, 16 tokens)`` of them, each token made, legal.
+        other: decisions of no kind counted above (forced mus calls, declarations).
     """
 
     bet_n: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(*_BET_SHAPE))
@@ -194,9 +207,16 @@ class StyleCounts:
     mus_cut: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(len(HAND_CLASSES)))
     discard_k: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(len(HAND_CLASSES), 16))
     discard_legal: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(len(HAND_CLASSES), 16))
+    score_n: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(*_SCORE_SHAPE))
+    score_k: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(*_SCORE_SHAPE, len(BET_ACTIONS)))
+    score_legal: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(*_SCORE_SHAPE, len(BET_ACTIONS)))
+    sign_n: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(*_SIGN_SHAPE))
+    sign_k: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(*_SIGN_SHAPE, NUM_SIGNS))
+    sign_legal: npt.NDArray[np.int64] = field(default_factory=lambda: _zeros(*_SIGN_SHAPE, NUM_SIGNS))
     other: int = 0
 
-    ARRAYS = ("bet_n", "bet_k", "bet_legal", "mus_n", "mus_cut", "discard_k", "discard_legal")
+    ARRAYS = ("bet_n", "bet_k", "bet_legal", "mus_n", "mus_cut", "discard_k", "discard_legal", "score_n", "score_k",
+              "score_legal", "sign_n", "sign_k", "sign_legal")
 
     def add(self, d: Decisions) -> None:
         """Count the decisions ``d``."""
@@ -220,7 +240,23 @@ class StyleCounts:
         self.discard_legal += np.array([np.bincount(d.hand_class[disc], weights=d.is_legal(DISCARD_BASE + m)[disc],
                                                     minlength=len(HAND_CLASSES)) for m in range(16)],
                                        dtype=np.int64).T
-        self.other += int(len(d) - (d.situation >= 0).sum() - mus.sum() - disc.size)
+        score = np.ravel_multi_index((score_lead(d.own[i], d.other[i]),
+                                      near_end(d.own[i], d.other[i], d.target[i]).astype(np.int64),
+                                      d.lance[i], d.situation[i]), _SCORE_SHAPE)
+        np.add.at(self.score_n.reshape(-1), score, 1)
+        np.add.at(self.score_k.reshape(-1, len(BET_ACTIONS)), (score[ok], a[ok]), 1)
+        self.score_legal.reshape(-1, len(BET_ACTIONS))[...] += np.array(
+            [np.bincount(score, weights=legal[:, j], minlength=int(np.prod(_SCORE_SHAPE))) for j in
+             range(len(BET_ACTIONS))], dtype=np.int64).T
+        s = np.flatnonzero(d.window >= 0)
+        cell = np.ravel_multi_index((d.window[s], d.hand_class[s]), _SIGN_SHAPE)
+        np.add.at(self.sign_n.reshape(-1), cell, 1)
+        np.add.at(self.sign_k.reshape(-1, NUM_SIGNS), (cell, d.sign[s]), 1)
+        tokens = (d.sign_legal[s, None] >> np.arange(NUM_SIGNS, dtype=np.int64)) & 1
+        self.sign_legal.reshape(-1, NUM_SIGNS)[...] += np.array(
+            [np.bincount(cell, weights=tokens[:, t], minlength=int(np.prod(_SIGN_SHAPE))) for t in
+             range(NUM_SIGNS)], dtype=np.int64).T
+        self.other += int(len(d) - (d.situation >= 0).sum() - mus.sum() - disc.size - s.size)
 
     def __iadd__(self, other: StyleCounts) -> StyleCounts:
         for name in self.ARRAYS:
@@ -230,8 +266,9 @@ class StyleCounts:
         return self
 
     def decisions(self) -> int:
-        """Every decision counted (betting, mus, discards and the rest)."""
-        return int(self.bet_n.sum() + self.unrated + self.mus_n.sum() + self.discard_k.sum() + self.other)
+        """Every decision counted (betting, mus, discards, signs and the rest)."""
+        return int(self.bet_n.sum() + self.unrated + self.mus_n.sum() + self.discard_k.sum() + self.sign_n.sum()
+                   + self.other)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, StyleCounts):
@@ -276,157 +313,3 @@ class StyleCounts:
                 raise ValueError(f"{where}.{name}: expected a non-negative int, got {v!r}")
             kw[name] = v
         return cls(**kw)
-
-
-class StyleRecorder(Agent):
-    """An agent that plays as ``agent`` and counts every decision it makes (:attr:`counts`).
-
-    Args:
-        agent: the agent to record; its ``act_batch`` gets the same observations, masks and generator, so the
-            recorded agent plays exactly as it would unwrapped.
-        keep_rows: also keep each decision's :class:`Decisions` row (:meth:`rows`; for tests and studies).
-    """
-
-    def __init__(self, agent: Agent, keep_rows: bool = False) -> None:
-        self.agent = agent
-        self.name = agent.name
-        self.counts = StyleCounts()
-        self.keep_rows = bool(keep_rows)
-        self._rows: list[Decisions] = []
-
-    def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
-                  rng: np.random.Generator) -> npt.NDArray[np.int64]:
-        actions = self.agent.act_batch(obs, masks, rng)
-        d = decisions_of(obs, masks, actions)
-        self.counts.add(d)
-        if self.keep_rows:
-            self._rows.append(d)
-        return actions
-
-    def rows(self) -> Decisions:
-        """Every decision recorded so far (``keep_rows=True``), in order."""
-        return Decisions.concat(self._rows)
-
-    def __repr__(self) -> str:
-        return f"StyleRecorder({self.agent!r})"
-
-
-def style_deals(deal_set: str = "v1", deals: int | None = None, seed: int | None = None,
-                target: int = 40) -> tuple[DealSet, str]:
-    """The deal set of a profile and its name: ``deal_set`` (:data:`STYLE_DEAL_SETS`) at its own size and seed,
-    or ``"<deal_set>-custom"`` when ``deals`` or ``seed`` differ.
-
-    Raises:
-        ValueError: an unknown deal set or fewer than one deal.
-    """
-    if deal_set not in STYLE_DEAL_SETS:
-        raise ValueError(f"deal_set must be one of {', '.join(STYLE_DEAL_SETS)}, got {deal_set!r}")
-    set_seed, n = STYLE_DEAL_SETS[deal_set]
-    deals = n if deals is None else int(deals)
-    seed = set_seed if seed is None else int(seed)
-    if deals < 1:
-        raise ValueError(f"deals must be >= 1, got {deals}")
-    name = deal_set if (deals, seed) == (n, set_seed) else f"{deal_set}-custom"
-    return make_deals(deals, seed, target), name
-
-
-def field_members(field_specs: Iterable[str | Agent], spec: str | None = None) -> list[str | Agent]:
-    """The field as played: a spec equal to ``spec`` is :data:`SELF`, and each member plays once (first
-    place kept)."""
-    out: list[str | Agent] = []
-    for opp in field_specs:
-        opp = SELF if isinstance(opp, str) and spec is not None and opp == spec else opp
-        if opp not in out:
-            out.append(opp)
-    return out
-
-
-def play_style(agent: Agent, deals: DealSet, field_specs: Iterable[str | Agent] = DEFAULT_FIELD, *,
-               spec: str | None = None, name: str | None = None, config: MusConfig | None = None, seed: int = 0,
-               keep_rows: bool = False,
-               progress: Callable[[int], None] | None = None,
-               log: Callable[[str], None] | None = None) -> tuple[StyleCounts, Decisions | None]:
-    """Play ``agent`` in duplicate against each member of the field on ``deals`` and count its decisions.
-
-    Args:
-        agent: the profiled agent.
-        deals: the deal set (single hands; each deal twice, seats swapped).
-        field_specs: the opponents: ``make_agent`` specs, agents, or :data:`SELF` (the agent itself, unrecorded
-            on the other team; with ``spec`` given, an opponent equal to it means the same).
-        spec: the agent's spec, to read a field member equal to it as :data:`SELF`.
-        name: the agent's name in the matches (default: its ``name``).
-        config: the ruleset.
-        seed: the agents' seed of every match.
-        keep_rows: also return every decision's row.
-        progress: called with the deals completed (``len(deals)`` per field member in all).
-        log: called with one line per field member played.
-
-    Returns:
-        The counts, and the decisions' rows (None unless ``keep_rows``).
-    """
-    rec = StyleRecorder(agent, keep_rows=keep_rows)
-    name = name or agent.name
-    for opp in field_members(field_specs, spec):
-        if opp == SELF:
-            other, label = agent, SELF
-        elif isinstance(opp, str):
-            other, label = make_agent(opp), opp
-        else:
-            other, label = opp, opp.name
-        r = play_pair(rec, other, deals, mode="hands", config=config, seed=seed,
-                      names=(name, f"{label} (field)"), progress=progress)
-        if log is not None:
-            log(f"{name} vs {label}: {len(r.hand_diff):,} deals, {r.mean_diff()[0]:+.3f} stones/hand")
-    return rec.counts, (rec.rows() if keep_rows else None)
-
-
-def counts_from_record(record: dict[str, Any], seats: Iterable[int] | None = None, player: str | None = None,
-                       keep_rows: bool = False) -> tuple[StyleCounts, Decisions | None]:
-    """The counts of the decisions made at some seats of a JSON hand record (:mod:`mus_env.records`).
-
-    The record is first replayed and checked (:func:`mus_env.records.replay`); then it is played again on
-    :class:`~mus_env.MusGame` from its first deal, and before each of its non-automatic actions made at one of
-    the seats, that seat's observation and legal-action mask are read, as an agent saw them.
-
-    Args:
-        record: a record (:func:`mus_env.records.load_record`).
-        seats: absolute seats whose decisions count.
-        player: or the name of a player (``record["players"]``): the seats it sat at.
-        keep_rows: also return the decisions' rows.
-
-    Raises:
-        ValueError: neither or both of ``seats`` and ``player``, an unknown player, a seat outside 0..3;
-            :class:`mus_env.records.RecordError` for a record that does not replay.
-    """
-    if (seats is None) == (player is None):
-        raise ValueError("give the seats or the player whose decisions count (one of the two)")
-    if player is not None:
-        names = {int(k): v for k, v in record.get("players", {}).items()}
-        chosen = {s for s, v in names.items() if v == player}
-        if not chosen:
-            raise ValueError(f"player {player!r} sat at no seat of the record (players: {names or 'none named'})")
-    else:
-        chosen = {int(s) for s in seats}  # type: ignore[union-attr]
-        if not chosen <= {0, 1, 2, 3}:
-            raise ValueError(f"seats must be in 0..3, got {sorted(chosen)}")
-    cfg = replay(record).config                       # checked; the config as the game plays it
-    game = MusGame.from_deck(record["deck"], record["mano"], tuple(record["scores"]), cfg, record["seed"])
-    events = [e for h in record["hands"] for e in h["actions"]] + list(record["pending_actions"])
-    obs, masks, actions = [], [], []
-    for seat, action, amount, auto in events:
-        if auto:
-            continue
-        if seat in chosen:
-            obs.append(game.observe(seat))
-            masks.append(game.legal_action_mask())
-            actions.append(action)
-        if action in ENVIDO_ACTIONS and amount and amount != cfg.bet_sizes[action - ENVIDO_BASE]:
-            game.step_envido(amount)
-        else:
-            game.step(action)
-    counts = StyleCounts()
-    if not actions:
-        return counts, (Decisions.concat([]) if keep_rows else None)
-    d = decisions_of(np.stack(obs), np.stack(masks), np.array(actions))
-    counts.add(d)
-    return counts, (d if keep_rows else None)

@@ -9,7 +9,11 @@ side by side.
   (both sides pooled); hatched cells have too few decisions, outlined ones differ from the first agent (intervals
   apart, by :data:`MIN_DIFFERENCE` or more).
 * :func:`plot_mus`: the cut rate by hand class, one bar per agent, with its interval.
-* :func:`summary_rows`: one row per agent and lance for a terminal table.
+* :func:`plot_score`: the key rates (:data:`~experiments.evaluate.style_profile.SCORE_RATES`) by score situation,
+  one bar per agent with its interval; a black edge marks a bar apart from the first agent's.
+* :func:`plot_signs`: with señas, per agent and kind of window, a heatmap of each sign's share of the sign decisions
+  made with each hand class (hatched: too few decisions; red: apart from the first agent).
+* :func:`summary_rows`, :func:`score_rows`, :func:`sign_rows`: rows for terminal tables.
 """
 
 from __future__ import annotations
@@ -28,14 +32,19 @@ from experiments.evaluate.style_profile import (
     I_QUIERO,
     MIN_SAMPLES,
     ROLE_ACTIONS,
+    SCORE_RATES,
     StyleProfile,
     aggression_factor,
     pooled,
     role_rates,
+    score_rates,
+    sign_rates,
     wilson,
 )
+from experiments.evaluate.style_situations import SCORE_SITUATIONS, SIGN_TOKENS, SIGN_WINDOWS
 
-__all__ = ["plot_curves", "plot_heatmaps", "plot_mus", "summary_rows", "CURVE_ROWS", "MIN_DIFFERENCE"]
+__all__ = ["plot_curves", "plot_heatmaps", "plot_mus", "plot_score", "plot_signs", "summary_rows", "score_rows",
+           "sign_rows", "has_signs", "CURVE_ROWS", "MIN_DIFFERENCE"]
 
 #: The rows of :func:`plot_curves`: (title, situations pooled, the actions counted as a "yes").
 CURVE_ROWS: tuple[tuple[str, tuple[str, ...], list[int]], ...] = (
@@ -66,9 +75,10 @@ def _curve(p: StyleProfile, lance: int, situations: tuple[str, ...],
     return k[:, actions].sum(axis=1), n
 
 
-def _apart(k0: npt.NDArray, n0: npt.NDArray, k: npt.NDArray, n: npt.NDArray) -> npt.NDArray[np.bool_]:
+def _apart(k0: npt.ArrayLike, n0: npt.ArrayLike, k: npt.ArrayLike, n: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     """Where the 95% intervals of two rates do not overlap and the rates differ by :data:`MIN_DIFFERENCE` or more
     (both with enough decisions)."""
+    k0, n0, k, n = (np.asarray(x, dtype=np.float64) for x in (k0, n0, k, n))
     lo0, hi0 = wilson(k0, n0)
     lo, hi = wilson(k, n)
     gap = np.abs(k / np.maximum(n, 1) - k0 / np.maximum(n0, 1))
@@ -200,3 +210,121 @@ def summary_rows(profiles: Sequence[StyleProfile]) -> list[dict[str, Any]]:
                          "aggression": agg, "ordago": m["ordago"]})
     return rows
 
+
+
+def _rate_apart(r0: dict[str, Any], r: dict[str, Any]) -> bool:
+    return bool(_apart(r0["k"], r0["n"], r["k"], r["n"]))
+
+
+def score_rows(profiles: Sequence[StyleProfile]) -> list[dict[str, Any]]:
+    """One row per agent and score situation (:data:`~experiments.evaluate.style_situations.SCORE_SITUATIONS`), all
+    lances pooled: ``decisions`` and each of :data:`~experiments.evaluate.style_profile.SCORE_RATES` (a rate as the
+    file writes it, with ``"apart"``: its interval does not overlap the first agent's, as in the plots)."""
+    first = score_rates(profiles[0].counts)
+    rows = []
+    for p in profiles:
+        sc = score_rates(p.counts)
+        for situation in SCORE_SITUATIONS:
+            row: dict[str, Any] = {"agent": p.agent, "situation": situation,
+                                   "decisions": sc[situation]["decisions"]}
+            for name in SCORE_RATES:
+                r = dict(sc[situation][name])
+                r["apart"] = p is not profiles[0] and _rate_apart(first[situation][name], r)
+                row[name] = r
+            rows.append(row)
+    return rows
+
+
+def has_signs(profiles: Sequence[StyleProfile]) -> bool:
+    """Whether any of ``profiles`` counted a sign decision (signals on)."""
+    return any(int(p.counts.sign_n.sum()) > 0 for p in profiles)
+
+
+def sign_rows(profiles: Sequence[StyleProfile]) -> list[dict[str, Any]]:
+    """One row per agent, kind of sign window and token it made at least once: ``made`` (the token's share of the
+    window's sign decisions, a rate with ``"apart"`` from the first agent's), ``where_legal`` (made where legal),
+    and ``with``: the hand class it was made with most often and the share of the token's signs made with it."""
+    first = sign_rates(profiles[0].counts)
+    rows = []
+    for p in profiles:
+        sr = sign_rates(p.counts)
+        for wi, window in enumerate(SIGN_WINDOWS):
+            for ti, token in enumerate(SIGN_TOKENS):
+                made = dict(sr[window]["made"][token])
+                if not made["k"]:
+                    continue
+                made["apart"] = p is not profiles[0] and _rate_apart(first[window]["made"][token], made)
+                by_class = p.counts.sign_k[wi, :, ti]
+                ci = int(by_class.argmax())
+                rows.append({"agent": p.agent, "window": window, "sign": token, "made": made,
+                             "where_legal": sr[window]["where_legal"][token],
+                             "with": (HAND_CLASSES[ci], float(by_class[ci] / by_class.sum()))})
+    return rows
+
+
+def plot_score(profiles: Sequence[StyleProfile], path: str | Path) -> Path:
+    """Write the score-situation bars (the module docstring) of ``profiles`` to ``path``."""
+    plt = _pyplot()
+    from matplotlib.colors import to_rgba
+
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    rows = score_rows(profiles)
+    fig, axes = plt.subplots(1, len(SCORE_RATES), figsize=(3.4 * len(SCORE_RATES), 3.2), sharey=True, squeeze=False)
+    width = 0.8 / len(profiles)
+    x = np.arange(len(SCORE_SITUATIONS))
+    for ri, name in enumerate(SCORE_RATES):
+        ax = axes[0, ri]
+        for j, p in enumerate(profiles):
+            mine = [r[name] for r in rows if r["agent"] == p.agent][:len(SCORE_SITUATIONS)]
+            y = np.array([r["rate"] if r["rate"] is not None else 0.0 for r in mine])
+            lo, hi = np.array([r["lo"] for r in mine]), np.array([r["hi"] for r in mine])
+            seen = np.array([r["n"] > 0 for r in mine])
+            err = np.where(seen, np.abs(np.stack([y - lo, hi - y])), 0.0)
+            edge = ["black" if r["apart"] else "none" for r in mine]
+            face = [to_rgba(colours[j % len(colours)], 1.0 if r["n"] >= MIN_SAMPLES else 0.35) for r in mine]
+            ax.bar(x + (j - (len(profiles) - 1) / 2) * width, y, width, yerr=err, label=p.agent if ri == 0 else None,
+                   capsize=1.5, error_kw={"lw": 0.7}, color=face, edgecolor=edge, linewidth=1.2)
+        ax.set_xticks(x, SCORE_SITUATIONS, fontsize=7)
+        ax.set_title(name.replace("_", " "), fontsize=9)
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3, axis="y")
+    fig.legend(loc="upper right", fontsize=7, ncol=len(profiles), frameon=False)
+    fig.suptitle(f"By the score: the deciding team's lead, and near the end (a team needs at most target // 8 "
+                 f"stones); 95% Wilson intervals; faint: fewer than {MIN_SAMPLES} decisions; black edge: apart from "
+                 f"{profiles[0].agent} by {MIN_DIFFERENCE:g} or more", fontsize=8, y=0.01, va="bottom")
+    fig.tight_layout(rect=(0, 0.05, 1, 0.93))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_signs(profiles: Sequence[StyleProfile], path: str | Path) -> Path:
+    """Write the señas heatmaps (the module docstring) of ``profiles`` to ``path``."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(profiles), len(SIGN_WINDOWS), figsize=(6.2 * len(SIGN_WINDOWS),
+                                                                         3.0 * len(profiles) + 0.6), squeeze=False)
+    c0 = profiles[0].counts
+    for j, p in enumerate(profiles):
+        for wi, window in enumerate(SIGN_WINDOWS):
+            ax = axes[j, wi]
+            n, k = p.counts.sign_n[wi], p.counts.sign_k[wi]                         # (classes,), (classes, tokens)
+            freq = k / np.maximum(n, 1)[:, None]
+            ax.imshow(np.where(n[:, None] > 0, freq, np.nan), aspect="auto", vmin=0, vmax=1, cmap="viridis",
+                      origin="lower", extent=(-0.5, len(SIGN_TOKENS) - 0.5, -0.5, len(HAND_CLASSES) - 0.5))
+            for ci in np.flatnonzero(n < MIN_SAMPLES):
+                ax.add_patch(plt.Rectangle((-0.5, ci - 0.5), len(SIGN_TOKENS), 1, fill=False, hatch="///",
+                                           color="0.6", lw=0))
+            if j:
+                d = _apart(c0.sign_k[wi], c0.sign_n[wi][:, None], k, n[:, None])
+                for ci, ti in zip(*np.nonzero(d), strict=True):
+                    ax.add_patch(plt.Rectangle((ti - 0.5, ci - 0.5), 1, 1, fill=False, ec="red", lw=1.2))
+            ax.set_xticks(range(len(SIGN_TOKENS)), SIGN_TOKENS, fontsize=6, rotation=60, ha="right")
+            ax.set_yticks(range(len(HAND_CLASSES)), HAND_CLASSES, fontsize=6)
+            ax.set_title(f"{p.agent}: {window} window ({int(n.sum()):,} signs)", fontsize=8)
+    fig.suptitle("Señas: the share of each sign among the sign decisions made with each hand class (hatched: fewer "
+                 f"than {MIN_SAMPLES} decisions; red: apart from {profiles[0].agent} by {MIN_DIFFERENCE:g} or more)",
+                 fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Path(path)

@@ -23,6 +23,17 @@ quiero; its interval is Wilson's on the aggressive share ``A / (A + C)``, mapped
 (quiero facing an órdago, per bucket). In ``mus``, per hand class: ``cut`` (no mus where mus was legal) and
 ``discards`` (the number of cards discarded: 0..4, shares, and the mean).
 
+In ``score``, per score situation (:data:`~experiments.evaluate.style_situations.SCORE_SITUATIONS`: ``ahead``,
+``level``, ``behind`` the deciding team's lead; ``near end`` a team needs at most ``target // 8`` stones), both
+sides and every strength pooled, over all lances and per lance: ``bet`` (an envido or órdago in the opening round),
+``raise`` (one when answering or confirming), ``fold`` (no quiero where it was legal, answering a bet),
+``ordago_made`` (órdago where legal, in every situation but facing one) and ``ordago_accepted`` (quiero facing an
+órdago) (:func:`score_rates`).
+
+In ``signs``, per kind of sign window (``mus``, ``grande``): ``decisions``, ``made`` (each token's share of the
+window's sign decisions), ``where_legal`` (each token made where it was legal) and ``by_class``: per hand class held
+when signing, its decisions and each token's share of them (:func:`sign_rates`). Empty with signals off.
+
 The file also stores the counts themselves; :func:`read_profile` checks the schema and version and rebuilds the
 counts (the rates are recomputed from them), naming what is wrong in a bad file.
 """
@@ -48,17 +59,18 @@ from experiments.evaluate.style import (
     SITUATIONS,
     StyleCounts,
 )
+from experiments.evaluate.style_situations import SCORE_LEADS, SCORE_SITUATIONS, SIGN_TOKENS, SIGN_WINDOWS
 from mus_env.actions import ENVIDO_ACTIONS, Action
 from mus_env.records import write_text_atomic
 
 __all__ = ["SCHEMA", "VERSION", "MIN_SAMPLES", "Z95", "StyleProfile", "wilson", "rate", "read_profile",
            "load_profile", "save_profile", "ProfileError", "pooled", "ROLE_ACTIONS", "AGGRESSIVE", "I_PASO",
            "I_QUIERO", "I_NO_QUIERO", "I_ORDAGO", "WEAK", "role_rates", "aggression_factor", "betting_rates",
-           "mus_rates"]
+           "mus_rates", "score_rates", "score_pooled", "sign_rates", "SCORE_RATES"]
 
 SCHEMA = "mus-env-style-profile"
 #: The schema version: a file of another version is refused by :func:`read_profile`.
-VERSION = 1
+VERSION = 2
 #: A rate over fewer decisions than this is marked ``few``.
 MIN_SAMPLES = 30
 #: The normal quantile of a 95% interval.
@@ -181,6 +193,66 @@ def mus_rates(counts: StyleCounts) -> dict[str, Any]:
     return out
 
 
+#: The rates of the score split (:func:`score_rates`), in the order the reports show them.
+SCORE_RATES = ("bet", "raise", "fold", "ordago_made", "ordago_accepted")
+_LEAD = {"ahead": [SCORE_LEADS.index("ahead")], "level": [SCORE_LEADS.index("level")],
+         "behind": [SCORE_LEADS.index("behind")], "near end": list(range(len(SCORE_LEADS)))}
+_NEAR = {"ahead": [0, 1], "level": [0, 1], "behind": [0, 1], "near end": [1]}
+
+
+def score_pooled(counts: StyleCounts, situation: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                                               npt.NDArray[np.int64]]:
+    """``(n (lances, situations), k (..., actions), legal (..., actions))`` of one score situation
+    (:data:`~experiments.evaluate.style_situations.SCORE_SITUATIONS`), leads and stages summed.
+
+    Raises:
+        ValueError: an unknown score situation.
+    """
+    if situation not in _LEAD:
+        raise ValueError(f"score situation must be one of {', '.join(SCORE_SITUATIONS)}, got {situation!r}")
+    sub = np.ix_(_LEAD[situation], _NEAR[situation])
+    return (counts.score_n[sub].sum(axis=(0, 1)), counts.score_k[sub].sum(axis=(0, 1)),
+            counts.score_legal[sub].sum(axis=(0, 1)))
+
+
+def _score_entry(n: npt.NDArray[np.int64], k: npt.NDArray[np.int64], legal: npt.NDArray[np.int64]) -> dict[str, Any]:
+    """The :data:`SCORE_RATES` of ``(situations,)`` counts ``n`` and ``(situations, actions)`` ``k``, ``legal``."""
+    o, a, c, f = (SITUATIONS.index(s) for s in ("open", "answer", "confirm", "ordago"))
+    made = [o, a, c]
+    return {"decisions": int(n.sum()),
+            "bet": rate(k[o, AGGRESSIVE].sum(), n[o]),
+            "raise": rate(k[[a, c]][:, AGGRESSIVE].sum(), n[[a, c]].sum()),
+            "fold": rate(k[a, I_NO_QUIERO], legal[a, I_NO_QUIERO]),
+            "ordago_made": rate(k[made, I_ORDAGO].sum(), legal[made, I_ORDAGO].sum()),
+            "ordago_accepted": rate(k[f, I_QUIERO], n[f])}
+
+
+def score_rates(counts: StyleCounts) -> dict[str, Any]:
+    """The ``score`` section (the module docstring) of ``counts``."""
+    out: dict[str, Any] = {"near_end": "a team needs at most target // 8 stones (at least 1) to win"}
+    for situation in SCORE_SITUATIONS:
+        n, k, legal = score_pooled(counts, situation)
+        entry = _score_entry(n.sum(axis=0), k.sum(axis=0), legal.sum(axis=0))
+        entry["lances"] = {lance: _score_entry(n[li], k[li], legal[li]) for li, lance in enumerate(LANCES)}
+        out[situation] = entry
+    return out
+
+
+def sign_rates(counts: StyleCounts) -> dict[str, Any]:
+    """The ``signs`` section (the module docstring) of ``counts``."""
+    out: dict[str, Any] = {}
+    for wi, window in enumerate(SIGN_WINDOWS):
+        n, k, legal = counts.sign_n[wi], counts.sign_k[wi], counts.sign_legal[wi]       # (classes,), (classes, 16)
+        total = int(n.sum())
+        out[window] = {
+            "decisions": total,
+            "made": {t: rate(k[:, ti].sum(), total) for ti, t in enumerate(SIGN_TOKENS)},
+            "where_legal": {t: rate(k[:, ti].sum(), legal[:, ti].sum()) for ti, t in enumerate(SIGN_TOKENS)},
+            "by_class": {c: {"n": int(n[ci]), "made": {t: rate(k[ci, ti], n[ci]) for ti, t in enumerate(SIGN_TOKENS)}}
+                         for ci, c in enumerate(HAND_CLASSES)}}
+    return out
+
+
 @dataclass
 class StyleProfile:
     """A profile: what was played (``meta``: agent, spec, field, deal set, deals, seed, config, command, ...) and
@@ -199,12 +271,17 @@ class StyleProfile:
                 "buckets": list(BUCKET_EDGES), "lances": list(LANCES), "sides": list(SIDES),
                 "situations": list(SITUATIONS), "actions": list(BET_ACTION_NAMES), "hand_classes": list(HAND_CLASSES),
                 "min_samples": MIN_SAMPLES, "confidence": 0.95, "decisions": self.counts.decisions(),
+                "score_leads": list(SCORE_LEADS), "score_situations": list(SCORE_SITUATIONS),
+                "sign_windows": list(SIGN_WINDOWS), "sign_tokens": list(SIGN_TOKENS),
                 "betting": betting_rates(self.counts), "mus": mus_rates(self.counts),
+                "score": score_rates(self.counts), "signs": sign_rates(self.counts),
                 "counts": self.counts.to_dict()}
 
 
 _LAYOUT = {"buckets": list(BUCKET_EDGES), "lances": list(LANCES), "sides": list(SIDES),
-           "situations": list(SITUATIONS), "actions": list(BET_ACTION_NAMES), "hand_classes": list(HAND_CLASSES)}
+           "situations": list(SITUATIONS), "actions": list(BET_ACTION_NAMES), "hand_classes": list(HAND_CLASSES),
+           "score_leads": list(SCORE_LEADS), "score_situations": list(SCORE_SITUATIONS),
+           "sign_windows": list(SIGN_WINDOWS), "sign_tokens": list(SIGN_TOKENS)}
 _META = ("agent", "spec", "field", "deal_set", "deals", "seed", "config", "records", "command", "mus_env", "seconds")
 
 

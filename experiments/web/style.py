@@ -1,7 +1,7 @@
 """*Your style* in ``mus serve``: the bidding profile of a finished game's seat, or of every finished game of the
 records folder for one player name, beside an agent's profile.
 
-The counts are :func:`experiments.evaluate.style.counts_from_record`'s (the record replayed, each decision read
+The counts are :func:`experiments.evaluate.style_play.counts_from_record`'s (the record replayed, each decision read
 from the seat's own observation) and the rates :class:`experiments.evaluate.style_profile.StyleProfile`'s, the
 same code as ``mus style --records``; :func:`summary` picks the page's main rates per lance with that module's
 own functions. Only finished records are read (a game in progress would tell its hands' strengths).
@@ -19,15 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from experiments.evaluate.style import (
-    LANCES,
-    SELF,
-    SITUATIONS,
-    StyleCounts,
-    counts_from_record,
-    play_style,
-    style_deals,
-)
+from experiments.evaluate.style import LANCES, SITUATIONS, StyleCounts
+from experiments.evaluate.style_play import SELF, counts_from_record, play_style, style_deals
 from experiments.evaluate.style_profile import (
     AGGRESSIVE,
     I_QUIERO,
