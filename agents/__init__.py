@@ -5,7 +5,7 @@ shipped trained agent), the path of a policy file or training checkpoint (``*.pt
 ``mus train``), an sb3-contrib ``MaskablePPO`` model trained on ``MusGymEnv`` (``*.zip``), or your own agent
 class as ``my_bot.py:MyBot`` (a Python file) or ``my_package.bots:MyBot`` (an importable module). Policy files
 joined by ``+`` (``a.pt+b.pt``) are their equal mixture, played decision by decision (:mod:`agents.mixture`).
-``team:SPEC=SHARE,SPEC=SHARE`` (``team:ppo=0.6,runs/a/policy.pt=0.4``) is a team mixture: each team draws one member
+``team:SPEC=SHARE+SPEC=SHARE`` (``team:ppo=0.6+runs/a/policy.pt=0.4``) is a team mixture: each team draws one member
 per game from its own seed and both partners play it (``team-hand:`` draws per hand; :mod:`agents.team`). ``ppo``,
 ``*.pt`` and ``*.zip`` need the ``train`` extra (torch); ``TorchPolicyAgent`` and ``SB3PolicyAgent`` are
 imported on first use, so ``import agents`` works without torch. Any spec followed by ``-nosigns``
@@ -74,7 +74,7 @@ def observation_size(agent: object) -> int | None:
 def make_agent(spec: str, **kwargs: object) -> Agent:
     """Build an agent from a spec: ``random``, ``rule``, ``equity``, ``ordago``, ``ppo``, ``human``, a policy
     file or checkpoint (``*.pt``), the equal mixture of policy files (``a.pt+b.pt``), a team mixture
-    (``team:SPEC=SHARE,...`` or ``team-hand:...``, :class:`agents.team.TeamMixtureAgent`: its members are any of
+    (``team:SPEC=SHARE+...`` or ``team-hand:...``, :class:`agents.team.TeamMixtureAgent`: its members are any of
     these specs), an sb3-contrib MaskablePPO model (``*.zip``), or ``FILE.py:NAME`` /
     ``MODULE:NAME`` for an agent of your own (:func:`load_agent_class`).
 
@@ -137,7 +137,7 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
 
 
 def is_team_spec(spec: str) -> bool:
-    """Whether ``spec`` names a team mixture, ``team:a.pt=0.4,b.pt=0.6`` or ``team-hand:...``
+    """Whether ``spec`` names a team mixture, ``team:a.pt=0.4+b.pt=0.6`` or ``team-hand:...``
     (:class:`agents.team.TeamMixtureAgent`)."""
     return str(spec).strip().lower().startswith((TEAM_PREFIX, TEAM_HAND_PREFIX))
 
@@ -146,7 +146,7 @@ def is_mixture_spec(spec: str) -> bool:
     """Whether ``spec`` names a mixture of policy files, ``a.pt+b.pt`` (:class:`agents.mixture.MixtureAgent`, equal
     weights: the members' probabilities averaged at each decision)."""
     parts = str(spec).split("+")
-    return len(parts) > 1 and all(p.strip().lower().endswith(".pt") for p in parts)
+    return not is_team_spec(spec) and len(parts) > 1 and all(p.strip().lower().endswith(".pt") for p in parts)
 
 
 def mixture_members(spec: str) -> list[str]:

@@ -21,14 +21,15 @@ identity (table, game serial, the hand for a per-hand draw, the team), through t
 
 Rows are grouped by drawn member and each member plays its rows in one ``act_batch`` (or ``act_rows``) call.
 
-Spec (:func:`agents.make_agent`): ``team:MEMBER=SHARE,MEMBER=SHARE,...`` draws per game, ``team-hand:...`` per
-hand; each member is any agent spec (``ppo``, ``rule``, ``runs/a/policy.pt``, ``my_bot.py:MyBot``), its share a
-number > 0 after the last ``=`` (1 when none is written; shares are normalised), and an item ``seed=N`` sets the
-team's seed (default 0).
+Spec (:func:`agents.make_agent`): ``team:MEMBER=SHARE+MEMBER=SHARE+...`` draws per game, ``team-hand:...`` per
+hand; each member is any agent spec without a ``+`` (``ppo``, ``rule``, ``runs/a/policy.pt``, ``my_bot.py:MyBot``),
+its share a number > 0 after the last ``=`` (1 when none is written; shares are normalised), and an item ``seed=N``
+sets the team's seed (default 0). No comma, so a team is one item of the commands' comma-separated agent lists
+(``--agents``, a league mix).
 
 Example:
     >>> from agents import make_agent
-    >>> team = make_agent("team:rule=0.4,random=0.6")
+    >>> team = make_agent("team:rule=0.4+random=0.6")
     >>> team.shares.round(2).tolist()
     [0.4, 0.6]
 """
@@ -63,7 +64,7 @@ _UNIT = 1.0 / (1 << 53)
 
 
 def parse_team_spec(spec: str) -> tuple[list[str], list[float], str, int]:
-    """``"team:a.pt=0.4,rule=0.6,seed=3"`` -> ``(["a.pt", "rule"], [0.4, 0.6], "game", 3)``: the member specs, their
+    """``"team:a.pt=0.4+rule=0.6+seed=3"`` -> ``(["a.pt", "rule"], [0.4, 0.6], "game", 3)``: the member specs, their
     shares (normalised), the draw (``game`` for ``team:``, ``hand`` for ``team-hand:``) and the seed.
 
     Raises:
@@ -81,7 +82,7 @@ def parse_team_spec(spec: str) -> tuple[list[str], list[float], str, int]:
     members: list[str] = []
     shares: list[float] = []
     seed = 0
-    for item in (s.strip() for s in body.split(",")):
+    for item in (s.strip() for s in body.split("+")):
         if not item:
             continue
         head, sep, tail = item.rpartition("=")
@@ -106,7 +107,7 @@ def parse_team_spec(spec: str) -> tuple[list[str], list[float], str, int]:
         members.append(name)
         shares.append(share)
     if not members:
-        raise ValueError(f"a team mixture needs at least one member, e.g. 'team:ppo=0.5,rule=0.5', got {spec!r}")
+        raise ValueError(f"a team mixture needs at least one member, e.g. 'team:ppo=0.5+rule=0.5', got {spec!r}")
     total = sum(shares)
     return members, [s / total for s in shares], draw, seed
 
