@@ -325,3 +325,25 @@ def test_the_probes_frozen_check_and_league_play_a_team() -> None:
         obs, mask, *_ = env.step(actions)
     games = _members_by(log, lambda t, g, h, s: (t, g))
     assert len(games) > 16 and all(len(v) == 1 for v in games.values())
+
+
+def test_mus_exploit_trains_and_measures_against_the_team(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("torch")
+    from experiments.population import exploit
+
+    log: list = []
+
+    def build(spec, **kw):       # the probe builds its spec three times (league, frozen check): one draw rule
+        return TeamMixtureAgent([Member(0, log), Member(1, log)], [0.5, 0.5], seed=4) if spec == "team:x" \
+            else make_agent(spec, **kw)
+
+    monkeypatch.setattr(exploit, "make_agent", build)
+    r = exploit.probe("team:x", tmp_path / "probe", minutes=0, decisions=128 * 8 * 3, warm_start="none",
+                      eval_hands=100, eval_games=20, profile_deals=20, log=lambda *a: None, preset="tiny",
+                      num_tables=128, rollout_steps=8, eval_every=100, minibatch_size=512, hidden=(32, 32),
+                      value_warmup=0, progress=False)
+    assert r["frozen"]["unchanged"] and r["trained"]["updates"] == 3
+    assert max(g for _, t, g, h, s in log) > 0                      # the training's tables, game after game
+    games = _members_by(log, lambda t, g, h, s: (t, g, s % 2))
+    assert len(games) > 200 and all(len(labels) == 1 for labels in games.values())
+    assert {label for labels in games.values() for label in labels} == {0, 1}
