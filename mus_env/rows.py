@@ -36,7 +36,8 @@ class TableRows:
         table: the table the row is played at, as the harness numbers its tables (``0..`` for a
             :class:`~mus_env.vector.VectorMusEnv`: its table index).
         game: the serial of the game (the episode: one game by default, the match when an episode is several
-            games) at that table: it changes whenever the table starts a new one, and never repeats at a table.
+            games) at that table: it changes whenever the table starts a new one (a
+            :class:`~mus_env.vector.VectorMusEnv` counts its episodes, from 0 at each ``reset``).
         hand: the hand within that game (``hand_number``: 0 for the first hand).
         seat: the absolute seat that decides (0..3); its team is ``seat % 2`` (:attr:`team`).
 
