@@ -4,7 +4,9 @@ Specs (command line and tournaments): ``random``, ``rule``, ``equity``, ``ordago
 shipped trained agent), the path of a policy file or training checkpoint (``*.pt``, written by
 ``mus train``), an sb3-contrib ``MaskablePPO`` model trained on ``MusGymEnv`` (``*.zip``), or your own agent
 class as ``my_bot.py:MyBot`` (a Python file) or ``my_package.bots:MyBot`` (an importable module). Policy files
-joined by ``+`` (``a.pt+b.pt``) are their equal mixture, played decision by decision (:mod:`agents.mixture`). ``ppo``,
+joined by ``+`` (``a.pt+b.pt``) are their equal mixture, played decision by decision (:mod:`agents.mixture`).
+``team:SPEC=SHARE+SPEC=SHARE`` (``team:ppo=0.6+runs/a/policy.pt=0.4``) is a team mixture: each team draws one member
+per game from its own seed and both partners play it (``team-hand:`` draws per hand; :mod:`agents.team`). ``ppo``,
 ``*.pt`` and ``*.zip`` need the ``train`` extra (torch); ``TorchPolicyAgent`` and ``SB3PolicyAgent`` are
 imported on first use, so ``import agents`` works without torch. Any spec followed by ``-nosigns``
 (``rule-nosigns``) is that agent never signing (it still reads the rival signs it intercepts), ``-blind`` never
@@ -18,11 +20,12 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from .base import Agent, OrdagoAgent, RandomAgent, uniform_legal
+from .base import Agent, OrdagoAgent, RandomAgent, TableRows, act_one, act_rows, uniform_legal, wants_rows
 from .equity import EquityAgent
 from .human import HumanAgent, QuitGame
 from .rule import RuleBasedAgent
 from .signs import SilentAgent
+from .team import TEAM_HAND_PREFIX, TEAM_PREFIX, TeamMixtureAgent
 
 #: Spec suffix for an agent that never signs (``rule-nosigns``; RULES.md §8); it still reads intercepted signs.
 NOSIGNS_SUFFIX = "-nosigns"
@@ -32,7 +35,8 @@ BLIND_SUFFIX = "-blind"
 __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent", "HumanAgent", "QuitGame",
            "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX",
            "BLIND_SUFFIX", "uniform_legal", "load_agent_class",
-           "observation_size", "is_mixture_spec", "mixture_members"]
+           "observation_size", "is_mixture_spec", "mixture_members", "is_team_spec", "TeamMixtureAgent",
+           "act_rows", "act_one", "wants_rows", "TableRows"]
 
 #: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths and ``my_bot.py:MyBot``).
 AGENT_SPECS = ("random", "rule", "equity", "ordago", "ppo", "human")
@@ -69,8 +73,9 @@ def observation_size(agent: object) -> int | None:
 
 def make_agent(spec: str, **kwargs: object) -> Agent:
     """Build an agent from a spec: ``random``, ``rule``, ``equity``, ``ordago``, ``ppo``, ``human``, a policy
-    file or checkpoint (``*.pt``), the equal mixture of policy files (``a.pt+b.pt``), an sb3-contrib MaskablePPO
-    model (``*.zip``), or ``FILE.py:NAME`` /
+    file or checkpoint (``*.pt``), the equal mixture of policy files (``a.pt+b.pt``), a team mixture
+    (``team:SPEC=SHARE+...`` or ``team-hand:...``, :class:`agents.team.TeamMixtureAgent`: its members are any of
+    these specs), an sb3-contrib MaskablePPO model (``*.zip``), or ``FILE.py:NAME`` /
     ``MODULE:NAME`` for an agent of your own (:func:`load_agent_class`).
 
     Keyword arguments go to the agent's constructor (``greedy=True`` for the policy agents). A spec ending
@@ -84,6 +89,11 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec is a string such as 'rule' or 'runs/train/policy.pt', got {spec!r}")
     name = spec.strip().lower()
+    if is_team_spec(spec):                      # before the suffixes: each member may carry its own
+        kwargs.setdefault("name", "team")
+        return TeamMixtureAgent.from_spec(spec, lambda s: make_agent(s, **{k: v for k, v in kwargs.items()
+                                                                          if k != "name"}),
+                                          name=str(kwargs["name"]))
     for suffix, blind in ((NOSIGNS_SUFFIX, False), (BLIND_SUFFIX, True)):
         if name.endswith(suffix) and len(name) > len(suffix):
             return SilentAgent(make_agent(spec.strip()[:-len(suffix)], **kwargs), blind=blind)
@@ -126,11 +136,17 @@ def make_agent(spec: str, **kwargs: object) -> Agent:
                      "an sb3-contrib MaskablePPO model (*.zip) or your own class as my_bot.py:MyBot")
 
 
+def is_team_spec(spec: str) -> bool:
+    """Whether ``spec`` names a team mixture, ``team:a.pt=0.4+b.pt=0.6`` or ``team-hand:...``
+    (:class:`agents.team.TeamMixtureAgent`)."""
+    return str(spec).strip().lower().startswith((TEAM_PREFIX, TEAM_HAND_PREFIX))
+
+
 def is_mixture_spec(spec: str) -> bool:
     """Whether ``spec`` names a mixture of policy files, ``a.pt+b.pt`` (:class:`agents.mixture.MixtureAgent`, equal
     weights: the members' probabilities averaged at each decision)."""
     parts = str(spec).split("+")
-    return len(parts) > 1 and all(p.strip().lower().endswith(".pt") for p in parts)
+    return not is_team_spec(spec) and len(parts) > 1 and all(p.strip().lower().endswith(".pt") for p in parts)
 
 
 def mixture_members(spec: str) -> list[str]:

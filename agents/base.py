@@ -9,6 +9,20 @@ plain objects with two methods:
   masks, returning ``(B,)`` int64 actions (the fast path used by tournaments on ``VectorMusEnv``).
 
 Each base class method is written in terms of the other, so a subclass overrides at least one.
+
+**Agents that play by game.** An agent whose play depends on which table, game, hand and seat a row is (a team that
+draws one member per game for both partners, :class:`agents.team.TeamMixtureAgent`) sets the class attribute
+``wants_rows = True`` and overrides
+
+* ``act_rows(obs, masks, rng, rows) -> np.ndarray``, ``rows`` a :class:`mus_env.rows.TableRows` of the same
+  ``B`` rows (``table``, ``game``, ``hand``, ``seat``).
+
+Every harness that seats agents (tournaments, duplicate matches, probes and their training, the web table,
+``mus play``, the Gymnasium view and the SB3 and Tianshou adapters) calls :func:`act_rows` (or :func:`act_one` for
+one decision; a loop of your own over ``mus_v0`` passes ``env.unwrapped.game.table_rows()``),
+which hands the rows to an agent with ``wants_rows`` and calls plain ``act_batch``/``act`` on any other: agents
+written without it (and plain objects that only have ``act_batch`` or ``act``) play exactly as before. The base
+class's ``act_rows`` drops the rows and calls ``act_batch``.
 """
 
 from __future__ import annotations
@@ -17,8 +31,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mus_env.actions import Action
+from mus_env.rows import TableRows
 
-__all__ = ["Agent", "RandomAgent", "OrdagoAgent", "uniform_legal"]
+__all__ = ["Agent", "RandomAgent", "OrdagoAgent", "uniform_legal", "act_rows", "act_one", "wants_rows", "TableRows"]
 
 
 def uniform_legal(masks: npt.NDArray[np.int8], rng: np.random.Generator) -> npt.NDArray[np.int64]:
@@ -36,6 +51,8 @@ class Agent:
 
     #: Short name used in tables and plots.
     name: str = "agent"
+    #: Whether the harness must pass each row's :class:`~mus_env.rows.TableRows` (:meth:`act_rows`).
+    wants_rows: bool = False
 
     def act(self, observation: npt.NDArray[np.float32], action_mask: npt.NDArray[np.int8],
             rng: np.random.Generator) -> int:
@@ -51,6 +68,13 @@ class Agent:
             raise NotImplementedError(f"{type(self).__name__} must override act() or act_batch()")
         return np.array([self.act(o, m, rng) for o, m in zip(obs, masks, strict=True)], dtype=np.int64)
 
+    def act_rows(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8], rng: np.random.Generator,
+                 rows: TableRows) -> npt.NDArray[np.int64]:
+        """``(B,)`` legal action ids, knowing which table, game, hand and seat each row is (``rows``). The base
+        class drops ``rows`` and calls :meth:`act_batch`; agents that play by game (``wants_rows = True``)
+        override it."""
+        return self.act_batch(obs, masks, rng)
+
     def __call__(self, observation: npt.NDArray[np.float32], action_mask: npt.NDArray[np.int8],
                  rng: np.random.Generator) -> int:
         """Agents are also plain callables ``(obs, mask, rng) -> action``."""
@@ -58,6 +82,39 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def wants_rows(agent: object) -> bool:
+    """Whether ``agent`` asks for each row's :class:`~mus_env.rows.TableRows` (its ``wants_rows`` is true)."""
+    return bool(getattr(agent, "wants_rows", False))
+
+
+def act_rows(agent: object, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8], rng: np.random.Generator,
+             rows: TableRows | None) -> npt.NDArray[np.int64]:
+    """How a harness asks ``agent`` for ``(B,)`` actions: ``agent.act_rows(obs, masks, rng, rows)`` for an agent
+    that plays by game (:func:`wants_rows`), ``agent.act_batch(obs, masks, rng)`` for any other.
+
+    Raises:
+        ValueError: an agent that plays by game but ``rows`` is None, or ``rows`` of another length than ``obs``.
+    """
+    if not wants_rows(agent):
+        return agent.act_batch(obs, masks, rng)  # type: ignore[attr-defined]
+    if rows is None:
+        raise ValueError(f"{getattr(agent, 'name', agent)!r} plays by game and needs each row's table, game, hand "
+                         "and seat (mus_env.rows.TableRows); this harness gives none")
+    if len(rows) != len(obs):
+        raise ValueError(f"rows has {len(rows)} rows for {len(obs)} observations")
+    return agent.act_rows(obs, masks, rng, rows)  # type: ignore[attr-defined]
+
+
+def act_one(agent: object, observation: npt.NDArray[np.float32], action_mask: npt.NDArray[np.int8],
+            rng: np.random.Generator, rows: TableRows | None) -> int:
+    """How a harness asks ``agent`` for one decision: :func:`act_rows` on a batch of one for an agent that plays by
+    game, else ``agent.act(observation, action_mask, rng)`` (or ``agent(...)`` for a plain callable)."""
+    if wants_rows(agent):
+        return int(act_rows(agent, np.asarray(observation)[None], np.asarray(action_mask)[None], rng, rows)[0])
+    act = getattr(agent, "act", None)
+    return int(act(observation, action_mask, rng) if callable(act) else agent(observation, action_mask, rng))  # type: ignore[operator]
 
 
 class RandomAgent(Agent):

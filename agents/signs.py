@@ -41,7 +41,7 @@ from mus_env.signals import (
 )
 from mus_env.tables import CHICA, GRANDE, JUEGO, PARES, PUNTO
 
-from .base import Agent
+from .base import Agent, TableRows, act_rows
 
 __all__ = ["SIGN_PRIORITY", "SIGN_BONUS", "STRONG_SIGNS", "SignView", "read_signs", "choose_signs",
            "sign_quality_shift", "SilentAgent"]
@@ -187,12 +187,21 @@ class SilentAgent(Agent):
     def __repr__(self) -> str:
         return f"SilentAgent({self.inner!r})"
 
+    @property
+    def wants_rows(self) -> bool:  # type: ignore[override]
+        """As ``inner``: a silenced agent that plays by game still gets each row's identity."""
+        return bool(getattr(self.inner, "wants_rows", False))
+
     def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
+        return self.act_rows(obs, masks, rng, None)  # type: ignore[arg-type]
+
+    def act_rows(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8], rng: np.random.Generator,
+                 rows: TableRows | None) -> npt.NDArray[np.int64]:
         x = np.asarray(obs, dtype=np.float32)
         masks = np.asarray(masks)
         if x.shape[1] < OBS_DIM + SIGNAL_DIM:
-            return self.inner.act_batch(x, masks, rng)
+            return act_rows(self.inner, x, masks, rng, rows)
         view = read_signs(x)
         out = np.full(len(x), SIGNAL_BASE + int(Sign.NONE), dtype=np.int64)
         rest = np.flatnonzero(view.window < 0)
@@ -205,5 +214,5 @@ class SilentAgent(Agent):
             m = masks[rest]
             if self.obs_dim == OBS_DIM:
                 m = m[:, :NUM_ACTIONS]
-            out[rest] = self.inner.act_batch(y, m, rng)
+            out[rest] = act_rows(self.inner, y, m, rng, rows.take(rest) if rows is not None else None)
         return out

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import Agent, make_agent
+from agents import Agent, act_one, make_agent
 from experiments.commands.options import (
     MAX_TARGET,
     ArgumentParser,
@@ -123,7 +123,7 @@ def play_game(bots: list[str], seat: int = 0, config: MusConfig | None = None, s
             window = game.sign_window_counter
             seen = window is None or sees_sign(game.seed, game.hand_number, window, cur, seat,
                                                 cfg.signal_intercept_p)
-            action = players[cur].act(game.observe(cur), game.legal_action_mask(), rng)
+            action = act_one(players[cur], game.observe(cur), game.legal_action_mask(), rng, game.table_rows())
             game.step(int(action))
             # the hand may have ended inside step: its actions are in the last record then
             acts = game.hand_log[-1].actions if game.hand_number != hand_before or game.is_over \

@@ -13,11 +13,12 @@ from .config import MusConfig
 from .deprecation import register_moved
 from .game import HandRecord, IllegalActionError, IllegalChanceError, MusGame, Outcome, Phase
 from .observation import OBS_DIM, STATE_DIM
+from .rows import TableRows
 from .vector import VectorMusEnv
 
 __all__ = [
     "Action", "HandRecord", "IllegalActionError", "IllegalChanceError", "MusConfig", "MusGame", "NUM_ACTIONS",
-    "OBS_DIM", "Outcome", "Phase", "STATE_DIM", "VectorMusEnv",
+    "OBS_DIM", "Outcome", "Phase", "STATE_DIM", "TableRows", "VectorMusEnv",
     "action_to_string", "string_to_action",
 ]
 

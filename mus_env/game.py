@@ -66,6 +66,7 @@ from .phases import (
     Outcome,
     Phase,
 )
+from .rows import TableRows
 from .shuffle import CardSource, SeededCards, check_seed, first_mano, random_seed
 from .signals import (
     WINDOW_GRANDE,
@@ -683,6 +684,19 @@ class MusGame:
     def game_number(self) -> int:
         """0 for the first game (juego) of the episode."""
         return self._game_number
+
+    def table_rows(self, table: int | None = None) -> TableRows:
+        """The current decision's identity for the agents that play by game (:class:`~mus_env.rows.TableRows`, one
+        row): table ``table`` (default: the episode's seed modulo 2**63, so that every dealt game has its own),
+        game 0 (this object is one episode), hand :attr:`hand_number`, seat :attr:`current_player`.
+
+        Raises:
+            ValueError: the game is over (nobody decides).
+        """
+        if self.is_over:
+            raise ValueError("the game is over: no seat decides")
+        return TableRows.one(self.seed % 2**63 if table is None else int(table), 0, self._hand_number,
+                             self.current_player)
 
     @property
     def mano(self) -> int:

@@ -63,6 +63,7 @@ from .config import MusConfig, playable_config
 from .interrupts import ctrl_c_held
 from .observation import obs_dim, state_dim
 from .phases import PHASE_NAMES, SIGNAL_PHASE_NAME, Phase
+from .rows import TableRows
 from .shuffle import check_seed, random_seed, table_seeds
 from .signals import WINDOW_NAMES
 from .tables import LANCE_NAMES
@@ -220,6 +221,20 @@ class VectorMusEnv:
     def current_player(self) -> npt.NDArray[np.int8]:
         """``(B,)`` absolute seat whose view the last obs/mask are."""
         return ((self.mano + self.rel) % 4).astype(np.int8)
+
+    def table_rows(self, tables: npt.ArrayLike | None = None) -> TableRows:
+        """Which table, game and hand each table's current decision is, and the seat to decide
+        (:class:`~mus_env.rows.TableRows`: ``table`` the table index, ``game`` the table's :attr:`episode` serial,
+        ``hand`` its ``hand_number``, ``seat`` :attr:`current_player`), for the agents that play by game.
+
+        Args:
+            tables: ``(n,)`` table indices (default: every table, in order).
+
+        Raises:
+            ValueError: table indices out of range or repeated.
+        """
+        t = self._rows if tables is None else self._table_indices(tables)
+        return TableRows(t, self.episode[t], self.hand_number[t], self.current_player[t])
 
     @property
     def scores(self) -> npt.NDArray[np.int32]:

@@ -14,7 +14,9 @@ learner             ``learner_seats``: one seat, or both seats of a team sharing
 other seats         ``opponents``: None (uniform random legal actions), one agent for every other seat, or a
                     dict ``{seat: agent}`` (missing seats play uniform random). An agent is a callable
                     ``(obs, mask, rng) -> action`` or an object with ``.act(obs, mask, rng)`` (``agents.Agent``);
-                    ``rng`` is the env's :attr:`np_random`, so a seeded reset replays the whole episode
+                    ``rng`` is the env's :attr:`np_random`, so a seeded reset replays the whole episode. An agent
+                    that plays by game (``wants_rows``, ``agents.team``) gets ``act_rows(obs[None], mask[None],
+                    rng, game.table_rows())`` (:meth:`MusGame.table_rows`: the game's identity)
 observation         ``Box(0, high, (OBS_DIM,), float32)``: the acting learner seat's private view (the same vector
                     and bounds as ``mus_v0``); ``info["action_mask"]`` is the ``(NUM_ACTIONS,)`` int8 mask and
                     ``info["seat"]`` the learner seat it belongs to
@@ -93,7 +95,12 @@ def uniform_random_policy(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int
     return int(legal[rng.integers(len(legal))])
 
 
-def _as_policy(agent: Any, seat: int) -> Policy:
+def _as_policy(agent: Any, seat: int, env: MusGymEnv) -> Policy:
+    if getattr(agent, "wants_rows", False):           # an agent that plays by game: it gets the game's identity
+        def by_game(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], rng: np.random.Generator) -> int:
+            return int(agent.act_rows(obs[None], mask[None], rng, env.game.table_rows())[0])
+
+        return by_game
     act = getattr(agent, "act", None)
     if callable(act):
         return act
@@ -170,7 +177,7 @@ class MusGymEnv(gymnasium.Env):
         for s in others:
             agent = chosen.get(s)
             if agent is not None and agent is not uniform_random_policy:
-                policies[s] = _as_policy(agent, s)
+                policies[s] = _as_policy(agent, s, self)
         return policies
 
     # --------------------------------------------------------------------------------------------------------

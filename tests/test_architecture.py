@@ -413,7 +413,7 @@ def test_kernel_files_import_in_dependency_order() -> None:
 # the whole project: mus_env, agents, experiments
 #: Layers, bottom first (docs/architecture.md): a module may import its own layer and the layers below.
 LAYERS = ("rules", "observation", "engines", "interfaces", "agents", "libraries", "cli")
-_RULES = {f"mus_env.{m}" for m in ("config", "cards", "tables", "shuffle", "actions", "phases", "signals")}
+_RULES = {f"mus_env.{m}" for m in ("config", "cards", "tables", "shuffle", "actions", "phases", "signals", "rows")}
 _ENGINES = {"mus_env.game", "mus_env.kernel", *(f"mus_env.kernel.{m}" for m in KERNEL_MODULES), "mus_env.vector",
             "mus_env.records", "mus_env.interrupts"}
 _CLI = {"experiments.cli", "experiments.play", "experiments.replay"}   # (experiments/__init__: the libraries' root)

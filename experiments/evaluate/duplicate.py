@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents import Agent
+from agents import Agent, act_rows, wants_rows
 from experiments.evaluate.deals import DealSet
-from mus_env import Action, MusConfig, VectorMusEnv
+from mus_env import Action, MusConfig, TableRows, VectorMusEnv
 from mus_env.actions import NUM_ACTIONS
 from mus_env.observation import SLOT_NAMES
 from mus_env.phases import NUM_PHASES, Phase
@@ -179,7 +179,8 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
               config: MusConfig | None = None, max_tables: int = 2048, seed: int = 0,
               names: tuple[str, str] | None = None,
               progress: Callable[[int], None] | None = None,
-              max_hand_decisions: int = MAX_HAND_DECISIONS, idle_tables: str = "agents") -> PairResult:
+              max_hand_decisions: int = MAX_HAND_DECISIONS, idle_tables: str = "agents",
+              first_deal: int = 0) -> PairResult:
     """Play every deal twice (seats swapped) between two agents on a VectorMusEnv.
 
     Args:
@@ -198,6 +199,10 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
         idle_tables: who moves a table that has finished its deals while others still play (its game goes on, or a
             new one starts, outside the result): ``"agents"``, or ``"first_legal"``, its lowest legal action, so
             that the agents see the deals' own decisions only (what a recording agent needs).
+        first_deal: the index of ``deals[0]`` in the whole deal set (a chunk's start). An agent that plays by
+            game (``agents.base.wants_rows``) sees deal ``d``'s seating ``s`` (0: ``agent_a`` on team 0) as table
+            ``2 * (first_deal + d) + s``, game 0: the same deal and seating give it the same identity however the
+            deals are batched.
     """
     if mode not in ("hands", "games"):
         raise ValueError(f"mode must be 'hands' or 'games', got {mode!r}")
@@ -213,6 +218,7 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
     rng = np.random.default_rng([seed, 0xA6E27])
     name_a, name_b = names or (agent_a.name, agent_b.name)
     agents = (agent_a, agent_b)
+    by_game = wants_rows(agent_a) or wants_rows(agent_b)     # an agent that plays by game gets each row's identity
     # table 2k: a on team 0, table 2k+1: a on team 1; the seat's team (seat % 2) then gives the agent: side ^ team
     side = np.arange(B) % 2
     next_deal = np.arange(B) // 2                       # pair k plays deals k, k + pairs, ...
@@ -245,10 +251,15 @@ def play_pair(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode: str = "ha
         moved = active if idle_tables == "first_legal" else np.ones(B, dtype=bool)
         if idle_tables == "first_legal":
             actions[~active] = mask[~active].argmax(axis=1)
+        rows = None
+        if by_game:
+            rows = TableRows(2 * (first_deal + current) + side, np.zeros(B, dtype=np.int64), venv.hand_number,
+                             venv.current_player)
         for k in (0, 1):
             sel = np.flatnonzero((who == k) & moved)
             if sel.size:
-                actions[sel] = agents[k].act_batch(obs.take(sel, axis=0), mask.take(sel, axis=0), rng)
+                actions[sel] = act_rows(agents[k], obs.take(sel, axis=0), mask.take(sel, axis=0), rng,
+                                        rows.take(sel) if rows is not None else None)
         obs, mask, rewards, done, info = venv.step(actions)          # (refuses an illegal action, naming it)
         decisions += np.bincount((((who * _NUM_SLOTS + slot) * _NUM_PHASES + phase) * width + actions)[active],
                                  minlength=decisions.size)
@@ -413,7 +424,8 @@ def play_pair_in_chunks(agent_a: Agent, agent_b: Agent, deals: DealSet, *, mode:
     """
     chunk = check_deal_chunk(deal_chunk)
     parts = [play_pair(agent_a, agent_b, chunk_of(deals, start, stop), mode=mode, config=config,
-                       max_tables=max_tables, seed=chunk_seed(seed, k), names=names, progress=progress)
+                       max_tables=max_tables, seed=chunk_seed(seed, k), names=names, progress=progress,
+                       first_deal=start)
              for k, (start, stop) in enumerate(chunk_bounds(len(deals), chunk))]
     return parts[0] if len(parts) == 1 else merge_pair_results(parts)
 

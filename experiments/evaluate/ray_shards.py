@@ -41,7 +41,7 @@ def _chunk_task(spec_a: str, spec_b: str, names: tuple[str, str], deals: DealSet
     then :func:`play_pair` on deals ``start .. stop - 1`` with the arguments of the single-process run (``seed``
     is the chunk's, :func:`chunk_seed`)."""
     return play_pair(make_agent(spec_a), make_agent(spec_b), chunk_of(deals, start, stop), mode=mode, config=config,
-                     max_tables=max_tables, seed=seed, names=names)
+                     max_tables=max_tables, seed=seed, names=names, first_deal=start)
 
 
 def ray_round_robins(agent_specs: Sequence[str], rounds: Sequence[tuple[DealSet, str]], *,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents import Agent, make_agent
+from agents import Agent, TableRows, act_rows, make_agent
 from experiments.evaluate.deals import DealSet, make_deals
 from experiments.evaluate.duplicate import play_pair
 from experiments.evaluate.style import Decisions, StyleCounts, decisions_of
@@ -54,9 +54,18 @@ class StyleRecorder(Agent):
         self.keep_rows = bool(keep_rows)
         self._rows: list[Decisions] = []
 
+    @property
+    def wants_rows(self) -> bool:  # type: ignore[override]
+        """As the recorded agent: one that plays by game still gets each row's identity."""
+        return bool(getattr(self.agent, "wants_rows", False))
+
     def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
-        actions = self.agent.act_batch(obs, masks, rng)
+        return self.act_rows(obs, masks, rng, None)  # type: ignore[arg-type]
+
+    def act_rows(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8], rng: np.random.Generator,
+                 rows: TableRows | None) -> npt.NDArray[np.int64]:
+        actions = act_rows(self.agent, obs, masks, rng, rows)
         d = decisions_of(obs, masks, actions)
         self.counts.add(d)
         if self.keep_rows:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents import Agent, make_agent
+from agents import Agent, act_one, make_agent
 from experiments.evaluate.deals import DealSet, make_deals
 from experiments.evaluate.duplicate import (
     DEAL_CHUNK,
@@ -200,15 +200,18 @@ def run_tournament(agent_specs: Sequence[str], *, hands: int, games: int, seed: 
 
 def play_record_game(agents: dict[int, Agent], names: dict[int, str], deck: npt.ArrayLike, mano: int,
                      seed: int, config: MusConfig, rng: np.random.Generator,
-                     meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Play one whole game on MusGame from a deal, ``agents[seat]`` at each seat; return its JSON record."""
+                     meta: dict[str, Any] | None = None, table: int = 0) -> dict[str, Any]:
+    """Play one whole game on MusGame from a deal, ``agents[seat]`` at each seat; return its JSON record.
+
+    ``table`` numbers the game for the agents that play by game (:class:`mus_env.rows.TableRows`: table ``table``,
+    game 0)."""
     from mus_env import MusGame
     from mus_env.records import game_record
 
     game = MusGame.from_deck(np.asarray(deck, dtype=np.int64), int(mano), (0, 0), config, int(seed))
     while not game.is_over:
         seat = game.current_player
-        game.step(int(agents[seat].act(game.observe(seat), game.legal_action_mask(), rng)))
+        game.step(act_one(agents[seat], game.observe(seat), game.legal_action_mask(), rng, game.table_rows(table)))
     return game_record(game, names, meta)
 
 
@@ -239,7 +242,8 @@ def write_tournament_records(out: Path, specs: Sequence[str], config: MusConfig,
                     seats = {0: t0, 2: t0, 1: t1, 3: t1}
                     rec = play_record_game({s: agents[x] for s, x in seats.items()}, seats, deals.decks[d],
                                            int(deals.mano[d]), int(deals.seeds[d]), config, rng,
-                                           {"tournament_seed": seed, "deal": d, "side": side})
+                                           {"tournament_seed": seed, "deal": d, "side": side},
+                                           table=(k * n + d) * 2 + side)
                     name = f"{stem}-deal{d}-side{side}.json"
                     save_record(rec, fresh / name)
                     written.append(name)

@@ -57,7 +57,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from agents import make_agent, observation_size
+from agents import TableRows, act_rows, is_team_spec, make_agent, observation_size, wants_rows
 from agents.policy import masked_log_probs, sample_masked
 from agents.signs import SilentAgent
 from mus_env import MusConfig
@@ -97,9 +97,10 @@ def split_specs(text: str) -> list[str]:
 
 
 def is_fixed_spec(name: str) -> bool:
-    """A frozen agent the league and the evaluation can seat: a baseline, the shipped ``ppo``, or a policy file
-    (``*.pt`` from ``mus train``, ``*.zip`` from sb3-contrib), as ``agents.make_agent`` reads them."""
-    return name in BASELINES or name == "ppo" or name.endswith((".pt", ".zip"))
+    """A frozen agent the league and the evaluation can seat: a baseline, the shipped ``ppo``, a policy file
+    (``*.pt`` from ``mus train``, ``*.zip`` from sb3-contrib), or a team mixture of them (``team:...``), as
+    ``agents.make_agent`` reads them."""
+    return name in BASELINES or name == "ppo" or name.endswith((".pt", ".zip")) or is_team_spec(name)
 
 
 def policy_obs_dim(agent: Any) -> int | None:
@@ -344,6 +345,9 @@ class League:
         self.first_snapshot = 1 + len(self.baselines) + int(self.has_exploiter)
         given = agents or {}                           # members the caller built (a probe's frozen agent)
         self.agents = {name: frozen_agent(name, config or MusConfig(), given.get(name)) for name in self.baselines}
+        #: Whether a frozen agent plays by game: the rollout then passes every table's identity
+        #: (``VectorMusEnv.table_rows``) to :meth:`opponent_actions`.
+        self.wants_rows = any(wants_rows(a) for a in self.agents.values())
         self.pool: list[dict[str, Any]] = []           # snapshot state dicts, oldest first
         self.pool_ids: list[int] = []                  # the update each snapshot was taken at
         self.responses: list[dict[str, Any]] = []      # past exploiters' state dicts, oldest first (pool_size kept)
@@ -438,7 +442,8 @@ class League:
         return self.bank
 
     def learner_turns(self, rows: npt.NDArray[np.int64], obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8],
-                      decides: str, rng: np.random.Generator, actions: npt.NDArray[np.int64]
+                      decides: str, rng: np.random.Generator, actions: npt.NDArray[np.int64],
+                      table_rows: TableRows | None = None,
                       ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int8]]:
         """Of the learner's tables ``rows``, under ``Args.learner_decides`` ``decides``: those it decides, those the
         opposing agent plays for it (untrained), and the masks it decides with. Under ``ordago`` the agent moves
@@ -453,15 +458,17 @@ class League:
             return mine, proxy, mask[mine]
         ask = mine[~facing_ordago(obs[mine], mask[mine])]
         if ask.size:
-            self.opponent_actions(ask, obs, mask, rng, actions)
+            self.opponent_actions(ask, obs, mask, rng, actions, table_rows)
         chosen, narrowed = ordago_choices(obs[mine], mask[mine], actions[mine])
         return mine[chosen], proxy, narrowed[chosen]
 
     def opponent_actions(self, rows: npt.NDArray[np.int64], obs: npt.NDArray[np.float32],
                          mask: npt.NDArray[np.int8], rng: np.random.Generator,
-                         actions: npt.NDArray[np.int64]) -> None:
+                         actions: npt.NDArray[np.int64], table_rows: TableRows | None = None) -> None:
         """Fill ``actions[rows]`` with the frozen opponents' choices on tables ``rows`` (``obs``, ``mask``: all
-        tables' current views): each frozen agent on its tables, and all snapshots in one batched forward pass."""
+        tables' current views): each frozen agent on its tables, and all snapshots in one batched forward pass.
+        ``table_rows``: every table's identity (``VectorMusEnv.table_rows()``), needed when a frozen agent plays by
+        game (:attr:`wants_rows`)."""
         kinds = self.kind[rows]
         nb = len(self.baselines)
         first = self.first_snapshot
@@ -470,7 +477,8 @@ class League:
         for kind in np.unique(kinds[kinds <= nb]):
             sel = rows[kinds == kind]
             agent = self.agents[self.baselines[kind - 1]]
-            actions[sel] = agent.act_batch(obs[sel], mask[sel], rng)
+            actions[sel] = act_rows(agent, obs[sel], mask[sel], rng,
+                                    table_rows.take(sel) if table_rows is not None else None)
         snap = kinds >= first
         if snap.any():
             sel = rows[snap]
@@ -556,28 +564,39 @@ class RestrictedAgent:
             raise ValueError(f"decides must be one of {', '.join(LEARNER_DECIDES)}, got {decides!r}")
         self.learner, self.proxy, self.decides = learner, proxy, decides
         self.name = name or f"{getattr(learner, 'name', 'learner')}[{decides}]"
+        #: Whether the learner or the proxy plays by game (:func:`agents.base.wants_rows`).
+        self.wants_rows = wants_rows(learner) or wants_rows(proxy)
 
     def act_batch(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8],
                   rng: np.random.Generator) -> npt.NDArray[np.int64]:
         """One action per row: the learner's where it decides (:func:`learner_free`), the proxy's elsewhere
         (under ``ordago``, the proxy moves first and the learner may replace its move by an órdago:
         :func:`ordago_choices`)."""
+        return self.act_rows(obs, masks, rng, None)
+
+    def act_rows(self, obs: npt.NDArray[np.float32], masks: npt.NDArray[np.int8], rng: np.random.Generator,
+                 rows: TableRows | None) -> npt.NDArray[np.int64]:
+        """:meth:`act_batch`, each row's identity ``rows`` passed on to the learner and the proxy."""
         obs, masks = np.asarray(obs), np.asarray(masks)
+
+        def play(agent: Any, sel: npt.NDArray[np.int64], m: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
+            return act_rows(agent, obs[sel], m, rng, rows.take(sel) if rows is not None else None)
+
         free = learner_free(obs, masks, self.decides)
         out = np.zeros(len(obs), dtype=np.int64)
         if self.decides == "ordago":
             proxy = ~facing_ordago(obs, masks)
             if proxy.any():
-                out[proxy] = self.proxy.act_batch(obs[proxy], masks[proxy], rng)
-            rows = np.flatnonzero(free)
-            mine, narrowed = ordago_choices(obs[rows], masks[rows], out[rows])
+                out[proxy] = play(self.proxy, np.flatnonzero(proxy), masks[proxy])
+            idx = np.flatnonzero(free)
+            mine, narrowed = ordago_choices(obs[idx], masks[idx], out[idx])
             if mine.any():
-                out[rows[mine]] = self.learner.act_batch(obs[rows[mine]], narrowed[mine], rng)
+                out[idx[mine]] = play(self.learner, idx[mine], narrowed[mine])
             return out
         if free.any():
-            out[free] = self.learner.act_batch(obs[free], masks[free], rng)
+            out[free] = play(self.learner, np.flatnonzero(free), masks[free])
         if (~free).any():
-            out[~free] = self.proxy.act_batch(obs[~free], masks[~free], rng)
+            out[~free] = play(self.proxy, np.flatnonzero(~free), masks[~free])
         return out
 
     def act(self, observation: npt.NDArray[np.float32], action_mask: npt.NDArray[np.int8],

@@ -331,8 +331,9 @@ def rollout(s: TrainState) -> dict[str, float]:
         seat = s.env.current_player.astype(np.int64)
         is_learner = s.league.learner[tables, seat]
         # under learner_decides, the opposing agent plays the learner's other decisions for it (proxy), untrained
+        table_rows = s.env.table_rows() if s.league.wants_rows else None      # for frozen agents that play by game
         lrn, proxy, mask = s.league.learner_turns(np.flatnonzero(is_learner), s.obs, s.mask, s.args.learner_decides,
-                                                  s.rng, actions)
+                                                  s.rng, actions, table_rows)
         t0 = time.perf_counter()
         obs = s.obs[lrn]
         hands = relative_hands(s.env.hands[lrn], seat[lrn]) if s.args.central_critic else None
@@ -351,7 +352,7 @@ def rollout(s: TrainState) -> dict[str, float]:
         if proxy.size:
             opp = np.concatenate([opp, proxy])
         if opp.size:
-            s.league.opponent_actions(opp, s.obs, s.mask, s.rng, actions)
+            s.league.opponent_actions(opp, s.obs, s.mask, s.rng, actions, table_rows)
         t2 = time.perf_counter()
         s.obs, s.mask, rewards, done, info = s.env.step(actions)
         t3 = time.perf_counter()

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from agents import Agent, make_agent
+from agents import Agent, act_one, make_agent
 from mus_env import MusConfig, MusGame
 from mus_env.actions import (
     DISCARD_ACTIONS,
@@ -264,7 +264,7 @@ class Table:
             if g.is_over or g.current_player in self.people:
                 return
             seat = g.current_player
-            action = int(self.bots[seat].act(g.observe(seat), g.legal_action_mask(), self._bot_rng()))
+            action = act_one(self.bots[seat], g.observe(seat), g.legal_action_mask(), self._bot_rng(), g.table_rows())
             self.apply(seat, action)
         raise TableError(f"the bots made {limit} moves without reaching the person's turn (an endless raise war?)")
 

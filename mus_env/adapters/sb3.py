@@ -18,7 +18,9 @@ other seats         ``opponents``: None (uniform random legal actions), one agen
                     dict ``{seat: agent}`` (missing seats random). An agent has ``act_batch(obs, masks, rng)``
                     (``agents.Agent``): it is called once per agent per engine step on the rows of every table
                     where one of its seats acts. A plain callable ``(obs, mask, rng) -> action`` or an object
-                    with only ``.act`` also works, one row at a time (slow)
+                    with only ``.act`` also works, one row at a time (slow). An agent that plays by game
+                    (``wants_rows``, ``agents.team``) gets ``act_rows(obs, masks, rng, rows)`` with each row's
+                    table, game, hand and seat (``VectorMusEnv.table_rows``)
 observation         ``(N, OBS_DIM)`` float32 in ``observation_box(config)``: row i is the view of the learner
                     seat to act on table i (``infos[i]["seat"]``)
 action              ``(N,)`` action ids, one per table, legal for that seat; :meth:`MusVecEnv.action_masks` gives
@@ -389,7 +391,10 @@ class MusVecEnv(VecEnv):
                 continue
             agent = self._agents[k]
             try:
-                act = np.asarray(agent.act_batch(obs[sel], m, self._rng))
+                if getattr(agent, "wants_rows", False):      # an agent that plays by game gets each row's identity
+                    act = np.asarray(agent.act_rows(obs[sel], m, self._rng, self.engine.table_rows(sel)))
+                else:
+                    act = np.asarray(agent.act_batch(obs[sel], m, self._rng))
             except BaseException:
                 self._ready = False
                 raise

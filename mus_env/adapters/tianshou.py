@@ -23,7 +23,8 @@ The timing: a reward earned on another player's step reaches the agent on its ne
 the action that earned it (on the same row when the only other players are ``fixed`` agents, see below).
 
 ``fixed={seat: agent}`` plays those seats inside the env with objects that have ``act(observation,
-action_mask, rng) -> int`` (every :class:`agents.Agent`): Tianshou then sees only the other seats' decisions,
+action_mask, rng) -> int`` (every :class:`agents.Agent`; one that plays by game, ``wants_rows``, gets
+``act_rows`` with the game's identity, ``MusGame.table_rows``): Tianshou then sees only the other seats' decisions,
 ``agents`` lists only them and the reward vector has one entry per learning agent. With one learning seat
 this is an exact single-agent problem, which is what suits Tianshou: in its multi-agent buffer a row's
 ``obs_next`` is the next row's observation, so with several learning seats an agent's value target
@@ -148,7 +149,14 @@ class MusTianshouEnv(PettingZooEnv):
         while not self._game_over() and self.env.agent_selection in self.fixed:
             agent = self.env.agent_selection
             ob = self.env.observe(agent)
-            self._step_env(int(self.fixed[agent].act(ob["observation"], ob["action_mask"], self._rng)))
+            fixed = self.fixed[agent]
+            if getattr(fixed, "wants_rows", False):          # an agent that plays by game gets the game's identity
+                rows = self.env.unwrapped.game.table_rows()
+                action = fixed.act_rows(np.asarray(ob["observation"])[None], np.asarray(ob["action_mask"])[None],
+                                        self._rng, rows)[0]
+            else:
+                action = fixed.act(ob["observation"], ob["action_mask"], self._rng)
+            self._step_env(int(action))
 
     def _start_final(self, after: str | None) -> dict[str, Any] | None:
         """Queue the learning agents' final steps (all but ``after``, in seat order after it)."""
