@@ -34,16 +34,15 @@ advantages normalised per minibatch, ``ratio = pi(a|o) / pi_old(a|o)``. Policy l
 ``mean(max(-A * ratio, -A * clip(ratio, 1 - clip_coef, 1 + clip_coef)))``; value loss
 ``0.5 * mean((V(o) - R)^2)`` with ``R = A + V_old(o)``; entropy over the legal actions. The loss is ``pg - ent_coef *
 entropy + vf_coef * v_loss``, plus ``entropy_floor_coef * relu(entropy_floor - entropy)`` with an ``entropy_floor``
-(only the value term for ``value_warmup`` updates), gradients clipped to ``max_grad_norm``, the learning rate
-annealed to 0 (``anneal_lr``), epochs stopped past ``target_kl`` when set.
+(only the value term for ``value_warmup`` updates), gradients clipped to ``max_grad_norm``, the rate annealed to 0
+(``anneal_lr``), epochs stopped past ``target_kl``.
 
 **Magnet** (``magnet_coef``, on by default): the loss adds ``magnet_coef * KL(pi || rho)`` (:func:`magnet_kl`,
 exact over the legal actions) toward a frozen copy ``rho`` of the learner taken when PPO starts and refreshed every
 ``magnet_every`` updates: magnetic mirror descent (Sokota et al., 2022), R-NaD's regularisation in policy-gradient
 form. It damps the cycles of self-play in a game of bluff (on a biased rock-paper-scissors, ``tests/test_magnet.py``,
 it holds an exploitability near 0.1-0.2 where plain PPO spirals out to 1.0) and keeps what the warm start knew.
-With ``magnet_ema`` the magnet is an exponential moving average of the learner's weights, moved after each update
-(:mod:`~experiments.train.regularisers`), and a policy of its own (``magnet.pt``, evaluated beside the learner).
+``magnet_ema``: the magnet averages the learner's weights (:mod:`~experiments.train.regularisers`), saved as magnet.pt.
 
 Everything goes to ``--out`` (:mod:`~experiments.train.checkpoint` lists the files): ``checkpoint.pt`` (exact resume),
 ``policy.pt`` (the last policy, or the best when the end fell: :func:`~experiments.train.checkpoint.settle_policy`),
