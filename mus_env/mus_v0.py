@@ -255,6 +255,8 @@ class ActionSpaceWrapper(BaseWrapper):
         super().__init__(env)
         self._raw = env.unwrapped
         self._num_actions = env.unwrapped.action_space(AGENTS[0]).n
+        self.observe = env.observe                 # passed through as they are (one call fewer per decision)
+        self.reset = env.reset
 
     def step(self, action: int | None) -> None:
         """Check ``action`` as the class docstring says, then step the wrapped env."""
