@@ -219,9 +219,12 @@ def _side_by_side(left: Path, right: Path, name: str) -> None:
         both.save(left.parent / name)
 
 
-def _own_page(browser: object, errors: list[str]) -> object:
-    """A page in a browser context of its own (its own cookies and storage: another person's browser)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def _own_page(browser: object, errors: list[str], locale: str | None = None, width: int = 1400,
+              height: int = 1000) -> object:
+    """A page in a browser context of its own (its own cookies and storage: another person's browser), in
+    ``locale`` when given; the page's errors go to ``errors``."""
+    context = browser.new_context(viewport={"width": width, "height": height},
+                                  **({"locale": locale} if locale else {}))
     pg = context.new_page()
     pg.set_default_timeout(BROWSER_MS)
     pg.set_default_navigation_timeout(BROWSER_MS)
@@ -393,12 +396,7 @@ def test_two_people_in_spanish_with_the_coach_and_its_review(site: dict, browser
     table = site["app"].state.store.get(links["id"])
     pages = {}
     for seat in (0, 2):
-        context = browser.new_context(locale="es-ES", viewport={"width": 1400, "height": 1000})
-        pg = context.new_page()
-        pg.set_default_timeout(BROWSER_MS)
-        pg.set_default_navigation_timeout(BROWSER_MS)
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        pg = _own_page(browser, errors, "es-ES")
         pg.goto(site["url"] + links["seats"][str(seat)])
         pg.wait_for_selector("#coach-switch:not([hidden])")
         pages[seat] = pg
@@ -468,13 +466,8 @@ def test_the_pages_speak_the_browsers_language_and_switch(site: dict, browser: o
 
     catalogues = {lang: json.loads((Path(__file__).resolve().parents[1] / "experiments" / "web" / "static" / "i18n" /
                                     f"{lang}.json").read_text(encoding="utf-8")) for lang in ("es", "en", "eu")}
-    context = browser.new_context(locale="es-ES", viewport={"width": 1400, "height": 980})
-    pg = context.new_page()
-    pg.set_default_timeout(BROWSER_MS)
-    pg.set_default_navigation_timeout(BROWSER_MS)
     errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg = _own_page(browser, errors, "es-ES", width=1400, height=980)
     try:
         pg.goto(site["url"] + "/")
         pg.wait_for_selector("html[lang=es] select[name=partner] option", state="attached")
@@ -505,7 +498,7 @@ def test_the_pages_speak_the_browsers_language_and_switch(site: dict, browser: o
         pg.reload()
         check("eu")
     finally:
-        context.close()
+        pg.context.close()
     assert not errors, f"the page logged errors: {errors}"
 
 
@@ -524,13 +517,8 @@ def test_the_saved_games_table_fits_its_card_at_1280_px_in_spanish(site: dict, b
     for spec in (site["bot"], "runs:t/a-training-run-with-a-long-name/checkpoints/best_policy.pt"):
         record = {**example, "players": {"0": "human", "1": spec, "2": "ppo", "3": spec}}
         (games / f"game-{secrets.token_hex(8)}.json").write_text(json.dumps(record), encoding="utf-8")
-    context = browser.new_context(locale="es-ES", viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.set_default_timeout(BROWSER_MS)
-    pg.set_default_navigation_timeout(BROWSER_MS)
     errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg = _own_page(browser, errors, "es-ES", width=1280, height=900)
     try:
         pg.goto(site["url"] + "/")
         pg.wait_for_selector("html[lang=es] select[name=partner] option", state="attached")
@@ -548,7 +536,7 @@ def test_the_saved_games_table_fits_its_card_at_1280_px_in_spanish(site: dict, b
         assert table <= card, f"the saved games' table ends at {table} px, beyond its card's edge at {card} px"
         assert scroll <= width, f"the start page scrolls sideways: {scroll} px wide in a {width} px window"
     finally:
-        context.close()
+        pg.context.close()
     assert not errors, f"the page logged errors: {errors}"
 
 
@@ -559,13 +547,8 @@ def test_your_style_in_spanish_from_the_start_page_and_a_replay(site: dict, brow
 
     es = json.loads((Path(__file__).resolve().parents[1] / "experiments" / "web" / "static" / "i18n" / "es.json")
                     .read_text(encoding="utf-8"))
-    context = browser.new_context(locale="es-ES", viewport={"width": 1400, "height": 900})
-    pg = context.new_page()
-    pg.set_default_timeout(BROWSER_MS)
-    pg.set_default_navigation_timeout(BROWSER_MS)
     errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg = _own_page(browser, errors, "es-ES", width=1400, height=900)
     try:
         pg.goto(site["url"] + "/")
         pg.wait_for_selector("html[lang=es] #style-link")
@@ -588,5 +571,5 @@ def test_your_style_in_spanish_from_the_start_page_and_a_replay(site: dict, brow
         assert "asiento 0" in pg.inner_text("#heading") and "30" in pg.inner_text("#few-note")
         _shot(pg, "serve-style-es.png", tmp_path)
     finally:
-        context.close()
+        pg.context.close()
     assert not errors, f"the page logged errors: {errors}"

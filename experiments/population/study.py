@@ -26,11 +26,10 @@ from typing import Any
 
 from agents import make_agent
 from experiments.population.exploit import default_out, measure, policy_file_of, probe, where_bars
-from experiments.population.exploit_seeds import STARTS, probe_folder, run_probe_jobs
+from experiments.population.exploit_seeds import STARTS, probe_folder, run_resumable_probes
 from experiments.population.study_table import probe_key, study_markdown, study_table
 from experiments.train.league import LEARNER_DECIDES, RestrictedAgent, frozen_agent
 from experiments.train.ppo import Args, make_args
-from experiments.train.session import TrainingInterrupted
 from mus_env import MusConfig
 
 __all__ = ["StudyAgent", "study_agents", "run_study", "cross_measure", "probe_folder_of", "cross_file",
@@ -214,13 +213,7 @@ def run_study(agents: Sequence[StudyAgent], seeds: int | Sequence[int], decision
                                  "command": command or None})
     total = len(lengths) * len(agents) * len(starts) * len(seed_list)
     log(f"study of {len(agents)} agents in {out}: {total} probes, {total - len(jobs)} done before, {len(jobs)} to run")
-    try:
-        ran = run_probe_jobs(jobs, workers, ray_address, log, probe_fn)
-    except KeyboardInterrupt as e:
-        if isinstance(e, TrainingInterrupted) and e.checkpoint is not None:
-            raise
-        raise TrainingInterrupted(f"interrupted with {len(found)} of {total} probes finished in {out} (each stopped "
-                                  "probe resumes from its last checkpoint)", out, len(found)) from None
+    ran = run_resumable_probes(jobs, workers, ray_address, log, probe_fn, out, len(found), total)
     found.update(zip(keys, ran, strict=True))
     results = {d: {a.label: [found[d, a.label, s, k] for s in starts for k in seed_list] for a in agents}
                for d in lengths}

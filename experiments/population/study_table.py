@@ -249,6 +249,16 @@ def study_table(labels: Sequence[str], specs: Sequence[str],
                     "errors are over the agents: std(ddof=1)/sqrt(n)"}
 
 
+def _over_agents_table(title: str, column: str, labels: list[str], rows: list[tuple[str, Mapping[str, Any]]],
+                       fmt: str) -> list[str]:
+    """Markdown lines of a table: one row per ``(name, figure)`` of :func:`over_agents`, its mean ± SE and each
+    agent's value (``labels``), in ``fmt``."""
+    lines = ["", title, "", f"| {column} | mean ± SE | " + " | ".join(labels) + " |",
+             "|---|---|" + "---|" * len(labels)]
+    return lines + [f"| {name} | {_pm(s, fmt)} | " + " | ".join(f"{s['values'][k]:{fmt}}" for k in labels) + " |"
+                    for name, s in rows]
+
+
 def _pm(s: Mapping[str, Any], fmt: str = "+.3f") -> str:
     """``mean ± se`` of an :func:`over_agents` figure (``n=1, no SE`` for one agent)."""
     return f"{s['mean']:{fmt}} ± {s['se']:.3f}" if s["se"] is not None else f"{s['mean']:{fmt}} ({NO_SE})"
@@ -286,18 +296,13 @@ def study_markdown(table: Mapping[str, Any]) -> str:
                     f"{g['worst_label']} {g['worst']:+.3f}",
                 f"- largest game win rate: {_pm(o['largest_win'], '.3f')} ({_each(o['largest_win'], '.3f')})"]
         out += [f"- probe {k}: {_pm(s)} ({_each(s)})" for k, s in o["by_probe"].items()]
+        labels = list(g["values"])
         if o["by_lance"]:
-            labels = list(g["values"])
-            out += ["", "Where each agent's largest probe won its gain:", "",
-                    "| part | mean ± SE | " + " | ".join(labels) + " |", "|---|---|" + "---|" * len(labels)]
-            out += [f"| {_part(part)} | {_pm(s)} | " + " | ".join(f"{s['values'][k]:+.3f}" for k in labels) + " |"
-                    for part, s in o["by_lance"].items()]
+            out += _over_agents_table("Where each agent's largest probe won its gain:", "part", labels,
+                                      [(_part(part), s) for part, s in o["by_lance"].items()], "+.3f")
         if o["rates"]:
-            labels = list(g["values"])
-            out += ["", "How each agent's largest probe (and the agent, `opp_`) bet:", "",
-                    "| rate | mean ± SE | " + " | ".join(labels) + " |", "|---|---|" + "---|" * len(labels)]
-            out += [f"| {k} | {_pm(s, '.3f')} | " + " | ".join(f"{s['values'][x]:.3f}" for x in labels) + " |"
-                    for k, s in o["rates"].items()]
+            out += _over_agents_table("How each agent's largest probe (and the agent, `opp_`) bet:", "rate", labels,
+                                      list(o["rates"].items()), ".3f")
         if "cross" in t:
             c = t["cross"]
             out += ["", "Cross matrix (row: the probes trained against that agent, mean over them [largest]; column: "
