@@ -126,6 +126,12 @@ _SAYS_ENVIDO, _SAYS_ORDAGO = observation.speech_of(ENVIDO_BASE), observation.spe
 _V_HAND_END = _V_HAND_STONES + 2       # ls_lance .. hand_stones: the entries every hand starts afresh
 
 
+def _check_view_record(view_record: bool) -> bool:
+    if not isinstance(view_record, (bool, np.bool_)):
+        raise ValueError(f"view_record must be True or False, got {view_record!r}")
+    return bool(view_record)
+
+
 def _new_hand_view() -> array:
     """Entries ``_V_LANCE:_V_HAND_END`` of the view record when a hand is dealt: the four lance slots unplayed
     and silent, nothing declared, no discard round, no stone."""
@@ -393,19 +399,23 @@ class MusGame:
             ``first_mano="random"``), each of the 16 cards of a deal, each replacement card (from the stock, and
             once it runs out from the reshuffled discards, RULES.md §3.4). Not with ``cards``. The seed then drives
             the señas' interceptions only.
+        view_record: keep :attr:`view_state`, the state the compiled observation writer reads, up to date as the
+            game is played (the PettingZoo and Gymnasium envs make their games so). False, the default, skips it:
+            the game plays faster, and :attr:`view_state` refuses.
 
     With signals on (``config.signals`` "truthful" or "free") the game has sign decisions (RULES.md §8,
     :mod:`mus_env.signals`), 47 action ids and longer observations (``observation.obs_dim(config)``).
     """
 
     def __init__(self, config: MusConfig | None = None, seed: int | None = None,
-                 cards: CardSource | None = None, explicit_chance: bool = False) -> None:
+                 cards: CardSource | None = None, explicit_chance: bool = False, view_record: bool = False) -> None:
         cfg = playable_config(config, signals=True)
         if not isinstance(explicit_chance, (bool, np.bool_)):
             raise ValueError(f"explicit_chance must be True or False, got {explicit_chance!r}")
         if explicit_chance and cards is not None:
             raise ValueError("explicit_chance=True takes no card source (cards): apply_chance gives every card")
-        self._init_common(cfg, random_seed() if seed is None else check_seed(seed), cards, bool(explicit_chance))
+        self._init_common(cfg, random_seed() if seed is None else check_seed(seed), cards, bool(explicit_chance),
+                          _check_view_record(view_record))
         if cfg.first_mano != "random":
             self._start_hand(int(cfg.first_mano))
         elif self._explicit:
@@ -416,7 +426,7 @@ class MusGame:
 
     @classmethod
     def from_deck(cls, deck: npt.ArrayLike, mano: int = 0, scores: tuple[int, int] = (0, 0),
-                  config: MusConfig | None = None, seed: int = 0) -> MusGame:
+                  config: MusConfig | None = None, seed: int = 0, view_record: bool = False) -> MusGame:
         """A game whose first hand is dealt from ``deck`` (for tests, records and duplicate deals).
 
         Args:
@@ -426,10 +436,12 @@ class MusGame:
             scores: (team 0, team 1) stones at the start, each in ``0 .. target - 1``.
             config: the ruleset.
             seed: drives reshuffles in this hand and every later hand (an int in ``0..2**64 - 1``).
+            view_record: keep :attr:`view_state` up to date (as ``MusGame(..., view_record=True)``).
 
         Raises:
             ValueError: the deck is not a permutation of 0..39, the mano is not a seat, a score is
-                negative, not an int, or already at the target, or the seed is not in ``0..2**64 - 1``.
+                negative, not an int, or already at the target, the seed is not in ``0..2**64 - 1``, or
+                ``view_record`` is not a bool.
         """
         cfg = playable_config(config, signals=True)
         d = _deck_list(deck)
@@ -448,7 +460,7 @@ class MusGame:
                 raise ValueError(
                     f"scores must be below the target {cfg.target} (the game would be over), got {scores!r}")
         game = cls.__new__(cls)
-        game._init_common(cfg, check_seed(seed))
+        game._init_common(cfg, check_seed(seed), view_record=_check_view_record(view_record))
         game._scores = [int(s0), int(s1)]
         game._start_hand(int(mano), d)
         return game
@@ -456,7 +468,7 @@ class MusGame:
     # ------------------------------------------------------------------------------------------------
     # state set-up
     def _init_common(self, cfg: MusConfig, seed: int, cards: CardSource | None = None,
-                     explicit: bool = False) -> None:
+                     explicit: bool = False, view_record: bool = False) -> None:
         self.config = cfg
         self.seed = seed
         self._explicit = explicit                       # chance events wait for apply_chance
@@ -491,7 +503,11 @@ class MusGame:
         self._signs_grande = [-1, -1, -1, -1]
         self._seen_grande = [0, 0, 0, 0]
         # The view record (observation.VIEW_FIELDS, read by view_state), as a flat int32 array kept up to date by
-        # the handlers below wherever what it records changes (a Python array: its items are set fast).
+        # the handlers below wherever what it records changes (a Python array: its items are set fast); None for a
+        # game made without view_record=True, whose handlers then skip it.
+        if not view_record:
+            self._view = None
+            return
         self._view = v = array("i", bytes(4 * observation.VIEW_SIZE))
         memoryview(v).cast("B")[0:8] = seed.to_bytes(8, sys.byteorder)        # game_seeds, a uint64
         v[_V_SIG_WINDOW] = -1
@@ -536,20 +552,22 @@ class MusGame:
         self._shown = False
         self._phase = Phase.MUS_CALL
         v = self._view
-        v[_V_HAND_NUMBER] = self._hand_number
-        v[_V_MANO] = mano
-        v[_V_HANDS:_V_HANDS + 16] = _NO_CARDS
-        v[_V_SLOT] = -1
-        v[_V_LANCE:_V_HAND_END] = _NEW_HAND_VIEW
-        v[_V_SCORES], v[_V_SCORES + 1] = self._scores
-        v[_V_GAMES_WON], v[_V_GAMES_WON + 1] = self._games_won
-        v[_V_VACAS_WON], v[_V_VACAS_WON + 1] = self._vacas_won
+        if v is not None:
+            v[_V_HAND_NUMBER] = self._hand_number
+            v[_V_MANO] = mano
+            v[_V_HANDS:_V_HANDS + 16] = _NO_CARDS
+            v[_V_SLOT] = -1
+            v[_V_LANCE:_V_HAND_END] = _NEW_HAND_VIEW
+            v[_V_SCORES], v[_V_SCORES + 1] = self._scores
+            v[_V_GAMES_WON], v[_V_GAMES_WON + 1] = self._games_won
+            v[_V_VACAS_WON], v[_V_VACAS_WON + 1] = self._vacas_won
         if self._signals:
             self._signs_mus = [-1, -1, -1, -1]
             self._seen_mus = [0, 0, 0, 0]
             self._signs_grande = [-1, -1, -1, -1]
             self._seen_grande = [0, 0, 0, 0]
-            self._view[_V_SIG_GRANDE:_V_SIG_GRANDE + 4] = _NO_SIGNS
+            if v is not None:
+                v[_V_SIG_GRANDE:_V_SIG_GRANDE + 4] = _NO_SIGNS
 
     def _deal_cards(self, cards: list[int], stock: list[int] | None = None) -> None:
         """Deal ``cards`` one at a time, from the seat after the last one dealt (the mano first, RULES.md §2.5): the
@@ -562,7 +580,8 @@ class MusGame:
         key = self._slot_key.__getitem__
         for h in hands:
             h.sort(key=key)
-        self._view_hands()
+        if self._view is not None:
+            self._view_hands()
         if len(dealt) < 16:
             self._pend("deal")
             return
@@ -842,7 +861,15 @@ class MusGame:
         a seat's view reads only its own row) and what was said and shown at the table. It is a view of the game's
         own buffer, kept up to date as the game is played (it changes with every step). ``kernel.encode``, the
         batched engine's compiled writer, writes :meth:`observe`'s vector from it (``interfaces.CompiledObserver``).
+
+        Only a game made with ``view_record=True`` keeps it (``mus_v0`` and ``MusGymEnv`` make theirs so).
+
+        Raises:
+            ValueError: the game was made without ``view_record=True``.
         """
+        if self._view is None:
+            raise ValueError("this game keeps no view record: make it with MusGame(..., view_record=True) (or "
+                             "MusGame.from_deck(..., view_record=True)) to read view_state")
         rec = np.frombuffer(self._view, dtype=observation.VIEW_DTYPE)
         rec.flags.writeable = False
         return rec
@@ -974,8 +1001,9 @@ class MusGame:
         self._legal = legal
         self._legal_set = _LEGAL_SETS[legal]
         v = self._view
-        v[_V_PHASE] = phase
-        v[_V_REL] = rel
+        if v is not None:
+            v[_V_PHASE] = phase
+            v[_V_REL] = rel
 
     def _set_mus_call(self, rel: int) -> None:
         cap = self.config.max_mus_rounds
@@ -987,12 +1015,15 @@ class MusGame:
     def _open_window(self, kind: int) -> None:
         """Open a sign window of ``kind`` (WINDOW_MUS or WINDOW_GRANDE): S0..S3 will each sign once."""
         self._sign_window = kind
-        self._view[_V_SIG_WINDOW] = kind
+        v = self._view
+        if v is not None:
+            v[_V_SIG_WINDOW] = kind
         if kind == WINDOW_MUS:
             self._sign_w = self._mus_round
             self._signs_mus = [-1, -1, -1, -1]
             self._seen_mus = [0, 0, 0, 0]
-            self._view[_V_SIG_MUS:_V_SIG_MUS + 4] = _NO_SIGNS
+            if v is not None:
+                v[_V_SIG_MUS:_V_SIG_MUS + 4] = _NO_SIGNS
         else:
             self._sign_w = self._mus_round + 1
         self._set_sign_decision(0)
@@ -1003,8 +1034,9 @@ class MusGame:
         self._rel = rel
         self._cur = seat
         v = self._view
-        v[_V_PHASE] = Phase.SIGNAL
-        v[_V_REL] = rel
+        if v is not None:
+            v[_V_PHASE] = Phase.SIGNAL
+            v[_V_REL] = rel
         self._legal, self._legal_set = _sign_legal(legal_signs(self._hands[seat], self.config, self._sign_window))
 
     def _on_sign(self, action: int, _amount: int) -> None:
@@ -1014,7 +1046,9 @@ class MusGame:
         tokens, seen = ((self._signs_mus, self._seen_mus) if kind == WINDOW_MUS
                         else (self._signs_grande, self._seen_grande))
         tokens[seat] = action - SIGNAL_BASE
-        self._view[(_V_SIG_MUS if kind == WINDOW_MUS else _V_SIG_GRANDE) + seat] = action - SIGNAL_BASE
+        v = self._view
+        if v is not None:
+            v[(_V_SIG_MUS if kind == WINDOW_MUS else _V_SIG_GRANDE) + seat] = action - SIGNAL_BASE
         p = self.config.signal_intercept_p
         seen[seat] = sum(1 << o for o in range(4)
                          if sees_sign(self.seed, self._hand_number, self._sign_w, seat, o, p))
@@ -1023,7 +1057,8 @@ class MusGame:
             return
         self._sign_window = -1
         self._sign_w = -1
-        self._view[_V_SIG_WINDOW] = -1
+        if v is not None:
+            v[_V_SIG_WINDOW] = -1
         if kind == WINDOW_MUS:
             self._set_mus_call(0)
         else:
@@ -1052,8 +1087,9 @@ class MusGame:
         if out:
             kept = self._hands[self._cur] = [c for i, c in enumerate(hand) if not mask >> i & 1]
             self._pile.extend(out)
-            o = _V_HANDS + 4 * self._cur
-            self._view[o:o + 4] = array("i", kept + [-1] * len(out))
+            if self._view is not None:
+                o = _V_HANDS + 4 * self._cur
+                self._view[o:o + 4] = array("i", kept + [-1] * len(out))
         self._round_discards[self._rel] = out
         if self._rel < 3:
             self._set_decision(Phase.DISCARD, self._rel + 1, self._discard_legal)
@@ -1063,9 +1099,10 @@ class MusGame:
         self._discard_counts.append(counts)
         self._mus_round += 1
         v = self._view
-        v[_V_MUS_ROUND] = self._mus_round
-        v[_V_DISC + 4:_V_DISC + 12] = v[_V_DISC:_V_DISC + 8]              # one round older
-        v[_V_DISC:_V_DISC + 4] = array("i", counts)
+        if v is not None:
+            v[_V_MUS_ROUND] = self._mus_round
+            v[_V_DISC + 4:_V_DISC + 12] = v[_V_DISC:_V_DISC + 8]          # one round older
+            v[_V_DISC:_V_DISC + 4] = array("i", counts)
         self._serve_rel, self._serve_need = -1, 0
         self._serve()
 
@@ -1090,7 +1127,8 @@ class MusGame:
                 self._pend("draw")
                 return
             self._give(self._stock[self._stock_pos:self._stock_pos + min(need, left)])
-        self._view_hands()
+        if self._view is not None:
+            self._view_hands()
         if self._signals:
             self._open_window(WINDOW_MUS)
         else:
@@ -1132,7 +1170,9 @@ class MusGame:
         """Stop at a chance event of ``kind``: no seat acts until :meth:`apply_chance`."""
         self._chance = kind
         self._cur = -1
-        self._rel = self._view[_V_REL] = -1
+        self._rel = -1
+        if self._view is not None:
+            self._view[_V_REL] = -1
         self._legal = ()
         self._legal_set = _LEGAL_SETS[()]
 
@@ -1251,8 +1291,10 @@ class MusGame:
     def _open_lance(self, slot: int, lance: int, elig: tuple[int, ...]) -> None:
         self._slot = slot
         self._lances[slot].lance = lance
-        self._view[_V_SLOT] = slot
-        self._view[_V_LANCE + slot] = lance
+        v = self._view
+        if v is not None:
+            v[_V_SLOT] = slot
+            v[_V_LANCE + slot] = lance
         self._elig = elig
         self._open_i = 0
         self._set_decision(Phase.BET_OPEN, elig[0], _OPEN)
@@ -1264,11 +1306,13 @@ class MusGame:
             self._open_lance(1, CHICA, (0, 1, 2, 3))
         elif slot == 1:
             self._slot = 2
-            self._view[_V_SLOT] = 2
+            if self._view is not None:
+                self._view[_V_SLOT] = 2
             self._declare(2, 0)
         elif slot == 2:
             self._slot = 3
-            self._view[_V_SLOT] = 3
+            if self._view is not None:
+                self._view[_V_SLOT] = 3
             self._declare(3, 0)
         else:
             self._do_showdown()
@@ -1282,10 +1326,11 @@ class MusGame:
             self._set_decision(Phase.DECLARE, rel, (si,) if has[rel] else (no,))
             return
         m = self._mano
-        o = _V_DECL + 4 * (slot - 2)
+        o, v = _V_DECL + 4 * (slot - 2), self._view
         for p in range(rel, 4):
             decl[p] = 1 if has[p] else 0
-            self._view[o + (m + p) % 4] = decl[p]
+            if v is not None:
+                v[o + (m + p) % 4] = decl[p]
             self._events.append(ActionEvent((m + p) % 4, si if has[p] else no, 0, True))
         self._start_declared_lance(slot)
 
@@ -1294,7 +1339,8 @@ class MusGame:
         slot = self._slot
         decl = self._declared_pares if slot == 2 else self._declared_juego
         decl[self._rel] = 1 if action in (_PARES_SI, _JUEGO_SI) else 0
-        self._view[_V_DECL + 4 * (slot - 2) + self._cur] = decl[self._rel]
+        if self._view is not None:
+            self._view[_V_DECL + 4 * (slot - 2) + self._cur] = decl[self._rel]
         if self._rel < 3:
             self._declare(slot, self._rel + 1)
         else:
@@ -1308,19 +1354,27 @@ class MusGame:
         v = self._view
         if slot == 3 and not holders:
             ls.lance = PUNTO
-            v[_V_LANCE + 3] = PUNTO
+            if v is not None:
+                v[_V_LANCE + 3] = PUNTO
             if self.config.punto:
                 self._open_lance(3, PUNTO, (0, 1, 2, 3))
             else:
-                ls.outcome = v[_V_OUTCOME + 3] = Outcome.VOID
+                ls.outcome = Outcome.VOID
+                if v is not None:
+                    v[_V_OUTCOME + 3] = Outcome.VOID
                 self._after_lance()
             return
         if not holders:
-            ls.outcome = v[_V_OUTCOME + slot] = Outcome.VOID
+            ls.outcome = Outcome.VOID
+            if v is not None:
+                v[_V_OUTCOME + slot] = Outcome.VOID
             self._after_lance()
         elif len(teams) == 1:
-            ls.outcome = v[_V_OUTCOME + slot] = Outcome.UNCONTESTED
-            ls.winner = v[_V_WINNER + slot] = teams.pop()
+            ls.outcome = Outcome.UNCONTESTED
+            ls.winner = teams.pop()
+            if v is not None:
+                v[_V_OUTCOME + slot] = Outcome.UNCONTESTED
+                v[_V_WINNER + slot] = ls.winner
             self._after_lance()
         else:
             self._open_lance(slot, ls.lance, holders if self.config.holders_only_speak else (0, 1, 2, 3))
@@ -1336,12 +1390,16 @@ class MusGame:
         if action == _PASO_A:
             self._events.append(ActionEvent(seat, action))
             ls.history.append((seat, action, 0))
-            self._view[_V_SAID + 4 * self._slot + seat] = _SAYS_PASO
+            v = self._view
+            if v is not None:
+                v[_V_SAID + 4 * self._slot + seat] = _SAYS_PASO
             self._open_i += 1
             if self._open_i < len(self._elig):
                 self._set_decision(Phase.BET_OPEN, self._elig[self._open_i], _OPEN)
             else:
-                ls.outcome = self._view[_V_OUTCOME + self._slot] = Outcome.EN_PASO
+                ls.outcome = Outcome.EN_PASO
+                if v is not None:
+                    v[_V_OUTCOME + self._slot] = Outcome.EN_PASO
                 self._after_lance()
             return
         ls.fallback = 1
@@ -1363,14 +1421,16 @@ class MusGame:
         self._last = last
         self._resp = _responders(self._elig, last)
         self._resp_i = 0
-        v, slot = self._view, self._slot
-        v[_V_STAKE + slot] = ls.stake
-        v[_V_FALLBACK + slot] = ls.fallback
-        v[_V_BETTOR + slot] = seat % 2
-        v[_V_LAST + slot] = seat
-        v[_V_SAID + 4 * slot + seat] = _SAYS_ORDAGO if action == _ORDAGO_A else _SAYS_ENVIDO
-        v[_V_RAISED + 4 * slot + seat] += amount
-        v[_V_RESP_I] = 0
+        v = self._view
+        if v is not None:
+            slot = self._slot
+            v[_V_STAKE + slot] = ls.stake
+            v[_V_FALLBACK + slot] = ls.fallback
+            v[_V_BETTOR + slot] = seat % 2
+            v[_V_LAST + slot] = seat
+            v[_V_SAID + 4 * slot + seat] = _SAYS_ORDAGO if action == _ORDAGO_A else _SAYS_ENVIDO
+            v[_V_RAISED + 4 * slot + seat] += amount
+            v[_V_RESP_I] = 0
         self._set_decision(Phase.BET_RESPOND, self._resp[0], _RESPOND_ORDAGO if ls.stake == ORDAGO_STAKE
                            else _RESPOND_CAPPED if self._capped(ls) else _RESPOND)
 
@@ -1386,18 +1446,26 @@ class MusGame:
         if action == _QUIERO_A:
             self._events.append(ActionEvent(seat, action))
             ls.history.append((seat, action, 0))
-            self._view[_V_SAID + 4 * self._slot + seat] = _SAYS_QUIERO
+            v = self._view
+            if v is not None:
+                v[_V_SAID + 4 * self._slot + seat] = _SAYS_QUIERO
             if has_r2 and ls.stake != ORDAGO_STAKE and self.config.partner_override:
-                self._resp_i = self._view[_V_RESP_I] = 1
+                self._resp_i = 1
+                if v is not None:
+                    v[_V_RESP_I] = 1
                 self._set_decision(Phase.BET_CONFIRM, self._resp[1], _CONFIRM_CAPPED if self._capped(ls) else _CONFIRM)
             else:
                 self._accept(ls)
         elif action == _NO_QUIERO_A:
             self._events.append(ActionEvent(seat, action))
             ls.history.append((seat, action, 0))
-            self._view[_V_SAID + 4 * self._slot + seat] = _SAYS_NO_QUIERO
+            v = self._view
+            if v is not None:
+                v[_V_SAID + 4 * self._slot + seat] = _SAYS_NO_QUIERO
             if has_r2:
-                self._resp_i = self._view[_V_RESP_I] = 1
+                self._resp_i = 1
+                if v is not None:
+                    v[_V_RESP_I] = 1
                 self._set_decision(Phase.BET_RESPOND, self._resp[1], self._legal)
             else:
                 self._refuse(ls)
@@ -1409,7 +1477,8 @@ class MusGame:
         if action == _QUIERO_A:
             self._events.append(ActionEvent(self._cur, action))
             ls.history.append((self._cur, action, 0))
-            self._view[_V_SAID + 4 * self._slot + self._cur] = _SAYS_QUIERO
+            if self._view is not None:
+                self._view[_V_SAID + 4 * self._slot + self._cur] = _SAYS_QUIERO
             self._accept(ls)
         else:
             self._raise(ls, action, amount)
@@ -1419,19 +1488,29 @@ class MusGame:
         self._bet(ls, action, amount, stake_before=ls.stake)
 
     def _accept(self, ls: _LanceState) -> None:
+        v = self._view
         if ls.stake != ORDAGO_STAKE:
-            ls.outcome = self._view[_V_OUTCOME + self._slot] = Outcome.ACCEPTED
+            ls.outcome = Outcome.ACCEPTED
+            if v is not None:
+                v[_V_OUTCOME + self._slot] = Outcome.ACCEPTED
             self._after_lance()
             return
         # Accepted órdago: compare this lance only, among its eligible hands (§6.3).
-        ls.outcome = self._view[_V_OUTCOME + self._slot] = Outcome.ORDAGO
-        ls.winner = self._view[_V_WINNER + self._slot] = (self._lance_winner(ls.lance) + self._mano) % 2
+        ls.outcome = Outcome.ORDAGO
+        ls.winner = (self._lance_winner(ls.lance) + self._mano) % 2
+        if v is not None:
+            v[_V_OUTCOME + self._slot] = Outcome.ORDAGO
+            v[_V_WINNER + self._slot] = ls.winner
         self._shown = True
         self._end_game(ls.winner, by_ordago=True)
 
     def _refuse(self, ls: _LanceState) -> None:
-        ls.outcome = self._view[_V_OUTCOME + self._slot] = Outcome.REFUSED
-        ls.winner = self._view[_V_WINNER + self._slot] = ls.bettor
+        ls.outcome = Outcome.REFUSED
+        ls.winner = ls.bettor
+        v = self._view
+        if v is not None:
+            v[_V_OUTCOME + self._slot] = Outcome.REFUSED
+            v[_V_WINNER + self._slot] = ls.bettor
         if self._add_stones(LANCE_NAMES[ls.lance], ls.bettor, ls.fallback, "refused"):
             return
         self._after_lance()
@@ -1442,8 +1521,10 @@ class MusGame:
         """Add stones to a team; True (and the game ended) if it reached the target (§6.1)."""
         self._scores[team] += stones
         self._hand_stones[team] += stones
-        self._view[_V_SCORES + team] = self._scores[team]
-        self._view[_V_HAND_STONES + team] = self._hand_stones[team]
+        v = self._view
+        if v is not None:
+            v[_V_SCORES + team] = self._scores[team]
+            v[_V_HAND_STONES + team] = self._hand_stones[team]
         self._score_events.append(ScoreEvent(lance, team, stones, reason))
         if self._scores[team] >= self.config.target:
             self._end_game(team, by_ordago=False)
@@ -1477,7 +1558,9 @@ class MusGame:
                 team, base = ls.winner, 0
             else:
                 team = (self._lance_winner(lance) + m) % 2
-                ls.winner = self._view[_V_WINNER + slot] = team
+                ls.winner = team
+                if self._view is not None:
+                    self._view[_V_WINNER + slot] = team
                 if ls.outcome == Outcome.ACCEPTED:
                     base = ls.stake
                 else:  # en paso
@@ -1510,17 +1593,18 @@ class MusGame:
     def _finish_hand(self, game_winner: int | None, by_ordago: bool = False) -> None:
         self._last_hand_stones = (self._hand_stones[0], self._hand_stones[1])
         v = self._view
-        v[_V_PREV_STONES], v[_V_PREV_STONES + 1] = self._hand_stones
-        v[_V_PREV_SHOWN] = self._shown
-        if self._shown:
-            counts = [0] * 40
-            rank = self._rank
-            for s, hand in enumerate(self._hands):
-                for c in hand:
-                    counts[10 * s + rank[c] - 1] += 1
-            v[_V_PREV_COUNTS:_V_PREV_COUNTS + 40] = array("i", counts)
-        else:
-            v[_V_PREV_COUNTS:_V_PREV_COUNTS + 40] = _NO_COUNTS
+        if v is not None:
+            v[_V_PREV_STONES], v[_V_PREV_STONES + 1] = self._hand_stones
+            v[_V_PREV_SHOWN] = self._shown
+            if self._shown:
+                counts = [0] * 40
+                rank = self._rank
+                for s, hand in enumerate(self._hands):
+                    for c in hand:
+                        counts[10 * s + rank[c] - 1] += 1
+                v[_V_PREV_COUNTS:_V_PREV_COUNTS + 40] = array("i", counts)
+            else:
+                v[_V_PREV_COUNTS:_V_PREV_COUNTS + 40] = _NO_COUNTS
         self.hand_log.append(HandRecord(
             hand_number=self._hand_number, game_number=self._game_number, mano=self._mano, deck=self._deck,
             seed=self.seed, scores_before=self._scores_before, scores_after=self.scores,
@@ -1555,10 +1639,11 @@ class MusGame:
                 self._winner = team
                 self._phase = Phase.GAME_OVER
                 v = self._view
-                v[_V_PHASE] = Phase.GAME_OVER
-                v[_V_REL] = -1
-                v[_V_GAMES_WON], v[_V_GAMES_WON + 1] = self._games_won
-                v[_V_VACAS_WON], v[_V_VACAS_WON + 1] = self._vacas_won
+                if v is not None:
+                    v[_V_PHASE] = Phase.GAME_OVER
+                    v[_V_REL] = -1
+                    v[_V_GAMES_WON], v[_V_GAMES_WON + 1] = self._games_won
+                    v[_V_VACAS_WON], v[_V_VACAS_WON + 1] = self._vacas_won
                 self._cur = -1
                 self._rel = -1
                 self._legal = ()
@@ -1601,7 +1686,7 @@ class MusGame:
                                  list(ls.history)) for ls in self._lances]
         g._declared_pares = list(self._declared_pares)
         g._declared_juego = list(self._declared_juego)
-        g._view = array("i", self._view)
+        g._view = None if self._view is None else array("i", self._view)
         if hasattr(self, "_str"):
             g._str = [list(s) for s in self._str]
         if self._signals:

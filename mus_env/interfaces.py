@@ -150,7 +150,7 @@ class CompiledObserver:
     ``MusGame.observe`` keeps the readable Python writer (``observation.write``), the reference the tests hold
     this one equal to; the PettingZoo and Gymnasium envs observe through this one (about 30 times faster). At a
     chance node of a game with ``explicit_chance=True`` (no seat to act, which the batched engine never has) it
-    writes with the Python writer.
+    writes with the Python writer. Only games made with ``view_record=True`` keep the record it reads.
 
     Args:
         config: the ruleset of the games it observes (each call's game must have this config).
@@ -170,8 +170,8 @@ class CompiledObserver:
         ``observation.obs_dim(config)`` entries, overwritten) or a new array.
 
         Raises:
-            ValueError: ``seat`` is not a seat 0..3, ``out`` is not a float32 array of the right length, or the
-                game has another config.
+            ValueError: ``seat`` is not a seat 0..3, ``out`` is not a float32 array of the right length, the
+                game has another config, or it keeps no view record (made without ``view_record=True``).
         """
         if game is not self._game:                     # the game's record is a view of its buffer: kept per game
             if game.config != self.config:
@@ -203,9 +203,10 @@ class CompiledObserver:
         checks neither argument: a wrong one writes garbage or raises from the compiled writer.
 
         Raises:
-            ValueError: the game has another config.
+            ValueError: the game has another config, or it keeps no view record (made without
+                ``view_record=True``).
         """
-        if game.config != self.config:
+        if game.config is not self.config and game.config != self.config:
             raise ValueError(f"CompiledObserver: the game's config {game.config} is not the observer's {self.config}")
         if game.explicit_chance:                       # chance nodes: the reference writer (see the class docstring)
             return functools.partial(self, game)
@@ -263,15 +264,16 @@ DEAL_KEYS = ("deck", "mano", "scores")
 
 def deal_game(config: MusConfig, deal: Mapping[str, Any] | None, game_seed: int) -> MusGame:
     """The game ``reset`` starts: ``MusGame(config, seed)``, or the rigged deal checked by :func:`deal_options`
-    (``MusGame.from_deck(deal["deck"], deal.get("mano", 0), deal.get("scores", (0, 0)), config, game_seed)``).
+    (``MusGame.from_deck(deal["deck"], deal.get("mano", 0), deal.get("scores", (0, 0)), config, game_seed)``),
+    keeping its view record for :class:`CompiledObserver` (``view_record=True``).
 
     Raises:
         ValueError: a bad deck, mano or scores (``MusGame.from_deck``'s message).
     """
     if deal is None:
-        return MusGame(config, seed=game_seed)
+        return MusGame(config, seed=game_seed, view_record=True)
     return MusGame.from_deck(deal["deck"], mano=deal.get("mano", 0), scores=deal.get("scores", (0, 0)),
-                             config=config, seed=game_seed)
+                             config=config, seed=game_seed, view_record=True)
 
 
 def deal_options(options: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

@@ -159,7 +159,8 @@ class TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
         raw = self._raw
         if agent == raw.agent_selection:
             self._prev_obs = obs
-            self._prev_info = raw.infos.get(agent, {})
+            infos = raw.infos
+            self._prev_info = infos[agent] if agent in infos else {}
         return obs
 
     def step(self, action: int | None) -> None:
@@ -194,9 +195,10 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         checks the next action against), the reward, flags and info from the raw env."""
         if not self._has_reset:
             raise AttributeError("agent_selection cannot be accessed before reset")
-        _, reward, terminated, truncated, info = self._raw.last(observe=False)
-        obs = self.env.observe(self._raw.agent_selection) if observe else None     # (reset has been called)
-        return obs, reward, terminated, truncated, info
+        raw = self._raw
+        _, reward, terminated, truncated, info = raw.last(False)
+        return (self.env.observe(raw.agent_selection) if observe else None,      # (reset has been called)
+                reward, terminated, truncated, info)
 
     def step(self, action: int | None) -> None:
         """PettingZoo's ``step`` (errors before ``reset``, a warning once no agent is left), in fewer calls."""
@@ -325,6 +327,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self._observer = CompiledObserver(self.config)     # MusGame.observe's vectors, by the compiled writer
         self._obs_version = [-1, -1, -1, -1]
         self._write = None                     # the observer's writer for self.game (bound by reset)
+        self._acting = -1                      # game.current_player, kept by reset and step
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
         self.terminations: dict[str, bool] = {}
@@ -387,7 +390,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self.infos = {a: {} for a in AGENTS}
         self._rewards_set = False
         self._skip_agent_selection = None
-        self.agent_selection = AGENTS[self.game.current_player]
+        self._acting = game.current_player     # the seat whose observation carries the legal mask
+        self.agent_selection = AGENTS[self._acting]
 
     def step(self, action: int | None) -> None:
         """Apply ``action`` for :attr:`agent_selection` (None for a terminated agent, PettingZoo's dead step).
@@ -425,7 +429,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
                 self._accumulate_rewards()
             if game.is_over:
                 self.terminations = dict.fromkeys(self.agents, True)
-        seat = game.current_player
+        self._acting = seat = game.current_player
         self.agent_selection = AGENTS[seat if seat >= 0 else (self._seat_of[agent] + 1) % 4]
         if self.render_mode == "human":
             self.render()
@@ -476,7 +480,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         if self._obs_version[seat] != self._version:
             self._write(seat, buf)
             self._obs_version[seat] = self._version
-        mask = game.legal_action_mask() if game.current_player == seat else self._zero_mask.copy()
+        mask = game.legal_action_mask() if self._acting == seat else self._zero_mask.copy()
         return {"observation": buf.copy(), "action_mask": mask}
 
     def last(self, observe: bool = True) -> tuple[dict[str, npt.NDArray] | None, float, bool, bool, dict[str, Any]]:

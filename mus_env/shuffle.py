@@ -65,6 +65,8 @@ def check_seed(seed: int, name: str = "seed") -> int:
     Unlike :func:`normalize_seed` nothing wraps: ``2**64`` would deal the game of ``0``, ``-1`` that of
     ``2**64 - 1``, so both are refused.
     """
+    if seed.__class__ is int and 0 <= seed <= _MASK64:        # the common case, in one test
+        return seed
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= _MASK64:
         text = repr(seed) if len(repr(seed)) <= 40 else repr(seed)[:37] + "..."
         hint = " (or None for a random one)" if name == "seed" else ""

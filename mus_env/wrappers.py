@@ -189,7 +189,7 @@ class MusGymEnv(gymnasium.Env):
         super().reset(seed=seed)
         game_seed = int(seed) if seed is not None else self._draw_seed()
         for _ in range(_MAX_SKIPS):
-            self.game = MusGame(self.config, seed=game_seed)
+            self.game = MusGame(self.config, seed=game_seed, view_record=True)     # observed by the compiled writer
             # Stones scored before the learner's first decision are paid with its first step's reward.
             self._done = True                   # until the other seats have played: an agent may fail
             self._pending_reward = self._play_others()

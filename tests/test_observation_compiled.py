@@ -31,7 +31,7 @@ CONFIGS = {
 
 def _play(cfg: MusConfig, seed: int, rnd: random.Random) -> MusGame:
     """A game of random legal play, yielding it before each decision and once over."""
-    g = MusGame(cfg, seed=seed)
+    g = MusGame(cfg, seed=seed, view_record=True)
     while True:
         yield g
         if g.is_over:
@@ -70,7 +70,7 @@ def test_the_compiled_writer_is_the_python_writer_under_explicit_chance() -> Non
         cfg = CONFIGS[name]
         compiled, rnd = CompiledObserver(cfg), random.Random(1)
         for _ in range(8):
-            g = MusGame(cfg, explicit_chance=True)
+            g = MusGame(cfg, explicit_chance=True, view_record=True)
             for _ in range(400):
                 if g.is_over:
                     break
@@ -87,7 +87,7 @@ def test_the_compiled_writer_is_the_python_writer_under_explicit_chance() -> Non
 def test_the_comparison_sees_a_wrong_view_record() -> None:
     """The check can fail: a game whose view record says another score gives another vector."""
     cfg = MusConfig()
-    g = MusGame(cfg, seed=3)
+    g = MusGame(cfg, seed=3, view_record=True)
     compiled = CompiledObserver(cfg)
     assert np.array_equal(compiled(g, 0), g.observe(0))
     wrong = g.view_state.copy()
@@ -99,7 +99,7 @@ def test_the_comparison_sees_a_wrong_view_record() -> None:
 
 
 def test_the_view_record_is_read_only_and_follows_the_game() -> None:
-    g = MusGame(MusConfig(first_mano=0), seed=1)
+    g = MusGame(MusConfig(first_mano=0), seed=1, view_record=True)
     rec = g.view_state
     assert rec.shape == (1,) and rec.dtype == observation.VIEW_DTYPE
     with pytest.raises(ValueError, match="read-only"):
@@ -116,7 +116,7 @@ def test_the_view_record_is_read_only_and_follows_the_game() -> None:
 def test_the_compiled_observer_checks_its_arguments() -> None:
     cfg = MusConfig()
     compiled = CompiledObserver(cfg)
-    g = MusGame(cfg, seed=0)
+    g = MusGame(cfg, seed=0, view_record=True)
     for seat in (-1, 4, True, 1.0, "0"):
         with pytest.raises(ValueError, match="seat"):
             compiled(g, seat)
@@ -163,3 +163,41 @@ def test_the_envs_observe_what_musgame_observes(name: str) -> None:
             legal = np.flatnonzero(info["action_mask"])
             obs, _, done, _, info = gym.step(int(legal[rnd.randrange(len(legal))]))
         assert np.array_equal(obs, gym.game.observe(info["seat"]))
+
+
+def _trace(g: MusGame, rnd: random.Random) -> list:
+    """What random legal play shows of ``g``, decision by decision: the seat, its legal actions, every seat's
+    view (the Python writer) and the score, then the hands' records."""
+    seen = []
+    while not g.is_over:
+        legal = g.legal_actions()
+        seen.append((g.current_player, tuple(legal), b"".join(g.observe(s).tobytes() for s in range(4)), g.scores))
+        g.step(legal[rnd.randrange(len(legal))])
+    return seen + [g.hand_log, g.winner]
+
+
+@pytest.mark.parametrize("name", ["default", "signals truthful", "declarations, vacas"])
+def test_a_game_without_the_view_record_plays_the_same(name: str) -> None:
+    """``view_record=False`` (the default) skips the record's upkeep and nothing else: the same seeds give the same
+    decisions, views and records with and without it (the record-keeping game's compiled views equal its Python
+    views, test above); a record-less game's ``view_state`` and the compiled observer refuse it by name."""
+    cfg = CONFIGS[name]
+    for seed in range(40):
+        with_record = _trace(MusGame(cfg, seed=seed, view_record=True), random.Random(seed))
+        without = _trace(MusGame(cfg, seed=seed), random.Random(seed))
+        assert with_record == without, (name, seed)
+    deck = list(range(40))
+    assert _trace(MusGame.from_deck(deck, 1, (3, 4), cfg, seed=5, view_record=True), random.Random(0)) == \
+        _trace(MusGame.from_deck(deck, 1, (3, 4), cfg, seed=5), random.Random(0))
+    g = MusGame(cfg, seed=0)
+    with pytest.raises(ValueError, match="view_record=True"):
+        g.view_state
+    with pytest.raises(ValueError, match="view_record=True"):
+        CompiledObserver(cfg)(g, 0)
+    with pytest.raises(ValueError, match="view_record=True"):
+        CompiledObserver(cfg).writer(g)
+    assert g.clone().observe(1).tobytes() == g.observe(1).tobytes()
+    with pytest.raises(ValueError, match="view_record must be True or False"):
+        MusGame(cfg, seed=0, view_record="yes")
+    rec = MusGame(cfg, seed=0, view_record=True).clone().view_state           # a clone keeps the record
+    assert int(rec[0]["game_seeds"]) == 0
