@@ -4,9 +4,10 @@ Usage: ``python docs/research/tools/env_ratio.py [DECISIONS] [REPEATS]`` (defaul
 
 The loops are ``mus bench``'s (``experiments.tools.bench``: ``MusGame`` with ``legal_actions()`` and a uniform pick;
 the PettingZoo ``agent_iter`` / ``last`` / ``step`` loop with a masked uniform pick), each run timed by
-``time.process_time`` and the three interleaved, ``REPEATS`` times. Printed: the best rate of each over the repeats
+``time.process_time`` and the four interleaved, ``REPEATS`` times. Printed: the best rate of each over the repeats
 (the least disturbed by other work on a shared machine) as ratios, then the medians of the per-repeat ratios with
-their range. ``mus bench`` gives wall-clock medians instead.
+their range. The fourth loop is ``MusGame(..., view_record=True)``, the engine the envs play (it keeps the record
+their compiled observation writer reads). ``mus bench`` gives wall-clock medians instead.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from collections.abc import Callable
 from mus_env import MusConfig, MusGame, mus_v0
 
 
-def scalar_rate(decisions: int) -> float:
-    """Random legal decisions per CPU second of ``MusGame``, a new game from the next seed whenever one ends."""
+def scalar_rate(decisions: int, view_record: bool = False) -> float:
+    """Random legal decisions per CPU second of ``MusGame`` (made with ``view_record``), a new game from the next seed
+    whenever one ends."""
     rnd, cfg, k, seed = random.Random(0), MusConfig(), 0, 0
     t0 = time.process_time()
     while k < decisions:
-        g = MusGame(cfg, seed=seed)
+        g = MusGame(cfg, seed=seed, view_record=view_record)
         seed += 1
         while not g.is_over:
             legal = g.legal_actions()
@@ -62,14 +64,17 @@ def main(argv: list[str]) -> int:
         return 2
     decisions, repeats = (int(argv[0]) if argv else 30000), (int(argv[1]) if len(argv) > 1 else 25)
     scalar_rate(5000), aec_rate(mus_v0.env, 5000)                          # warm up (and compile)
-    rates: dict[str, list[float]] = {"scalar": [], "env": [], "raw_env": []}
+    rates: dict[str, list[float]] = {"scalar": [], "env": [], "raw_env": [], "recorded": []}
     for _ in range(repeats):
         rates["scalar"].append(scalar_rate(decisions))
+        rates["recorded"].append(scalar_rate(decisions, view_record=True))
         rates["env"].append(aec_rate(mus_v0.env, decisions))
         rates["raw_env"].append(aec_rate(mus_v0.raw_env, decisions))
     best = {name: max(r) for name, r in rates.items()}
     print(f"best of {repeats}: MusGame {best['scalar']:,.0f} decisions/s; env() {best['env'] / best['scalar']:.3f}x, "
           f"raw_env {best['raw_env'] / best['scalar']:.3f}x")
+    print(f"against MusGame(view_record=True), {best['recorded']:,.0f} decisions/s: env() "
+          f"{best['env'] / best['recorded']:.3f}x, raw_env {best['raw_env'] / best['recorded']:.3f}x")
     for name in ("env", "raw_env"):
         ratios = [a / s for a, s in zip(rates[name], rates["scalar"], strict=True)]
         print(f"{name} / MusGame per repeat: median {statistics.median(ratios):.3f} "
