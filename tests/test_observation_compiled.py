@@ -191,7 +191,7 @@ def test_a_game_without_the_view_record_plays_the_same(name: str) -> None:
         _trace(MusGame.from_deck(deck, 1, (3, 4), cfg, seed=5), random.Random(0))
     g = MusGame(cfg, seed=0)
     with pytest.raises(ValueError, match="view_record=True"):
-        g.view_state
+        _ = g.view_state
     with pytest.raises(ValueError, match="view_record=True"):
         CompiledObserver(cfg)(g, 0)
     with pytest.raises(ValueError, match="view_record=True"):
