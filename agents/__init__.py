@@ -36,7 +36,7 @@ __all__ = ["Agent", "RandomAgent", "RuleBasedAgent", "EquityAgent", "OrdagoAgent
            "TorchPolicyAgent", "SB3PolicyAgent", "SilentAgent", "make_agent", "AGENT_SPECS", "NOSIGNS_SUFFIX",
            "BLIND_SUFFIX", "uniform_legal", "load_agent_class",
            "observation_size", "is_mixture_spec", "mixture_members", "is_team_spec", "TeamMixtureAgent",
-           "act_rows", "act_one", "wants_rows", "TableRows"]
+           "act_rows", "act_one", "wants_rows", "TableRows", "spec_label"]
 
 #: Agent specs understood by :func:`make_agent` (besides ``*.pt`` and ``*.zip`` paths and ``my_bot.py:MyBot``).
 AGENT_SPECS = ("random", "rule", "equity", "ordago", "ppo", "human")
@@ -152,6 +152,44 @@ def is_mixture_spec(spec: str) -> bool:
 def mixture_members(spec: str) -> list[str]:
     """The policy files of a mixture spec ``a.pt+b.pt``, in order."""
     return [p.strip() for p in spec.split("+")]
+
+
+def spec_label(spec: str, width: int = 48) -> str:
+    """A short name for an agent spec, for figures' axes and legends (tables and files keep the whole spec).
+
+    A policy file is its stem (``runs/a/policy.pt`` -> ``a/policy``), a mixture ``mix(a, b)``, a team mixture
+    ``team(a, b)`` (``team-hand(...)``; a member's share shown where the shares differ), and anything still longer
+    than ``width`` characters is cut in the middle with ``…``. ``spec_label("rule")`` is ``"rule"``.
+    """
+    def one(s: str) -> str:
+        s = s.strip()
+        path = Path(s)
+        if path.suffix.lower() in (".pt", ".zip"):
+            stem = path.stem
+            return f"{path.parent.name}/{stem}" if stem in ("policy", "checkpoint", "model") and path.parent.name \
+                else stem
+        return s
+
+    text = str(spec).strip()
+    if is_team_spec(text):
+        from .team import parse_team_spec
+
+        try:
+            members, shares, draw, _ = parse_team_spec(text)
+        except ValueError:
+            members = []
+        if members:
+            equal = max(shares) - min(shares) < 1e-9
+            names = [one(m) if equal else f"{one(m)} {s:.2g}" for m, s in zip(members, shares, strict=True)]
+            text = f"{'team' if draw == 'game' else 'team-hand'}({', '.join(names)})"
+    elif is_mixture_spec(text):
+        text = f"mix({', '.join(one(m) for m in mixture_members(text))})"
+    else:
+        text = one(text)
+    if len(text) > width >= 3:
+        head = (width - 1) // 2
+        text = text[:head] + "…" + text[len(text) - (width - 1 - head):]
+    return text
 
 
 def load_agent_class(spec: str, **kwargs: object) -> Agent:

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from hang_guards import PROCESS_S
 
 import experiments.evaluate.duplicate as duplicate
-from agents import Agent, RandomAgent, RuleBasedAgent, make_agent
+from agents import Agent, RandomAgent, RuleBasedAgent, make_agent, spec_label
 from experiments.commands.tournament import main as tournament_main
 from experiments.evaluate.deals import DealSet, make_deals
 from experiments.evaluate.ratings import nash_mixture
@@ -659,3 +660,31 @@ def test_the_default_cap_drops_a_raise_war_and_no_normal_hand() -> None:
     res = play_pair(make_agent("random"), make_agent("random"), many, mode="hands",
                     max_hand_decisions=MAX_HAND_DECISIONS // 10)
     assert res.abandoned == 0 and len(res.hand_diff) == 500
+
+
+#: A team spec long enough that its whole text does not fit a figure's margin.
+_LONG_TEAM = ("team:rule-nosigns=1+random-nosigns=1+equity-nosigns=1+ordago-nosigns=1+rule-blind=1+random-blind=1"
+              "+equity-blind=1")
+
+
+def test_a_long_agent_spec_gets_a_short_name_in_the_figures_and_its_whole_text_in_the_files(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tournament_main(["--agent", _LONG_TEAM, "--agent", "rule", "--hands", "40", "--games", "0", "--seed", "3",
+                         "--out", str(out), "--quiet", "--tables", "64"])
+    layout = [str(w.message) for w in caught if "layout" in str(w.message).lower()]
+    assert not layout, layout                   # matplotlib could lay the ladder and lance figures out
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["ladder"]) == {_LONG_TEAM, "rule"}
+    assert (out / "ladder.png").stat().st_size > 1000
+
+
+def test_spec_label_shortens_paths_mixtures_and_teams() -> None:
+    assert spec_label("rule") == "rule"
+    assert spec_label("runs/a/policy.pt") == "a/policy" and spec_label("runs/members/psro_h.pt") == "psro_h"
+    assert spec_label("runs/a.pt+runs/b.pt") == "mix(a, b)"
+    assert spec_label("team:runs/m/psro_h.pt=1+runs/m/refine_y.pt=1") == "team(psro_h, refine_y)"
+    assert spec_label("team-hand:ppo=0.6+rule=0.4") == "team-hand(ppo 0.6, rule 0.4)"
+    cut = spec_label(_LONG_TEAM, 30)
+    assert len(cut) == 30 and cut.startswith("team(rule-nos") and cut.endswith("equity-blind)") and "…" in cut

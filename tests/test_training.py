@@ -992,3 +992,20 @@ def test_a_one_thread_run_keeps_torch_on_one_thread_through_its_warm_start(tmp_p
                          env={**os.environ, "NUMBA_NUM_THREADS": "2"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert "torch threads 1" in out.stdout, out.stdout
+
+
+def test_the_learning_curve_names_a_long_opponent_spec_shortly(tmp_path: Path) -> None:
+    import warnings
+
+    from experiments.train.report import learning_curve
+
+    members = ("psro_e", "psro_h", "psro_i", "distill_n", "refine_ac", "refine_y", "recipe_ad", "recipe_ae")
+    team = "team:" + "+".join(f"runs/members/{m}/policy.pt=1" for m in members)
+    evals = [{"decisions": d, "minutes": d / 1e6, f"{team}_stones": 0.1 * k, f"{team}_stones_lo": 0.0,
+              f"{team}_stones_hi": 0.2, f"{team}_win": 0.5, f"{team}_win_lo": 0.4, f"{team}_win_hi": 0.6}
+             for k, d in enumerate((1e6, 2e6, 3e6))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = learning_curve(evals, tmp_path / "curve.png", [team])
+    assert path.stat().st_size > 1000
+    assert not [str(w.message) for w in caught if "layout" in str(w.message).lower()]

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents import spec_label
 from experiments.evaluate.duplicate import PairResult
 from experiments.evaluate.ratings import Ladder
 from mus_env.observation import SLOT_NAMES
@@ -144,7 +145,7 @@ def _plots(out: Path, order: Sequence[str], ladder: Ladder,
     fig, ax = plt.subplots(figsize=(6, 0.5 + 0.5 * len(order)))
     y = np.arange(len(order))[::-1]
     ax.errorbar([ladder[n][0] for n in order], y, xerr=[1.96 * ladder[n][1] for n in order], fmt="o", capsize=4)
-    ax.set_yticks(y, order)
+    ax.set_yticks(y, [spec_label(n) for n in order])         # whole specs in the tables, short ones here
     ax.set_xlabel(f"{ladder.unit} from duplicate {ladder.source}, 95% bootstrap interval")
     ax.set_title(f"mus-env ladder: {ladder.method}", fontsize=8, wrap=True)
     ax.grid(axis="x", alpha=0.3)
@@ -157,7 +158,7 @@ def _plots(out: Path, order: Sequence[str], ladder: Ladder,
         width = 0.8 / max(len(names), 1)
         x = np.arange(4)
         for k, n in enumerate(names):
-            ax.bar(x + k * width - 0.4 + width / 2, lance[n], width, label=n)
+            ax.bar(x + k * width - 0.4 + width / 2, lance[n], width, label=spec_label(n))
         ax.set_xticks(x, ["grande", "chica", "pares", "juego/punto"])
         ax.set_ylabel("stones per hand won by the agent's team")
         ax.set_title("Stones per lance (duplicate hands)")

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agents import spec_label
 from experiments.evaluate.deals import make_deals
 from mus_env import MusConfig
 
@@ -96,7 +97,7 @@ def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
     if not rows:
         return
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    labels = [f"{r['agent']}\np={r['intercept']:g}" for r in rows]
+    labels = [f"{spec_label(r['agent'], 24)}\np={r['intercept']:g}" for r in rows]
     y = [r["stones"] for r in rows]
     err = [[r["stones"] - r["stones_low"] for r in rows], [r["stones_high"] - r["stones"] for r in rows]]
     ax.bar(range(len(rows)), y, yerr=err, capsize=4, color=["C0" if r["intercept"] == 0 else "C1" for r in rows])

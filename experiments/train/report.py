@@ -23,6 +23,7 @@ import torch
 from matplotlib.figure import Figure
 from tqdm import tqdm
 
+from agents import spec_label
 from agents.policy import TorchPolicyAgent
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.tournament import play_pair
@@ -151,11 +152,12 @@ def learning_curve(evals: list[dict[str, Any]], path: Path, opponents: list[str]
                 y = np.array([e.get(f"{spec}_{key}", np.nan) for e in evals], dtype=float)
                 lo = np.array([e.get(f"{spec}_{key}_lo", np.nan) for e in evals], dtype=float)
                 hi = np.array([e.get(f"{spec}_{key}_hi", np.nan) for e in evals], dtype=float)
-                line, = ax.plot(x, y, marker="o", ms=3, label=f"vs {spec}")
+                line, = ax.plot(x, y, marker="o", ms=3, label=f"vs {spec_label(spec)}")
                 ax.fill_between(x, lo, hi, alpha=0.2)
                 if any(f"{MAGNET_PREFIX}{spec}_{key}" in e for e in evals):     # the averaged magnet, dashed
                     ym = np.array([e.get(f"{MAGNET_PREFIX}{spec}_{key}", np.nan) for e in evals], dtype=float)
-                    ax.plot(x, ym, ls="--", marker="x", ms=3, color=line.get_color(), label=f"magnet vs {spec}")
+                    ax.plot(x, ym, ls="--", marker="x", ms=3, color=line.get_color(),
+                            label=f"magnet vs {spec_label(spec)}")
             if key == "stones" and len(ex[2]):
                 ax.plot(ex[0] / 1e6 if xkey == "decisions" else ex[1], ex[2], color="black", lw=1, ls=":",
                         label="exploiter − learner (training games, 10 updates)")
