@@ -62,7 +62,7 @@ from agents.policy import SHIPPED_POLICY
 from experiments.evaluate.ratings import nash_mixture
 from experiments.population.exploit_seeds import STARTS
 from experiments.train import ppo
-from experiments.train.league import LEARNER_DECIDES
+from experiments.train.restricted import LEARNER_DECIDES
 from experiments.train.settings import MAX_LAYERS, MAX_WIDTH, check_learning_rate, widths_ok
 
 __all__ = ["Recipe", "PRESETS", "POPULATION_BASELINES", "make_recipe", "league_from_nash",

@@ -28,8 +28,9 @@ from agents import make_agent
 from experiments.population.exploit import default_out, measure, policy_file_of, probe, where_bars
 from experiments.population.exploit_seeds import STARTS, probe_folder, run_resumable_probes
 from experiments.population.study_table import probe_key, study_markdown, study_table
-from experiments.train.league import LEARNER_DECIDES, RestrictedAgent, frozen_agent
+from experiments.train.league import frozen_agent
 from experiments.train.ppo import Args, make_args
+from experiments.train.restricted import LEARNER_DECIDES, RestrictedAgent
 from mus_env import MusConfig
 
 __all__ = ["StudyAgent", "study_agents", "run_study", "cross_measure", "probe_folder_of", "cross_file",

@@ -27,7 +27,8 @@ from agents import spec_label
 from agents.policy import TorchPolicyAgent
 from experiments.evaluate.deals import make_deals
 from experiments.evaluate.tournament import play_pair
-from experiments.train.league import RestrictedAgent, split_specs
+from experiments.train.league import split_specs
+from experiments.train.restricted import RestrictedAgent
 
 if TYPE_CHECKING:
     from experiments.train.state import TrainState
