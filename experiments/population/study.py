@@ -28,7 +28,7 @@ from agents import make_agent
 from experiments.population.exploit import default_out, measure, policy_file_of, probe, where_bars
 from experiments.population.exploit_seeds import STARTS, probe_folder, run_resumable_probes
 from experiments.population.study_table import probe_key, study_markdown, study_table
-from experiments.train.league import frozen_agent
+from experiments.train.league import frozen_agent, probe_policy_file
 from experiments.train.ppo import Args, make_args
 from experiments.train.restricted import LEARNER_DECIDES, RestrictedAgent
 from mus_env import MusConfig
@@ -241,7 +241,7 @@ def _cross(agents: Sequence[StudyAgent], results: dict[int, dict[str, list[dict[
         for a in agents:
             for r in by_agent[a.label]:
                 key = probe_key(r)
-                policy = probe_folder_of(out, a.label, d, r.get("warm_start", "equity"), r["seed"]) / "policy.pt"
+                policy = probe_policy_file(probe_folder_of(out, a.label, d, r.get("warm_start", "equity"), r["seed"]))
                 for b in agents:
                     path = cross_file(out, d, a.label, key, b.label)
                     if resume and path.is_file():

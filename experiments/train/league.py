@@ -63,8 +63,8 @@ from mus_env import MusConfig
 from mus_env.observation import OBS_DIM, obs_dim
 
 __all__ = ["BASELINES", "LEARNING_MEMBERS", "RECENT", "split_specs", "is_fixed_spec", "policy_obs_dim",
-           "frozen_agent", "probe_policies", "expand_probe_folders", "parse_mix", "check_league_args", "League",
-           "SnapshotBank"]
+           "frozen_agent", "probe_policy_file", "probe_policies", "expand_probe_folders", "parse_mix",
+           "check_league_args", "League", "SnapshotBank"]
 
 #: Baseline agents the league and the evaluation may use.
 BASELINES = ("rule", "equity", "random", "ordago")
@@ -133,11 +133,19 @@ def frozen_agent(spec: str, config: MusConfig, agent: Any = None) -> Any:
                      f"{flag}, or choose another agent")
 
 
+def probe_policy_file(folder: Path) -> Path:
+    """The policy file of a ``mus exploit`` probe folder whose gain its ``exploit.json`` measured: ``policy.pt``, or
+    ``last_policy.pt`` where one is there (a probe written before probes kept their measured network as
+    ``policy.pt``: its trainer had made its best training evaluation ``policy.pt``)."""
+    last = Path(folder) / "last_policy.pt"
+    return last if last.is_file() else Path(folder) / "policy.pt"
+
+
 def probe_policies(folder: Path) -> list[Path]:
-    """The best responses a ``mus exploit`` output folder holds: the ``policy.pt`` beside each probe's
-    ``exploit.json`` (one probe, or ``--seeds N``'s ``<start>-seed<seed>`` subfolders), sorted. A probe that decided
-    only some decisions (``--lance``, ``--only bidding``) plays in the league as it was trained, the agent it
-    probed making its other decisions (:func:`frozen_agent`).
+    """The best responses a ``mus exploit`` output folder holds: the policy file beside each probe's
+    ``exploit.json`` (:func:`probe_policy_file`; one probe, or ``--seeds N``'s ``<start>-seed<seed>`` subfolders),
+    sorted. A probe that decided only some decisions (``--lance``, ``--only bidding``) plays in the league as it was
+    trained, the agent it probed making its other decisions (:func:`frozen_agent`).
 
     Raises:
         ValueError: the folder holds no finished probe (no ``exploit.json`` with a ``policy.pt`` beside it), or a
@@ -145,13 +153,14 @@ def probe_policies(folder: Path) -> list[Path]:
     """
     found = []
     for report in sorted(Path(folder).rglob("exploit.json")):
-        if not (report.parent / "policy.pt").is_file():
+        policy = probe_policy_file(report.parent)
+        if not policy.is_file():
             continue
         try:
-            restricted_probe(str(report.parent / "policy.pt"))
+            restricted_probe(str(policy))
         except ValueError as e:
             raise ValueError(f"league_mix: {e}") from None
-        found.append(report.parent / "policy.pt")
+        found.append(policy)
     if not found:
         raise ValueError(f"league_mix: {str(folder)!r} is a folder but holds no finished mus exploit probe "
                          "(exploit.json with policy.pt beside it); give a policy file *.pt or a probe's --out folder")
