@@ -25,7 +25,7 @@ from .equity import EquityAgent
 from .human import HumanAgent, QuitGame
 from .rule import RuleBasedAgent
 from .signs import SilentAgent
-from .team import TEAM_HAND_PREFIX, TEAM_PREFIX, TeamMixtureAgent
+from .team import TEAM_HAND_PREFIX, TEAM_PREFIX, TeamMixtureAgent, parse_team_spec
 
 #: Spec suffix for an agent that never signs (``rule-nosigns``; RULES.md §8); it still reads intercepted signs.
 NOSIGNS_SUFFIX = "-nosigns"
@@ -172,8 +172,6 @@ def spec_label(spec: str, width: int = 48) -> str:
 
     text = str(spec).strip()
     if is_team_spec(text):
-        from .team import parse_team_spec
-
         try:
             members, shares, draw, _ = parse_team_spec(text)
         except ValueError:
