@@ -19,7 +19,7 @@ draws one member per game for both partners, :class:`agents.team.TeamMixtureAgen
 
 Every harness that seats agents (tournaments, duplicate matches, probes and their training, the web table,
 ``mus play``, the Gymnasium view and the SB3 and Tianshou adapters) calls :func:`act_rows` (or :func:`act_one` for
-one decision; a loop of your own over ``mus_v0`` passes ``env.unwrapped.game.table_rows()``),
+one decision; a loop of your own over ``mus_v0`` passes ``env.unwrapped.table_rows()``),
 which hands the rows to an agent with ``wants_rows`` and calls plain ``act_batch``/``act`` on any other: agents
 written without it (and plain objects that only have ``act_batch`` or ``act``) play exactly as before. The base
 class's ``act_rows`` drops the rows and calls ``act_batch``.

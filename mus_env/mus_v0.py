@@ -1,9 +1,11 @@
 """PettingZoo AEC environment for Mus: ``raw_env`` and ``env`` (the rules are in RULES.md).
 
 Four agents ``player_0 .. player_3`` sit at the absolute seats 0..3; team 0 is ``player_0`` and ``player_2``,
-team 1 is ``player_1`` and ``player_3``. The env is a thin adapter over :class:`~mus_env.game.MusGame`:
-the engine deals, applies the forced declarations and scores; this module maps seats to agents, builds
-the observation dict and hands out rewards.
+team 1 is ``player_1`` and ``player_3``. The env plays one table of the batched engine's compiled kernel
+(:class:`~mus_env.vector.VectorMusEnv` with one table, stepped a decision at a time), which plays exactly
+``MusGame``'s rules (the differential tests hold them equal): the engine deals, applies the forced declarations
+and scores; this module maps seats to agents, builds the observation dict and hands out rewards.
+:attr:`raw_env.game` is the same game as a :class:`~mus_env.game.MusGame`, replayed from the actions when read.
 
 ==================  ==========================================================================================
 item                specification
@@ -33,12 +35,12 @@ illegal actions     ``raw_env.step`` raises :class:`~mus_env.game.IllegalActionE
                     PettingZoo's ``AssertOutOfBoundsWrapper``: an id outside the action space, or anything but an
                     int, raises ``raw_env``'s ``IllegalActionError``, also under ``python -O``) and
                     ``OrderEnforcingWrapper``
-seeding             ``reset(seed=s)`` plays ``MusGame(config, seed=s)`` (same deals as the engine); ``reset()``
+seeding             ``reset(seed=s)`` plays the game of ``MusGame(config, seed=s)`` (same deals); ``reset()``
                     draws the next game seed from the env's own generator, seeded by the last seeded reset
 rigged deals        ``reset(seed=s, options={"deck": ids, "mano": m, "scores": (a, b)})`` deals the first hand
                     with ``MusGame.from_deck`` (duplicate tournaments, tests)
-speed               observations are encoded lazily, once per state and seat, by the batched engine's compiled
-                    writer (``interfaces.CompiledObserver``); ``step`` computes nothing else unless a hand ended
+speed               a step is one compiled call, which also writes the next player's observation and mask;
+                    another seat's observation is encoded lazily, once per state and seat, by the same writer
 render modes        ``"ansi"`` (returns the table as text), ``"human"`` (prints it, also after every step)
 ==================  ==========================================================================================
 
@@ -80,7 +82,6 @@ from .game import IllegalActionError, MusGame
 from .interfaces import (
     AGENTS,
     REWARD_MODES,
-    CompiledObserver,
     check_playable,
     check_reward,
     deal_game,
@@ -93,7 +94,9 @@ from .interfaces import (
     table_text,
     team_rewards,
 )
+from .rows import TableRows
 from .shuffle import check_seed
+from .vector import VectorMusEnv
 
 __all__ = [
     "env", "raw_env", "ActionSpaceWrapper", "REWARD_MODES", "AGENTS", "ENV_ID", "observation_box", "state_box",
@@ -290,7 +293,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         ValueError: a bad ``reward``, ``render_mode``, config type, field name or field value.
 
     Attributes:
-        game: the :class:`MusGame` being played (None before the first ``reset``).
+        game: the game being played as a :class:`MusGame` (None before the first ``reset``). The env steps a
+            compiled table, which plays the same game; the first read of ``game`` in an episode replays the
+            episode's actions into a ``MusGame``, and from then on each step also steps it (a ``MusGame`` step
+            more per decision), so a reference kept across steps stays the live game. Read it, do not step it:
+            stepping it does not step the env. :meth:`table_rows` gives the agents' rows without it.
         config: the ruleset.
         reward_mode: ``"game"`` or ``"stones"``.
     """
@@ -319,21 +326,32 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self.action_spaces = {a: spaces.Discrete(n_actions) for a in AGENTS}
         self._zero_mask = np.zeros(n_actions, dtype=np.int8)
         self.state_space = state_box(self.config)
-        self.game: MusGame | None = None
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
         self._version = 0                      # bumped by every reset and step: keys the observation cache
         self._obs_buf = [np.zeros(len(obs_box.low), dtype=np.float32) for _ in range(4)]   # per seat, private
-        self._observer = CompiledObserver(self.config)     # MusGame.observe's vectors, by the compiled writer
         self._obs_version = [-1, -1, -1, -1]
-        self._write = None                     # the observer's writer for self.game (bound by reset)
-        self._acting = -1                      # game.current_player, kept by reset and step
+        self._acting = -1                      # the seat to act (-1 once the game is over), kept by reset and step
+        self._table = VectorMusEnv(1, self.config, seed=0, reward=self.reward_mode, num_threads=1, auto_reset=False)
+        self._bind_table()
+        self._started = False                  # whether reset was called
+        self._deal: tuple[Mapping[str, Any] | None, int] = (None, 0)   # the episode's rigged deal and game seed
+        self._moves: list[int] = []            # the episode's actions, for the MusGame replay (game)
+        self._replay: MusGame | None = None    # the replay, and how many of the moves it has played
+        self._replayed = 0
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
         self.terminations: dict[str, bool] = {}
         self.truncations: dict[str, bool] = {}
         self.infos: dict[str, dict[str, Any]] = {}
         self._rewards_set = False              # whether self.rewards holds non-zero values to clear
+
+    def _bind_table(self) -> None:
+        """Keep the one-table engine's buffers and the state fields a step reads (views of its arrays)."""
+        t = self._table
+        self._t_obs, self._t_mask = t.observe_buffers()
+        self._t_mano, self._t_rel, self._t_phase = t.mano, t.rel, t.phase
+        self._t_rewards, self._t_finished = t.last_rewards, t.last_finished
 
     # --------------------------------------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -376,11 +394,19 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             game_seed = int(seed)
         else:
             game_seed = int(self.np_random.integers(0, 2**63 - 1))
-        game = deal_game(self.config, deal, game_seed)
+        replay = None
+        if deal is None:
+            self._table.start_episode(0, game_seed)
+        else:
+            replay = deal_game(self.config, deal, game_seed)      # checks the deal (ValueError, nothing changed)
+            self._table.reset_tables([0], [np.asarray(deal["deck"])], [deal.get("mano", 0)],
+                                     [deal.get("scores", (0, 0))], np.array([game_seed], dtype=np.uint64))
         if seed is not None:
             self._np_random, self._np_random_seed = None, int(seed)
-        self.game = game
-        self._write = self._observer.writer(game)
+        self._started = True
+        self._deal = (deal, game_seed)
+        self._moves = []
+        self._replay, self._replayed = replay, 0
         self._version += 1
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
@@ -390,7 +416,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self.infos = {a: {} for a in AGENTS}
         self._rewards_set = False
         self._skip_agent_selection = None
-        self._acting = game.current_player     # the seat whose observation carries the legal mask
+        self._acting = int(self._t_mano[0] + self._t_rel[0]) % 4   # the seat whose observation carries the mask
         self.agent_selection = AGENTS[self._acting]
 
     def step(self, action: int | None) -> None:
@@ -404,15 +430,22 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         """
         agent = self.agent_selection if self.agents else None
         if agent is None:
-            if self.game is None:
+            if not self._started:
                 raise RuntimeError("call reset() before step()")
             raise ValueError("the episode is over and every agent has been removed; call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
-        hands_before = len(game.hand_log)
-        game.step(action)                          # raises IllegalActionError with nothing changed
+        if action.__class__ is not int:
+            if not isinstance(action, np.integer) or isinstance(action, bool):
+                self._refuse(action)
+            action = int(action)
+        if not 0 <= action < 2**63 or not self._table.step_one(0, action):
+            self._refuse(action)                   # raises IllegalActionError with nothing changed
+        self._moves.append(action)
+        if self._replay is not None:               # game was read this episode: keep it live, as it was read
+            self._replay.step(action)
+            self._replayed += 1
         self._version += 1
         self._cumulative_rewards[agent] = 0.0
         rewards = self.rewards
@@ -420,19 +453,57 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             for a in rewards:
                 rewards[a] = 0.0
             self._rewards_set = False
-        if len(game.hand_log) != hands_before:     # a hand (maybe the game) ended: rewards, terminations
-            r = team_rewards(game, hands_before, self.reward_mode)
-            if r:
-                for a in rewards:
-                    rewards[a] = r if self._seat_of[a] % 2 == 0 else -r
-                self._rewards_set = True
-                self._accumulate_rewards()
-            if game.is_over:
-                self.terminations = dict.fromkeys(self.agents, True)
-        self._acting = seat = game.current_player
-        self.agent_selection = AGENTS[seat if seat >= 0 else (self._seat_of[agent] + 1) % 4]
+        r = float(self._t_rewards[0, 0])           # team 0's: +-1 when the game ends, or a hand's stones
+        if r:
+            for a in rewards:
+                rewards[a] = r if self._seat_of[a] % 2 == 0 else -r
+            self._rewards_set = True
+            self._accumulate_rewards()
+        if self._t_finished[0]:
+            self.terminations = dict.fromkeys(self.agents, True)
+            self._acting = -1
+            self.agent_selection = AGENTS[(self._seat_of[agent] + 1) % 4]
+        else:
+            self._acting = seat = int(self._t_mano[0] + self._t_rel[0]) % 4
+            self.agent_selection = AGENTS[seat]
         if self.render_mode == "human":
             self.render()
+
+    def _refuse(self, action: Any) -> None:
+        """Raise the :class:`IllegalActionError` that ``MusGame.step`` raises for ``action`` in this position (the
+        replay's check names the action, the seat, the phase and the legal actions)."""
+        self.game.check_action(action)
+        raise RuntimeError(f"mus_v0: the compiled table refused action {action!r} that MusGame accepts (engine bug)")
+
+    @property
+    def game(self) -> MusGame | None:
+        """The game being played as a :class:`MusGame`, replayed up to the env's position and stepped with it from
+        then on (see the class's Attributes); None before the first ``reset``."""
+        if not self._started:
+            return None
+        if self._replay is None:
+            deal, game_seed = self._deal
+            self._replay, self._replayed = deal_game(self.config, deal, game_seed), 0
+        replay, moves = self._replay, self._moves
+        while self._replayed < len(moves):
+            replay.step(moves[self._replayed])
+            self._replayed += 1
+        return replay
+
+    def table_rows(self) -> TableRows:
+        """The current decision's identity for the agents that play by game: ``game.table_rows()`` (table the
+        game's seed modulo 2**63, game 0, the hand number, the seat to act), read from the table without the
+        replay.
+
+        Raises:
+            RuntimeError: ``reset`` was never called.
+            ValueError: the game is over (nobody decides).
+        """
+        if not self._started:
+            raise RuntimeError("call reset() before table_rows()")
+        if self._acting < 0:
+            raise ValueError("the game is over: no seat decides")
+        return TableRows.one(self._deal[1] % 2**63, 0, int(self._table.hand_number[0]), self._acting)
 
     def _was_dead_step(self, action: None) -> None:
         """PettingZoo's ``AECEnv._was_dead_step`` (the step of a done agent: it leaves :attr:`agents` and the
@@ -473,15 +544,15 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             seat = self._seat_of[agent]
         except (KeyError, TypeError):
             raise ValueError(f"unknown agent {agent!r}; agents are {list(AGENTS)}") from None
-        game = self.game
-        if game is None:
+        if not self._started:
             raise RuntimeError("call reset() before observe()")
+        if self._acting == seat:                   # the step wrote this seat's view and mask
+            return {"observation": self._t_obs[0].copy(), "action_mask": self._t_mask[0].copy()}
         buf = self._obs_buf[seat]
         if self._obs_version[seat] != self._version:
-            self._write(seat, buf)
+            self._table.observe_seat(0, seat, buf)
             self._obs_version[seat] = self._version
-        mask = game.legal_action_mask() if self._acting == seat else self._zero_mask.copy()
-        return {"observation": buf.copy(), "action_mask": mask}
+        return {"observation": buf.copy(), "action_mask": self._zero_mask.copy()}
 
     def last(self, observe: bool = True) -> tuple[dict[str, npt.NDArray] | None, float, bool, bool, dict[str, Any]]:
         """``(observation, cumulative reward, terminated, truncated, info)`` of :attr:`agent_selection`.
@@ -489,7 +560,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         Raises:
             RuntimeError: ``reset`` was never called.
         """
-        if self.game is None:
+        if not self._started:
             raise RuntimeError("call reset() before last()")
         agent = self.agent_selection
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent], self.terminations[agent],
@@ -497,29 +568,30 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
 
     def state(self) -> npt.NDArray[np.float32]:
         """``(STATE_DIM,)`` float32 full-information vector (all four hands): for centralised critics only."""
-        if self.game is None:
+        if not self._started:
             raise RuntimeError("call reset() before state()")
-        return self.game.state()
+        return self._table.state()[0]
 
     def render(self) -> str | None:
         """The table as text (``"ansi"``: returned; ``"human"``: printed), showing the acting seat's cards."""
-        seat = None if self.game is None or self.game.current_player < 0 else self.game.current_player
-        return render_table(self.game, seat, self.render_mode)
+        return render_table(self.game, None if self._acting < 0 else self._acting, self.render_mode)
 
     def close(self) -> None:
         """Nothing to release (text rendering only)."""
 
     def __getstate__(self) -> dict[str, Any]:
-        """Copies and pickles drop the observation writer, which reads the game's own view record: a copy binds
-        one to its own game."""
-        state = self.__dict__.copy()
-        state["_write"] = None
+        """Copies and pickles keep the table as its engine's ``state_dict`` (the engine's attributes are views of
+        its arrays, which a copy would not share) and drop the views this env keeps of them."""
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_t_")}
+        state["_table"] = self._table.state_dict()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        table = state["_table"]
         self.__dict__.update(state)
-        if self.game is not None:
-            self._write = self._observer.writer(self.game)
+        self._table = VectorMusEnv(1, self.config, seed=0, reward=self.reward_mode, num_threads=1, auto_reset=False)
+        self._table.load_state_dict(table)
+        self._bind_table()
 
 
 def _register() -> None:

@@ -75,6 +75,9 @@ _INT64 = np.dtype(np.int64)
 PARALLEL_MIN_TABLES = 64
 # The state layout, as saved in state_dict (fields, dtypes, shapes).
 _LAYOUT = ";".join(f"{n}:{d}{list(sh)}" for n, d, sh, _ in kernel.STATE_FIELDS)
+#: The compiled entry points of the one-table calls (``VectorMusEnv._one``): every engine's arguments have the same
+#: types (the state, output and rules dtypes are fixed; the buffers are float32 and int8 C arrays).
+_ONE_TABLE_ENTRIES: dict[str, Callable[..., Any]] = {}
 
 
 class VectorMusEnv:
@@ -519,6 +522,64 @@ class VectorMusEnv:
         return out
 
     # ------------------------------------------------------------------------------------------------
+    # one table at a time (the one-game surfaces: ``mus_v0`` plays one table of a one-table engine)
+    def start_episode(self, table: int, seed: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """Start table ``table``'s next episode with the game of seed ``seed``: dealt as ``MusGame(config, seed)``
+        deals it, so that the table and that game play the same game for the same actions.
+
+        Returns:
+            The observation and mask buffers, the table's row refreshed (its first player's view).
+
+        Raises:
+            ValueError: ``table`` is not a table index or ``seed`` not an int in ``0..2**64 - 1``; nothing changes.
+        """
+        if not (table.__class__ is int and 0 <= table < self.num_envs):
+            table = int(self._table_indices([table])[0])   # raises, naming the accepted range
+        game_seed = np.uint64(check_seed(seed))
+        if not self._started:
+            if self.num_envs > 1:
+                self.reset()                                # the other tables need a game too
+            self.episode[:] = -1
+        self._one("seed_table")(self._state, self._rules, table, game_seed, self._obs, self._mask)
+        self._started = True
+        return self._obs, self._mask
+
+    def observe_buffers(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """The observation and mask buffers ``(B, obs_dim)`` float32 and ``(B, num_actions)`` int8 that every reset
+        and step returns (each table's row: its current player's view and legal mask), for a caller that keeps
+        them; read them, do not write them."""
+        return self._obs, self._mask
+
+    def step_one(self, table: int, action: int) -> bool:
+        """One decision on one table with the least work from Python: when ``action`` is legal for the table's
+        current player it is played (returns True; what the step reported is in :attr:`last_rewards`,
+        :attr:`last_finished` and :attr:`last_winner`, and the table's rows of the buffers that :meth:`reset`
+        returned hold its next player's view), otherwise nothing changes (False: :meth:`step_tables` names why).
+
+        Nothing else is checked: ``table`` must be an int table index and ``action`` an int in ``0..2**63 - 1``,
+        and a reset must have started the engine (a wrong argument steps garbage or raises from the compiled code).
+        """
+        return self._one("step_one")(self._state, self._out, self._rules, table, action, self._seed_u64, self._obs,
+                                     self._mask)
+
+    def observe_seat(self, table: int, seat: int, out: npt.NDArray[np.float32]) -> None:
+        """Absolute seat ``seat``'s view of table ``table`` written into ``out``, a writable contiguous float32
+        array of :attr:`obs_dim` entries the caller owns (no mask). Unchecked, as :meth:`step_one`: ``seat`` must
+        be an int 0..3 (:meth:`observe` checks its arguments)."""
+        self._one("observe_seat")(self._state, self._rules, table, seat, out)
+
+    def _one(self, name: str) -> Callable[..., Any]:
+        """The compiled entry point ``kernel.<name>`` for this engine's argument types, found once per process
+        (``kernel.compiled_entry``: a call skips numba's choice of a compiled version by the arguments' types)."""
+        entry = _ONE_TABLE_ENTRIES.get(name)
+        if entry is None:
+            example = {"seed_table": (self._state, self._rules, 0, np.uint64(0), self._obs, self._mask),
+                       "step_one": (self._state, self._out, self._rules, 0, 0, self._seed_u64, self._obs, self._mask),
+                       "observe_seat": (self._state, self._rules, 0, 0, self._obs[0])}[name]
+            entry = _ONE_TABLE_ENTRIES[name] = kernel.compiled_entry(getattr(kernel, name), *example)
+        return entry
+
+    # ------------------------------------------------------------------------------------------------
     # validation
     @staticmethod
     def _int_array(name: str, value: npt.ArrayLike, shape: tuple[int, ...]) -> npt.NDArray[np.int64]:
@@ -629,7 +690,7 @@ class VectorMusEnv:
 COMPILE_SECONDS = 17
 #: The kernel's entry points a VectorMusEnv calls from Python: on one thread, and the threaded step.
 _SERIAL_ENTRIES = ("new_episodes", "reset_tables", "step_serial", "step_subset", "first_bad_table", "sample_legal",
-                   "observe_tables", "state_rows")
+                   "observe_tables", "state_rows", "seed_table", "step_one", "observe_seat")
 _THREADED_ENTRIES = ("step_parallel",)
 
 
@@ -703,6 +764,9 @@ def warm_up(num_threads: int | None = None, log: Callable[[str], None] | None = 
                 v.state()
                 v.reset_from_decks(np.tile(np.arange(NUM_CARDS), (B, 1)), np.zeros(B, dtype=np.int64))
                 v.new_episodes([0])
+                v.start_episode(0, 1)
+                v.step_one(0, int(v.sample_actions(0)[0]))
+                v.observe_seat(0, 1, np.zeros(v.obs_dim, dtype=np.float32))
     seconds = time.perf_counter() - t0
     if log is not None:
         log(f"compiled in {seconds:.0f} s")

@@ -33,7 +33,7 @@ CONFIGS = {"default": MusConfig(), "kings4_target30": MusConfig(kings=4, target=
 CONSTRUCTORS = {"env": mus_v0.env, "raw_env": mus_v0.raw_env}
 
 # A "calm" player: few bets, almost never an órdago, so that games last several hands.
-_CALM = np.ones(31)
+_CALM = np.ones(47)                                     # (ids 31..46: the señas tokens, weight 1)
 _CALM[int(Action.ENVIDO_2):int(Action.ENVIDO_10) + 1] = 0.1
 _CALM[int(Action.ORDAGO)] = 0.01
 _CALM[int(Action.MUS)] = 0.5
@@ -180,7 +180,8 @@ def test_every_observation_piece_has_a_deliberate_bound():
 
 
 def fuzz_game(e, policy, rng: np.random.Generator, seed: int) -> None:
-    """Play one game through ``e`` (raw_env or env()) and check it against its MusGame at every step."""
+    """Play one game through ``e`` (raw_env or env()) and check it against its MusGame at every step: the env plays
+    a compiled table, ``raw.game`` the same game on ``MusGame`` (read at the start, it is stepped with the env)."""
     e.reset(seed=seed)
     raw = e.unwrapped
     game = raw.game
@@ -199,8 +200,14 @@ def fuzz_game(e, policy, rng: np.random.Generator, seed: int) -> None:
         assert obs["action_mask"].dtype == np.int8
         assert np.flatnonzero(obs["action_mask"]).tolist() == game.legal_actions()
         assert space.contains(obs), f"observation out of bounds at step {steps}"
+        assert np.array_equal(obs["observation"], game.observe(seat)), f"seat {seat}'s view, step {steps}"
         other = AGENTS[(seat + 1 + steps % 3) % 4]
-        assert not e.observe(other)["action_mask"].any()
+        seen = e.observe(other)
+        assert not seen["action_mask"].any()
+        assert np.array_equal(seen["observation"], game.observe(AGENTS.index(other))), f"{other}'s view, step {steps}"
+        assert raw.table_rows() == game.table_rows()
+        if steps % 5 == 0:
+            assert np.array_equal(raw.state(), game.state())
         hands_before = len(game.hand_log)
         e.step(policy(game.legal_actions(), rng))
         steps += 1
@@ -215,6 +222,8 @@ def fuzz_game(e, policy, rng: np.random.Generator, seed: int) -> None:
         if not game.is_over:
             assert raw.agent_selection == AGENTS[game.current_player]
     assert game.is_over and not raw.agents
+    for s in range(4):                                 # the final views (each seat's last observation)
+        assert np.array_equal(raw.observe(AGENTS[s])["observation"], game.observe(s))
     expected = (1.0 if game.winner == 0 else -1.0) if raw.reward_mode == "game" else stone_rewards_from_scores(game)
     assert total["player_0"] == total["player_2"] == expected
     assert total["player_1"] == total["player_3"] == -expected
@@ -227,6 +236,8 @@ FUZZ_CASES = [  # (name, config, reward, policy, games in CI)
     ("variants_calm", MusConfig(auto_declare=False, partner_override=False, holders_only_speak=False, punto=False,
                                 allow_zero_discard=True, max_mus_rounds=2, real31="any10", target=30),
      "game", calm, 400),
+    ("signals_truthful", MusConfig(signals="truthful"), "stones", uniform, 200),
+    ("signals_free_calm", MusConfig(signals="free", signal_intercept_p=0.5), "game", calm, 200),
 ]
 
 
@@ -784,3 +795,51 @@ def test_env_short_paths_equal_pettingzoos_wrappers(illegal_every):
                 ours.step(action)
                 stock.step(action)
         assert ours.agents == stock.agents == [] and ours.agent_selection == stock.agent_selection
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the MusGame replay (raw_env.game) of the compiled table
+
+
+@pytest.mark.parametrize("cfg", [MusConfig(), MusConfig(signals="truthful", kings=4)], ids=["default", "signals"])
+def test_game_read_late_is_the_game_the_table_played(cfg):
+    """``game`` first read mid-episode replays every action so far: it is where the table is, and from then on
+    it moves with the env (a rigged deal too)."""
+    e = mus_v0.raw_env(config=cfg, reward="stones")
+    rng = np.random.default_rng(7)
+    deck = np.random.default_rng(3).permutation(40).tolist()
+    for k, options in enumerate([None, {"deck": deck, "mano": 2, "scores": (5, 11)}] * 4):
+        e.reset(seed=100 + k, options=options)
+        for _ in range(k + 3):                      # steps before anybody reads game
+            if e.terminations[e.agent_selection]:
+                break
+            e.step(masked_action(e.observe(e.agent_selection), rng))
+        game = e.game
+        while e.agents:
+            agent = e.agent_selection
+            if e.terminations[agent]:
+                assert game.is_over
+                e.step(None)
+                continue
+            seat = AGENTS.index(agent)
+            assert game.current_player == seat and e.table_rows() == game.table_rows()
+            assert np.array_equal(e.state(), game.state())
+            assert np.array_equal(e.observe(agent)["observation"], game.observe(seat))
+            e.step(masked_action(e.observe(agent), rng))
+        assert e.game is game and game.is_over
+
+
+def test_an_illegal_action_is_named_by_the_replay_and_changes_nothing():
+    e = mus_v0.raw_env()
+    e.reset(seed=5)
+    e.step(int(Action.NO_MUS))                      # (mus is declined: a betting decision comes next)
+    before = (e.state().copy(), e.agent_selection, e.observe(e.agent_selection)["action_mask"].copy())
+    for bad in (int(Action.MUS), 999, -1, 2**70, 3.0, "3", True, None):
+        with pytest.raises((IllegalActionError, ValueError)) as err:
+            e.step(bad)
+        assert e.game.current_player == AGENTS.index(e.agent_selection)
+        assert "legal" in str(err.value) or "action" in str(err.value)
+    assert np.array_equal(e.state(), before[0]) and e.agent_selection == before[1]
+    assert np.array_equal(e.observe(e.agent_selection)["action_mask"], before[2])
+    e.step(int(np.flatnonzero(before[2])[0]))        # the env plays on from where it was
+    assert e.game.current_player == AGENTS.index(e.agent_selection)

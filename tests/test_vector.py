@@ -895,3 +895,41 @@ def test_a_refused_load_with_a_bad_later_array_changes_nothing(bad_key: str) -> 
         target.load_state_dict(bad)
     _assert_same_arrays(before, _arrays(target))
     target.step(target.sample_actions(np.random.default_rng(1)))             # still a working engine
+
+
+# ----------------------------------------------------------------------------------------------------------
+# one table at a time (mus_v0's engine)
+
+
+def test_one_table_calls_play_the_seeded_game_and_refuse_without_change():
+    """``start_episode`` deals table b the game of ``MusGame(config, seed)`` (the other tables untouched),
+    ``step_one`` plays it as ``MusGame.step`` or refuses an illegal action changing nothing, ``observe_seat``
+    writes any seat's view."""
+    cfg = MusConfig(kings=4)
+    v = VectorMusEnv(3, cfg, seed=1, auto_reset=False, num_threads=1)
+    obs, mask = v.reset()
+    others = v.state()[[0, 2]]
+    v.start_episode(1, 2**64 - 5)
+    assert np.array_equal(v.state()[[0, 2]], others) and v.game_seeds[1] == 2**64 - 5
+    game = MusGame(cfg, seed=2**64 - 5)
+    rng = np.random.default_rng(0)
+    buf = np.zeros(v.obs_dim, dtype=np.float32)
+    while not game.is_over:
+        assert np.array_equal(mask[1], game.legal_action_mask())
+        assert np.array_equal(obs[1], game.observe(game.current_player))
+        seat = int(rng.integers(4))
+        v.observe_seat(1, seat, buf)
+        assert np.array_equal(buf, game.observe(seat))
+        illegal = int(np.flatnonzero(mask[1] == 0)[0])
+        rows = v.state_dict()["arrays"]["state"]
+        assert v.step_one(1, illegal) is False
+        assert np.array_equal(v.state_dict()["arrays"]["state"], rows)
+        a = int(rng.choice(np.flatnonzero(mask[1])))
+        assert v.step_one(1, a) is True
+        game.step(a)
+    assert v.last_finished[1] and v.last_winner[1] == game.winner and v.phase[1] == Phase.GAME_OVER
+    before = v.state_dict()["arrays"]["state"]
+    for table, seed in ((3, 0), (-1, 0), (0, -1), (0, 2**64), (0, 1.5)):
+        with pytest.raises(ValueError):
+            v.start_episode(table, seed)
+    assert np.array_equal(v.state_dict()["arrays"]["state"], before)

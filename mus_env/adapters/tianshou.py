@@ -151,7 +151,7 @@ class MusTianshouEnv(PettingZooEnv):
             ob = self.env.observe(agent)
             fixed = self.fixed[agent]
             if getattr(fixed, "wants_rows", False):          # an agent that plays by game gets the game's identity
-                rows = self.env.unwrapped.game.table_rows()
+                rows = self.env.unwrapped.table_rows()
                 action = fixed.act_rows(np.asarray(ob["observation"])[None], np.asarray(ob["action_mask"])[None],
                                         self._rng, rows)[0]
             else:

@@ -38,11 +38,14 @@ from .drivers import (
     first_bad_table,
     legal_masks,
     new_episodes,
+    observe_seat,
     observe_tables,
     observe_view,
     reset_tables,
     sample_legal,
+    seed_table,
     state_rows,
+    step_one,
     step_parallel,
     step_rows,
     step_serial,
@@ -55,8 +58,8 @@ from .view import encode
 
 __all__ = ["STATE_FIELDS", "STATE_DTYPE", "OUT_FIELDS", "OUT_DTYPE", "RULES_FIELDS", "RULES_DTYPE", "Rules",
            "make_rules", "step_tables", "step_serial", "step_parallel", "step_rows", "step_subset", "first_bad_table",
-           "reset_tables", "new_episodes", "observe_tables", "observe_view", "state_rows", "sample_legal",
-           "legal_masks", "compiled_entry", "encode", "intercept_uniform", "legal_sign_bits", "sources_digest",
-           "drop_stale_cache", "CACHE_STAMP"]
+           "reset_tables", "new_episodes", "seed_table", "step_one", "observe_seat", "observe_tables", "observe_view",
+           "state_rows", "sample_legal", "legal_masks", "compiled_entry", "encode", "intercept_uniform",
+           "legal_sign_bits", "sources_digest", "drop_stale_cache", "CACHE_STAMP"]
 
 drop_stale_cache()                                          # before anything is compiled or loaded from the cache

@@ -23,7 +23,8 @@ _COMPILED_SOURCES = (layout, handlers, view, drivers, actions, cards, config, ob
                      tables)
 _ENTRY_POINTS = (drivers.step_serial, drivers.step_parallel, drivers.step_rows, drivers.step_subset,
                  drivers.first_bad_table, drivers.reset_tables, drivers.new_episodes, drivers.observe_tables,
-                 drivers.observe_view, drivers.state_rows, drivers.sample_legal, drivers.legal_masks)
+                 drivers.observe_view, drivers.state_rows, drivers.sample_legal, drivers.legal_masks,
+                 drivers.seed_table, drivers.step_one, drivers.observe_seat)
 
 
 def sources_digest() -> str:

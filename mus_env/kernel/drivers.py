@@ -25,6 +25,7 @@ from .handlers import (
     on_respond,
     on_sign,
     pending_sign_bits,
+    seeded_episode,
     start_hand,
 )
 from .layout import (
@@ -182,6 +183,29 @@ def reset_tables(S, rules: Rules, tables, decks, manos, scores, seeds, obs, mask
         st.scores[1] = scores[k, 1]
         start_hand(st, R, decks[k], np.int64(manos[k]))
         write_view(S, R, b, obs, mask)
+
+
+@njit(cache=True)
+def seed_table(S, rules: Rules, b: int, seed: np.uint64, obs, mask) -> None:
+    """Table ``b``'s next episode, the game of seed ``seed`` (dealt as ``MusGame(config, seed)`` deals it), with its
+    first view written."""
+    seeded_episode(S[b], rules[0], seed)
+    write_view(S, rules[0], b, obs, mask)
+
+
+@njit(cache=True)
+def step_one(S, O, rules: Rules, b: int, action: int, master: np.uint64, obs, mask) -> bool:
+    """:func:`step_table` on table ``b`` when ``action`` is legal there (True); otherwise nothing changes (False)."""
+    if is_illegal(S[b], rules[0], action):
+        return False
+    step_table(S, O, rules, b, action, master, obs, mask)
+    return True
+
+
+@njit(cache=True)
+def observe_seat(S, rules: Rules, b: int, seat: int, row) -> None:
+    """Seat ``seat``'s view of table ``b`` written into ``row`` (no mask)."""
+    encode(S[b], rules[0], seat, row)
 
 
 def compiled_entry(dispatcher, *args):

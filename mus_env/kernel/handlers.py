@@ -838,12 +838,18 @@ def clear_episode(st) -> None:
 
 
 @njit(cache=True)
-def new_episode(st, R, b: int, master: np.uint64) -> None:
-    """A fresh episode on table ``b`` from its next table seed, ``table_seed(master, b, episode + 1)``, dealt
-    as ``MusGame(config, seed)`` deals it (auto-reset, :func:`new_episodes`)."""
+def seeded_episode(st, R, seed: np.uint64) -> None:
+    """The table's next episode, the game of seed ``seed``: dealt as ``MusGame(config, seed)`` deals it."""
     st.episode += 1
-    st.game_seeds = table_seed(master, b, st.episode)
+    st.game_seeds = seed
     clear_episode(st)
     fm = R.cfg[C_FIRST_MANO]
     mano = first_mano(st.game_seeds) if fm < 0 else fm
     start_hand(st, R, deal_deck(st.game_seeds, st.hand_number), mano)
+
+
+@njit(cache=True)
+def new_episode(st, R, b: int, master: np.uint64) -> None:
+    """A fresh episode on table ``b`` from its next table seed, ``table_seed(master, b, episode + 1)``, dealt
+    as ``MusGame(config, seed)`` deals it (auto-reset, :func:`new_episodes`)."""
+    seeded_episode(st, R, table_seed(master, b, st.episode + 1))
