@@ -337,8 +337,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self._started = False                  # whether reset was called
         self._deal: tuple[Mapping[str, Any] | None, int] = (None, 0)   # the episode's rigged deal and game seed
         self._moves: list[int] = []            # the episode's actions, for the MusGame replay (game)
-        self._replay: MusGame | None = None    # the replay, and how many of the moves it has played
-        self._replayed = 0
+        self._replay: MusGame | None = None    # the replay (made by the first read of game, then kept in step)
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
         self.terminations: dict[str, bool] = {}
@@ -350,7 +349,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         """Keep the one-table engine's buffers and the state fields a step reads (views of its arrays)."""
         t = self._table
         self._t_obs, self._t_mask = t.observe_buffers()
-        self._t_mano, self._t_rel, self._t_phase = t.mano, t.rel, t.phase
+        self._t_mano, self._t_rel = t.mano, t.rel
         self._t_rewards, self._t_finished = t.last_rewards, t.last_finished
 
     # --------------------------------------------------------------------------------------------------------
@@ -406,7 +405,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self._started = True
         self._deal = (deal, game_seed)
         self._moves = []
-        self._replay, self._replayed = replay, 0
+        self._replay = replay
         self._version += 1
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
@@ -445,7 +444,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self._moves.append(action)
         if self._replay is not None:               # game was read this episode: keep it live, as it was read
             self._replay.step(action)
-            self._replayed += 1
         self._version += 1
         self._cumulative_rewards[agent] = 0.0
         rewards = self.rewards
@@ -481,14 +479,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         then on (see the class's Attributes); None before the first ``reset``."""
         if not self._started:
             return None
-        if self._replay is None:
-            deal, game_seed = self._deal
-            self._replay, self._replayed = deal_game(self.config, deal, game_seed), 0
-        replay, moves = self._replay, self._moves
-        while self._replayed < len(moves):
-            replay.step(moves[self._replayed])
-            self._replayed += 1
-        return replay
+        if self._replay is None:                   # the first read this episode: replay the moves so far
+            replay = deal_game(self.config, *self._deal)
+            for action in self._moves:
+                replay.step(action)
+            self._replay = replay
+        return self._replay
 
     def table_rows(self) -> TableRows:
         """The current decision's identity for the agents that play by game: ``game.table_rows()`` (table the

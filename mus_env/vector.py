@@ -539,7 +539,8 @@ class VectorMusEnv:
         if not self._started:
             if self.num_envs > 1:
                 self.reset()                                # the other tables need a game too
-            self.episode[:] = -1
+            else:
+                self.episode[:] = -1                        # (so that this first episode is episode 0)
         self._one("seed_table")(self._state, self._rules, table, game_seed, self._obs, self._mask)
         self._started = True
         return self._obs, self._mask

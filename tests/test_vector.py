@@ -907,6 +907,8 @@ def test_one_table_calls_play_the_seeded_game_and_refuse_without_change():
     writes any seat's view."""
     cfg = MusConfig(kings=4)
     v = VectorMusEnv(3, cfg, seed=1, auto_reset=False, num_threads=1)
+    v.start_episode(2, 9)                           # a first call: every table gets a game, table 2 its next
+    assert v.episode.tolist() == [0, 0, 1] and v.game_seeds[2] == 9
     obs, mask = v.reset()
     others = v.state()[[0, 2]]
     v.start_episode(1, 2**64 - 5)
