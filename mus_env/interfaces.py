@@ -148,9 +148,10 @@ class CompiledObserver:
     vector of ``game.observe(seat)``, bit for bit, from the game's view record (``MusGame.view_state``) through
     ``kernel.observe_view``, the same ``kernel.encode`` that writes every ``VectorMusEnv`` observation.
     ``MusGame.observe`` keeps the readable Python writer (``observation.write``), the reference the tests hold
-    this one equal to; the PettingZoo and Gymnasium envs observe through this one (about 30 times faster). At a
-    chance node of a game with ``explicit_chance=True`` (no seat to act, which the batched engine never has) it
-    writes with the Python writer. Only games made with ``view_record=True`` keep the record it reads.
+    this one equal to; this one is about 30 times faster (the envs, which step a compiled table, have the table
+    write their views instead). At a chance node of a game with ``explicit_chance=True`` (no seat to act, which
+    the batched engine never has) it writes with the Python writer. Only games made with ``view_record=True`` keep
+    the record it reads.
 
     Args:
         config: the ruleset of the games it observes (each call's game must have this config).

@@ -1,9 +1,12 @@
 """Gymnasium single-agent view of Mus: one learner seat (or a team) against fixed agents.
 
-:class:`MusGymEnv` plays one episode of :class:`~mus_env.game.MusGame`; the learner decides at its seats,
-every other seat is played by a given agent, and ``step`` returns when a learner seat is to act again or
-the episode is over. It works with any Gymnasium learner, and with sb3-contrib's ``MaskablePPO``
-unchanged through :meth:`MusGymEnv.action_masks`.
+:class:`MusGymEnv` plays one episode at a time; the learner decides at its seats, every other seat is played
+by a given agent, and ``step`` returns when a learner seat is to act again or the episode is over. It works with
+any Gymnasium learner, and with sb3-contrib's ``MaskablePPO`` unchanged through :meth:`MusGymEnv.action_masks`.
+The game is the PettingZoo env's (:class:`mus_env.mus_v0.raw_env`: one table of the batched engine's compiled
+kernel, which plays ``MusGame``'s rules, stepped a decision at a time); :attr:`MusGymEnv.game` is the same game as a
+:class:`~mus_env.game.MusGame`, replayed from the moves when read. For many games at once, SB3's ``VecEnv`` over
+the batched engine is :class:`mus_env.adapters.sb3.MusVecEnv`.
 
 ==================  ==========================================================================================
 item                specification
@@ -16,7 +19,7 @@ other seats         ``opponents``: None (uniform random legal actions), one agen
                     ``(obs, mask, rng) -> action`` or an object with ``.act(obs, mask, rng)`` (``agents.Agent``);
                     ``rng`` is the env's :attr:`np_random`, so a seeded reset replays the whole episode. An agent
                     that plays by game (``wants_rows``, ``agents.team``) gets ``act_rows(obs[None], mask[None],
-                    rng, game.table_rows())`` (:meth:`MusGame.table_rows`: the game's identity)
+                    rng, env.table_rows())`` (:meth:`MusGame.table_rows`: the game's identity)
 observation         ``Box(0, high, (OBS_DIM,), float32)``: the acting learner seat's private view (the same vector
                     and bounds as ``mus_v0``); ``info["action_mask"]`` is the ``(NUM_ACTIONS,)`` int8 mask and
                     ``info["seat"]`` the learner seat it belongs to
@@ -64,8 +67,8 @@ from .actions import num_actions
 from .config import MusConfig
 from .game import IllegalActionError, MusGame
 from .interfaces import (
+    AGENTS,
     REWARD_MODES,
-    CompiledObserver,
     check_learner_seats,
     check_playable,
     check_reward,
@@ -73,8 +76,9 @@ from .interfaces import (
     make_config,
     observation_box,
     render_table,
-    team_rewards,
 )
+from .mus_v0 import raw_env
+from .rows import TableRows
 
 __all__ = ["MusGymEnv", "ENV_ID", "ILLEGAL_ACTION_MODES", "REWARD_MODES", "uniform_random_policy", "Policy"]
 
@@ -82,6 +86,8 @@ __all__ = ["MusGymEnv", "ENV_ID", "ILLEGAL_ACTION_MODES", "REWARD_MODES", "unifo
 ENV_ID = "mus_env/Mus-v0"
 #: ``reset`` gives up after this many consecutive games in which the learner would never act.
 _MAX_SKIPS = 1000
+#: The agent whose termination says the episode is over (all four end together).
+_AGENT0 = AGENTS[0]
 #: Accepted values of ``illegal_action=``.
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 
@@ -98,7 +104,7 @@ def uniform_random_policy(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int
 def _as_policy(agent: Any, seat: int, env: MusGymEnv) -> Policy:
     if getattr(agent, "wants_rows", False):           # an agent that plays by game: it gets the game's identity
         def by_game(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], rng: np.random.Generator) -> int:
-            return int(agent.act_rows(obs[None], mask[None], rng, env.game.table_rows())[0])
+            return int(agent.act_rows(obs[None], mask[None], rng, env.table_rows())[0])
 
         return by_game
     act = getattr(agent, "act", None)
@@ -157,9 +163,12 @@ class MusGymEnv(gymnasium.Env):
         self.illegal_reward = float(illegal_reward)
         self._policies = self._resolve_opponents(opponents)
         self.observation_space = observation_box(self.config)
-        self._observe = CompiledObserver(self.config)       # MusGame.observe's vectors, by the compiled writer
         self.action_space = spaces.Discrete(num_actions(self.config))
-        self.game: MusGame | None = None
+        self._raw = raw_env(self.config, reward=self.reward_mode)      # one compiled table, MusGame's rules
+        self._seat_of = {a: s for s, a in enumerate(AGENTS)}
+        self._agent = AGENTS[self.learner_seats[0]]   # the learner's rewards are its team's, equal for both seats
+        self._learner_mask = np.zeros(self.action_space.n, dtype=np.int8)
+        self._started = False                   # whether reset was called
         self._learner_set = frozenset(self.learner_seats)
         self._team = self.learner_seats[0] % 2
         self._seat = self.learner_seats[0]      # learner seat that acts next (or acted last, once over)
@@ -181,6 +190,14 @@ class MusGymEnv(gymnasium.Env):
         return policies
 
     # --------------------------------------------------------------------------------------------------------
+    @property
+    def game(self) -> MusGame | None:
+        """The game being played as a :class:`~mus_env.game.MusGame` (None before the first ``reset``): the PettingZoo
+        env's :attr:`~mus_env.mus_v0.raw_env.game`, replayed from the episode's moves when first read in an episode
+        and stepped with the env from then on, so a reference kept across steps stays the live game. Read it, do not
+        step it: stepping it does not step the env."""
+        return self._raw.game
+
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
         """Deal a new episode and play the other seats until a learner seat is to act (``options`` is unused)."""
@@ -188,13 +205,15 @@ class MusGymEnv(gymnasium.Env):
             seed, self._initial_seed = self._initial_seed, None
         super().reset(seed=seed)
         game_seed = int(seed) if seed is not None else self._draw_seed()
+        raw = self._raw
         for _ in range(_MAX_SKIPS):
-            self.game = MusGame(self.config, seed=game_seed, view_record=True)     # observed by the compiled writer
+            raw.reset(seed=game_seed)           # the game of MusGame(config, seed=game_seed)
+            self._started = True
             # Stones scored before the learner's first decision are paid with its first step's reward.
             self._done = True                   # until the other seats have played: an agent may fail
             self._pending_reward = self._play_others()
             self._done = False
-            if not self.game.is_over:
+            if not self._over():
                 break
             self.skipped_games += 1         # the learner never acted: not an episode for it
             game_seed = self._draw_seed()
@@ -202,13 +221,23 @@ class MusGymEnv(gymnasium.Env):
             self._done = True
             raise RuntimeError(f"the other seats ended {_MAX_SKIPS} games in a row before a learner seat "
                                f"{self.learner_seats} could act; check the opponents and the config")
-        self._seat = self.game.current_player
+        self._seat = self._seat_of[raw.agent_selection]
+        obs = self._observe_learner()
         if self.render_mode == "human":
             self.render()
-        return self._observe(self.game, self._seat), self._info()
+        return obs, self._info()
 
     def _draw_seed(self) -> int:
         return int(self.np_random.integers(0, 2**63 - 1))
+
+    def _over(self) -> bool:
+        return self._raw.terminations[_AGENT0]
+
+    def _observe_learner(self) -> npt.NDArray[np.float32]:
+        """The learner seat's view (its own copy), keeping the mask the step's info and ``action_masks`` give."""
+        view = self._raw.observe(AGENTS[self._seat])
+        self._learner_mask = view["action_mask"]
+        return view["observation"]
 
     def step(self, action: int) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """Play the learner's ``action``, then the other seats until a learner seat acts or the episode ends.
@@ -222,25 +251,24 @@ class MusGymEnv(gymnasium.Env):
             ValueError: the episode is over or stopped (call ``reset``).
             RuntimeError: ``reset`` was never called.
         """
-        game = self.game
-        if game is None:
+        raw = self._raw
+        if not self._started:
             raise RuntimeError("call reset() before step()")
         if self._done:
             raise ValueError("the episode is over (or stopped by an opponent's error); call reset()")
         if isinstance(action, np.ndarray) and action.size == 1:
             action = action.item()
-        hands_before = len(game.hand_log)
         try:
-            game.step(action)                   # refused with nothing changed, or applied whole
+            raw.step(action)                    # refused with nothing changed, or applied whole
         except IllegalActionError:
             if self.illegal_action == "raise":
                 raise
             self._done = True
             info = self._info()
             info["illegal_action"] = True
-            return self._observe(game, self._seat), self.illegal_reward, True, False, info
+            return self._observe_learner(), self.illegal_reward, True, False, info
         try:
-            reward = self._pending_reward + self._team_reward(hands_before) + self._play_others()
+            reward = self._pending_reward + raw.rewards[self._agent] + self._play_others()
         except BaseException as e:
             self._done = True                   # stopped at the failing seat's decision: reset() starts anew
             if isinstance(e, IllegalActionError):
@@ -248,54 +276,60 @@ class MusGymEnv(gymnasium.Env):
                                          "that seat's decision: call reset())") from None
             raise
         self._pending_reward = 0.0
-        terminated = game.is_over
+        terminated = self._over()
         if terminated:
             self._done = True
         else:
-            self._seat = game.current_player
+            self._seat = self._seat_of[raw.agent_selection]
+        obs = self._observe_learner()
         if self.render_mode == "human":
             self.render()
-        return self._observe(game, self._seat), reward, terminated, False, self._info()
-
-    def _team_reward(self, hands_before: int) -> float:
-        if len(self.game.hand_log) == hands_before:
-            return 0.0
-        r = team_rewards(self.game, hands_before, self.reward_mode)
-        return r if self._team == 0 else -r
+        return obs, reward, terminated, False, self._info()
 
     def _play_others(self) -> float:
         """Let the non-learner seats act until a learner seat is to act or the game is over; their rewards."""
-        game, learners, policies = self.game, self._learner_set, self._policies
-        rng = self.np_random
+        raw, learners, policies, seat_of = self._raw, self._learner_set, self._policies, self._seat_of
+        rng, me = self.np_random, self._agent
         total = 0.0
-        while not game.is_over:
-            seat = game.current_player
+        while not raw.terminations[_AGENT0]:
+            agent = raw.agent_selection
+            seat = seat_of[agent]
             if seat in learners:
                 break
-            hands_before = len(game.hand_log)
+            view = raw.observe(agent)
             policy = policies[seat]
             if policy is None:
-                legal = game.legal_actions()
-                game.step(legal[int(rng.integers(len(legal)))])
+                legal = np.flatnonzero(view["action_mask"])
+                raw.step(int(legal[int(rng.integers(len(legal)))]))
             else:
-                action = policy(self._observe(game, seat), game.legal_action_mask(), rng)
+                action = policy(view["observation"], view["action_mask"], rng)
+                if isinstance(action, np.ndarray) and action.size == 1:
+                    action = action.item()
                 try:
-                    game.step(action)
+                    raw.step(action)
                 except IllegalActionError as e:
                     raise IllegalActionError(f"the agent at seat {seat} ({policy!r}) chose an illegal action: {e}") \
                         from None
-            if len(game.hand_log) != hands_before:
-                total += self._team_reward(hands_before)
+            total += raw.rewards[me]
         return total
+
+    def table_rows(self) -> TableRows:
+        """The current decision's identity for the agents that play by game (``game.table_rows()``, read from the
+        table without the replay: :meth:`mus_env.mus_v0.raw_env.table_rows`).
+
+        Raises:
+            RuntimeError: ``reset`` was never called.
+            ValueError: the game is over (nobody decides).
+        """
+        return self._raw.table_rows()
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self._mask(), "seat": self._seat}
 
     def _mask(self) -> npt.NDArray[np.int8]:
-        game = self.game
-        if self._done or game is None or game.current_player not in self._learner_set:
+        if self._done or not self._started:
             return np.zeros(self.action_space.n, dtype=np.int8)
-        return game.legal_action_mask()
+        return self._learner_mask.copy()
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """``(NUM_ACTIONS,)`` bool: the legal actions of the acting learner seat (all False once over).
@@ -306,7 +340,7 @@ class MusGymEnv(gymnasium.Env):
 
     def render(self) -> str | None:
         """The table as the acting learner seat sees it (``"ansi"``: returned; ``"human"``: printed)."""
-        seat = None if self.game is None or self.game.is_over else self._seat
+        seat = None if not self._started or self._over() else self._seat
         return render_table(self.game, seat, self.render_mode)
 
     def close(self) -> None:

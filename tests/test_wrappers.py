@@ -13,7 +13,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from rulebook import stone_rewards_from_scores
 
-from mus_env import Action, IllegalActionError, MusConfig, mus_v0
+from mus_env import Action, IllegalActionError, MusConfig, MusGame, mus_v0
 from mus_env.observation import OBS_DIM
 from mus_env.wrappers import ENV_ID, MusGymEnv, uniform_random_policy
 
@@ -130,6 +130,71 @@ def test_episodes_against_the_engine(learners, reward, cfg):
         with pytest.raises(ValueError, match="reset"):
             env.step(0)
     assert opponent_turns > 500                          # about 5 per episode, 2-3 opponents
+
+
+def musgame_episode(cfg: MusConfig, learners: tuple[int, ...], reward: str, seed: int, steps_seed: int) -> list:
+    """The seeded episode MusGymEnv's contract describes, played on ``MusGame`` alone (no compiled table): the game
+    of ``MusGame(cfg, seed)`` (or the next seed drawn from the generator when the learner would never act), the
+    other seats uniformly random from the generator ``reset(seed=seed)`` makes, the learner team's reward of every
+    hand finished between its decisions. Each item: (observation bytes, mask, reward, terminated, seat)."""
+    from gymnasium.utils import seeding
+
+    from mus_env.interfaces import team_rewards
+
+    rng, _ = seeding.np_random(seed)
+    pick, sign = np.random.default_rng(steps_seed), 1.0 if learners[0] % 2 == 0 else -1.0
+
+    def others(game) -> float:
+        total = 0.0
+        while not game.is_over and game.current_player not in learners:
+            before = len(game.hand_log)
+            legal = game.legal_actions()
+            game.step(legal[int(rng.integers(len(legal)))])
+            total += sign * team_rewards(game, before, reward)
+        return total
+
+    game_seed = seed
+    while True:
+        game = MusGame(cfg, seed=game_seed)
+        pending = others(game)
+        if not game.is_over:
+            break
+        game_seed = int(rng.integers(0, 2**63 - 1))
+    seat = game.current_player
+    out = [(game.observe(seat).tobytes(), game.legal_action_mask().tolist(), None, False, seat)]
+    while not game.is_over:
+        legal = game.legal_actions()
+        before = len(game.hand_log)
+        game.step(legal[int(pick.integers(len(legal)))])
+        r = pending + sign * team_rewards(game, before, reward) + others(game)
+        pending = 0.0
+        if not game.is_over:
+            seat = game.current_player
+        mask = [0] * len(out[0][1]) if game.is_over else game.legal_action_mask().tolist()
+        out.append((game.observe(seat).tobytes(), mask, r, game.is_over, seat))
+    return out
+
+
+@pytest.mark.parametrize("learners, reward, cfg", [
+    ((0,), "stones", MusConfig()),
+    ((1, 3), "game", MusConfig(kings=4, target=30)),
+    ((2,), "stones", MusConfig(juegos_to_win_vaca=2, target=15, first_mano=1)),
+    ((0, 2), "stones", MusConfig(signals="truthful")),
+])
+def test_the_view_plays_the_musgame_episodes_of_its_contract(learners, reward, cfg):
+    """Seeded episodes of MusGymEnv (which steps a compiled table) against the same episodes played on MusGame
+    alone: every observation, mask, reward, end and seat equal."""
+    env = MusGymEnv(cfg, learner_seats=learners, reward=reward)
+    for seed in range(60):
+        obs, info = env.reset(seed=seed)
+        pick = np.random.default_rng(1000 + seed)
+        got = [(obs.tobytes(), info["action_mask"].tolist(), None, False, info["seat"])]
+        terminated = False
+        while not terminated:
+            legal = np.flatnonzero(info["action_mask"])
+            obs, r, terminated, _, info = env.step(int(legal[int(pick.integers(len(legal)))]))
+            got.append((obs.tobytes(), info["action_mask"].tolist(), r, terminated, info["seat"]))
+        assert got == musgame_episode(cfg, learners, reward, seed, 1000 + seed), f"seed {seed}"
 
 
 def test_learner_never_acting_games_are_skipped():
