@@ -2,9 +2,10 @@
 
 Four agents ``player_0 .. player_3`` sit at the absolute seats 0..3; team 0 is ``player_0`` and ``player_2``,
 team 1 is ``player_1`` and ``player_3``. The env plays one table of the batched engine's compiled kernel
-(:class:`~mus_env.vector.VectorMusEnv` with one table, stepped a decision at a time), which plays exactly
-``MusGame``'s rules (the differential tests hold them equal): the engine deals, applies the forced declarations
-and scores; this module maps seats to agents, builds the observation dict and hands out rewards.
+(:class:`~mus_env.one_table.OneTable`: a one-table :class:`~mus_env.vector.VectorMusEnv` stepped a decision at a
+time), which plays exactly ``MusGame``'s rules (the differential tests hold them equal): the engine deals, applies
+the forced declarations and scores; this module maps seats to agents, builds the observation dict and hands out
+rewards.
 :attr:`raw_env.game` is the same game as a :class:`~mus_env.game.MusGame`, replayed from the actions when read.
 
 ==================  ==========================================================================================
@@ -94,9 +95,9 @@ from .interfaces import (
     table_text,
     team_rewards,
 )
+from .one_table import OneTable
 from .rows import TableRows
 from .shuffle import check_seed
-from .vector import VectorMusEnv
 
 __all__ = [
     "env", "raw_env", "ActionSpaceWrapper", "REWARD_MODES", "AGENTS", "ENV_ID", "observation_box", "state_box",
@@ -331,26 +332,13 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self._version = 0                      # bumped by every reset and step: keys the observation cache
         self._obs_buf = [np.zeros(len(obs_box.low), dtype=np.float32) for _ in range(4)]   # per seat, private
         self._obs_version = [-1, -1, -1, -1]
-        self._acting = -1                      # the seat to act (-1 once the game is over), kept by reset and step
-        self._table = VectorMusEnv(1, self.config, seed=0, reward=self.reward_mode, num_threads=1, auto_reset=False)
-        self._bind_table()
-        self._started = False                  # whether reset was called
-        self._deal: tuple[Mapping[str, Any] | None, int] = (None, 0)   # the episode's rigged deal and game seed
-        self._moves: list[int] = []            # the episode's actions, for the MusGame replay (game)
-        self._replay: MusGame | None = None    # the replay (made by the first read of game, then kept in step)
+        self._table = OneTable(self.config, self.reward_mode)      # the compiled table and its MusGame replay
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
         self.terminations: dict[str, bool] = {}
         self.truncations: dict[str, bool] = {}
         self.infos: dict[str, dict[str, Any]] = {}
         self._rewards_set = False              # whether self.rewards holds non-zero values to clear
-
-    def _bind_table(self) -> None:
-        """Keep the one-table engine's buffers and the state fields a step reads (views of its arrays)."""
-        t = self._table
-        self._t_obs, self._t_mask = t.observe_buffers()
-        self._t_mano, self._t_rel = t.mano, t.rel
-        self._t_rewards, self._t_finished = t.last_rewards, t.last_finished
 
     # --------------------------------------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -393,19 +381,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             game_seed = int(seed)
         else:
             game_seed = int(self.np_random.integers(0, 2**63 - 1))
-        replay = None
-        if deal is None:
-            self._table.start_episode(0, game_seed)
-        else:
-            replay = deal_game(self.config, deal, game_seed)      # checks the deal (ValueError, nothing changed)
-            self._table.reset_tables([0], [np.asarray(deal["deck"])], [deal.get("mano", 0)],
-                                     [deal.get("scores", (0, 0))], np.array([game_seed], dtype=np.uint64))
+        self._table.start(game_seed, deal)        # checks the deal (ValueError, nothing changed)
         if seed is not None:
             self._np_random, self._np_random_seed = None, int(seed)
-        self._started = True
-        self._deal = (deal, game_seed)
-        self._moves = []
-        self._replay = replay
         self._version += 1
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
@@ -415,8 +393,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         self.infos = {a: {} for a in AGENTS}
         self._rewards_set = False
         self._skip_agent_selection = None
-        self._acting = int(self._t_mano[0] + self._t_rel[0]) % 4   # the seat whose observation carries the mask
-        self.agent_selection = AGENTS[self._acting]
+        self.agent_selection = AGENTS[self._table.acting]
 
     def step(self, action: int | None) -> None:
         """Apply ``action`` for :attr:`agent_selection` (None for a terminated agent, PettingZoo's dead step).
@@ -428,22 +405,15 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             RuntimeError: ``reset`` was never called.
         """
         agent = self.agent_selection if self.agents else None
+        table = self._table
         if agent is None:
-            if not self._started:
+            if not table.started:
                 raise RuntimeError("call reset() before step()")
             raise ValueError("the episode is over and every agent has been removed; call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if action.__class__ is not int:
-            if not isinstance(action, np.integer) or isinstance(action, bool):
-                self._refuse(action)
-            action = int(action)
-        if not 0 <= action < 2**63 or not self._table.step_one(0, action):
-            self._refuse(action)                   # raises IllegalActionError with nothing changed
-        self._moves.append(action)
-        if self._replay is not None:               # game was read this episode: keep it live, as it was read
-            self._replay.step(action)
+        table.play(action)                         # IllegalActionError with nothing changed, or played whole
         self._version += 1
         self._cumulative_rewards[agent] = 0.0
         rewards = self.rewards
@@ -451,40 +421,26 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             for a in rewards:
                 rewards[a] = 0.0
             self._rewards_set = False
-        r = float(self._t_rewards[0, 0])           # team 0's: +-1 when the game ends, or a hand's stones
+        r = table.team0_reward                     # +-1 when the game ends, or a hand's stones
         if r:
             for a in rewards:
                 rewards[a] = r if self._seat_of[a] % 2 == 0 else -r
             self._rewards_set = True
             self._accumulate_rewards()
-        if self._t_finished[0]:
+        seat = table.acting
+        if seat < 0:                               # the game is over
             self.terminations = dict.fromkeys(self.agents, True)
-            self._acting = -1
             self.agent_selection = AGENTS[(self._seat_of[agent] + 1) % 4]
         else:
-            self._acting = seat = int(self._t_mano[0] + self._t_rel[0]) % 4
             self.agent_selection = AGENTS[seat]
         if self.render_mode == "human":
             self.render()
-
-    def _refuse(self, action: Any) -> None:
-        """Raise the :class:`IllegalActionError` that ``MusGame.step`` raises for ``action`` in this position (the
-        replay's check names the action, the seat, the phase and the legal actions)."""
-        self.game.check_action(action)
-        raise RuntimeError(f"mus_v0: the compiled table refused action {action!r} that MusGame accepts (engine bug)")
 
     @property
     def game(self) -> MusGame | None:
         """The game being played as a :class:`MusGame`, replayed up to the env's position and stepped with it from
         then on (see the class's Attributes); None before the first ``reset``."""
-        if not self._started:
-            return None
-        if self._replay is None:                   # the first read this episode: replay the moves so far
-            replay = deal_game(self.config, *self._deal)
-            for action in self._moves:
-                replay.step(action)
-            self._replay = replay
-        return self._replay
+        return self._table.game
 
     def table_rows(self) -> TableRows:
         """The current decision's identity for the agents that play by game: ``game.table_rows()`` (table the
@@ -495,11 +451,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             RuntimeError: ``reset`` was never called.
             ValueError: the game is over (nobody decides).
         """
-        if not self._started:
-            raise RuntimeError("call reset() before table_rows()")
-        if self._acting < 0:
-            raise ValueError("the game is over: no seat decides")
-        return TableRows.one(self._deal[1] % 2**63, 0, int(self._table.hand_number[0]), self._acting)
+        return self._table.table_rows()
 
     def _was_dead_step(self, action: None) -> None:
         """PettingZoo's ``AECEnv._was_dead_step`` (the step of a done agent: it leaves :attr:`agents` and the
@@ -540,13 +492,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
             seat = self._seat_of[agent]
         except (KeyError, TypeError):
             raise ValueError(f"unknown agent {agent!r}; agents are {list(AGENTS)}") from None
-        if not self._started:
+        table = self._table
+        if not table.started:
             raise RuntimeError("call reset() before observe()")
-        if self._acting == seat:                   # the step wrote this seat's view and mask
-            return {"observation": self._t_obs[0].copy(), "action_mask": self._t_mask[0].copy()}
+        if table.acting == seat:                   # the step wrote this seat's view and mask
+            return {"observation": table.obs[0].copy(), "action_mask": table.mask[0].copy()}
         buf = self._obs_buf[seat]
         if self._obs_version[seat] != self._version:
-            self._table.observe_seat(0, seat, buf)
+            table.observe_into(seat, buf)
             self._obs_version[seat] = self._version
         return {"observation": buf.copy(), "action_mask": self._zero_mask.copy()}
 
@@ -556,7 +509,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
         Raises:
             RuntimeError: ``reset`` was never called.
         """
-        if not self._started:
+        if not self._table.started:
             raise RuntimeError("call reset() before last()")
         agent = self.agent_selection
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent], self.terminations[agent],
@@ -564,30 +517,17 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's conventional name)
 
     def state(self) -> npt.NDArray[np.float32]:
         """``(STATE_DIM,)`` float32 full-information vector (all four hands): for centralised critics only."""
-        if not self._started:
+        if not self._table.started:
             raise RuntimeError("call reset() before state()")
-        return self._table.state()[0]
+        return self._table.state()
 
     def render(self) -> str | None:
         """The table as text (``"ansi"``: returned; ``"human"``: printed), showing the acting seat's cards."""
-        return render_table(self.game, None if self._acting < 0 else self._acting, self.render_mode)
+        acting = self._table.acting
+        return render_table(self.game, None if acting < 0 else acting, self.render_mode)
 
     def close(self) -> None:
         """Nothing to release (text rendering only)."""
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Copies and pickles keep the table as its engine's ``state_dict`` (the engine's attributes are views of
-        its arrays, which a copy would not share) and drop the views this env keeps of them."""
-        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_t_")}
-        state["_table"] = self._table.state_dict()
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        table = state["_table"]
-        self.__dict__.update(state)
-        self._table = VectorMusEnv(1, self.config, seed=0, reward=self.reward_mode, num_threads=1, auto_reset=False)
-        self._table.load_state_dict(table)
-        self._bind_table()
 
 
 def _register() -> None:

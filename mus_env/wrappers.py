@@ -3,7 +3,7 @@
 :class:`MusGymEnv` plays one episode at a time; the learner decides at its seats, every other seat is played
 by a given agent, and ``step`` returns when a learner seat is to act again or the episode is over. It works with
 any Gymnasium learner, and with sb3-contrib's ``MaskablePPO`` unchanged through :meth:`MusGymEnv.action_masks`.
-The game is the PettingZoo env's (:class:`mus_env.mus_v0.raw_env`: one table of the batched engine's compiled
+It plays the PettingZoo env's engine (:class:`mus_env.one_table.OneTable`: one table of the batched engine's compiled
 kernel, which plays ``MusGame``'s rules, stepped a decision at a time); :attr:`MusGymEnv.game` is the same game as a
 :class:`~mus_env.game.MusGame`, replayed from the moves when read. For many games at once, SB3's ``VecEnv`` over
 the batched engine is :class:`mus_env.adapters.sb3.MusVecEnv`.
@@ -67,7 +67,6 @@ from .actions import num_actions
 from .config import MusConfig
 from .game import IllegalActionError, MusGame
 from .interfaces import (
-    AGENTS,
     REWARD_MODES,
     check_learner_seats,
     check_playable,
@@ -77,7 +76,7 @@ from .interfaces import (
     observation_box,
     render_table,
 )
-from .mus_v0 import raw_env
+from .one_table import OneTable
 from .rows import TableRows
 
 __all__ = ["MusGymEnv", "ENV_ID", "ILLEGAL_ACTION_MODES", "REWARD_MODES", "uniform_random_policy", "Policy"]
@@ -86,8 +85,6 @@ __all__ = ["MusGymEnv", "ENV_ID", "ILLEGAL_ACTION_MODES", "REWARD_MODES", "unifo
 ENV_ID = "mus_env/Mus-v0"
 #: ``reset`` gives up after this many consecutive games in which the learner would never act.
 _MAX_SKIPS = 1000
-#: The agent whose termination says the episode is over (all four end together).
-_AGENT0 = AGENTS[0]
 #: Accepted values of ``illegal_action=``.
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 
@@ -164,11 +161,9 @@ class MusGymEnv(gymnasium.Env):
         self._policies = self._resolve_opponents(opponents)
         self.observation_space = observation_box(self.config)
         self.action_space = spaces.Discrete(num_actions(self.config))
-        self._raw = raw_env(self.config, reward=self.reward_mode)      # one compiled table, MusGame's rules
-        self._seat_of = {a: s for s, a in enumerate(AGENTS)}
-        self._agent = AGENTS[self.learner_seats[0]]   # the learner's rewards are its team's, equal for both seats
+        self._table = OneTable(self.config, self.reward_mode)      # the compiled table and its MusGame replay
+        self._sign = 1.0 if self.learner_seats[0] % 2 == 0 else -1.0   # the table's rewards are team 0's
         self._learner_mask = np.zeros(self.action_space.n, dtype=np.int8)
-        self._started = False                   # whether reset was called
         self._learner_set = frozenset(self.learner_seats)
         self._team = self.learner_seats[0] % 2
         self._seat = self.learner_seats[0]      # learner seat that acts next (or acted last, once over)
@@ -192,11 +187,11 @@ class MusGymEnv(gymnasium.Env):
     # --------------------------------------------------------------------------------------------------------
     @property
     def game(self) -> MusGame | None:
-        """The game being played as a :class:`~mus_env.game.MusGame` (None before the first ``reset``): the PettingZoo
-        env's :attr:`~mus_env.mus_v0.raw_env.game`, replayed from the episode's moves when first read in an episode
-        and stepped with the env from then on, so a reference kept across steps stays the live game. Read it, do not
-        step it: stepping it does not step the env."""
-        return self._raw.game
+        """The game being played as a :class:`~mus_env.game.MusGame` (None before the first ``reset``): the table's
+        game (:attr:`mus_env.one_table.OneTable.game`), replayed from the episode's moves when first read in an
+        episode and stepped with the env from then on, so a reference kept across steps stays the live game. Read it,
+        do not step it: stepping it does not step the env."""
+        return self._table.game
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
@@ -205,15 +200,14 @@ class MusGymEnv(gymnasium.Env):
             seed, self._initial_seed = self._initial_seed, None
         super().reset(seed=seed)
         game_seed = int(seed) if seed is not None else self._draw_seed()
-        raw = self._raw
+        table = self._table
         for _ in range(_MAX_SKIPS):
-            raw.reset(seed=game_seed)           # the game of MusGame(config, seed=game_seed)
-            self._started = True
+            table.start(game_seed)              # the game of MusGame(config, seed=game_seed)
             # Stones scored before the learner's first decision are paid with its first step's reward.
             self._done = True                   # until the other seats have played: an agent may fail
             self._pending_reward = self._play_others()
             self._done = False
-            if not self._over():
+            if not table.over:
                 break
             self.skipped_games += 1         # the learner never acted: not an episode for it
             game_seed = self._draw_seed()
@@ -221,7 +215,7 @@ class MusGymEnv(gymnasium.Env):
             self._done = True
             raise RuntimeError(f"the other seats ended {_MAX_SKIPS} games in a row before a learner seat "
                                f"{self.learner_seats} could act; check the opponents and the config")
-        self._seat = self._seat_of[raw.agent_selection]
+        self._seat = table.acting
         obs = self._observe_learner()
         if self.render_mode == "human":
             self.render()
@@ -230,14 +224,17 @@ class MusGymEnv(gymnasium.Env):
     def _draw_seed(self) -> int:
         return int(self.np_random.integers(0, 2**63 - 1))
 
-    def _over(self) -> bool:
-        return self._raw.terminations[_AGENT0]
-
     def _observe_learner(self) -> npt.NDArray[np.float32]:
-        """The learner seat's view (its own copy), keeping the mask the step's info and ``action_masks`` give."""
-        view = self._raw.observe(AGENTS[self._seat])
-        self._learner_mask = view["action_mask"]
-        return view["observation"]
+        """The learner seat's view (the caller's copy), keeping the mask that the step's info and ``action_masks``
+        give (all zeros unless it is to act)."""
+        table = self._table
+        if table.acting == self._seat:
+            self._learner_mask = table.mask[0].copy()
+            return table.obs[0].copy()
+        self._learner_mask = np.zeros(self.action_space.n, dtype=np.int8)
+        obs = np.empty(table.obs.shape[1], dtype=np.float32)
+        table.observe_into(self._seat, obs)        # the last learner seat's view of the final position
+        return obs
 
     def step(self, action: int) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """Play the learner's ``action``, then the other seats until a learner seat acts or the episode ends.
@@ -251,15 +248,15 @@ class MusGymEnv(gymnasium.Env):
             ValueError: the episode is over or stopped (call ``reset``).
             RuntimeError: ``reset`` was never called.
         """
-        raw = self._raw
-        if not self._started:
+        table = self._table
+        if not table.started:
             raise RuntimeError("call reset() before step()")
         if self._done:
             raise ValueError("the episode is over (or stopped by an opponent's error); call reset()")
         if isinstance(action, np.ndarray) and action.size == 1:
             action = action.item()
         try:
-            raw.step(action)                    # refused with nothing changed, or applied whole
+            table.play(action)                  # refused with nothing changed, or applied whole
         except IllegalActionError:
             if self.illegal_action == "raise":
                 raise
@@ -268,7 +265,7 @@ class MusGymEnv(gymnasium.Env):
             info["illegal_action"] = True
             return self._observe_learner(), self.illegal_reward, True, False, info
         try:
-            reward = self._pending_reward + raw.rewards[self._agent] + self._play_others()
+            reward = self._pending_reward + self._sign * table.team0_reward + self._play_others()
         except BaseException as e:
             self._done = True                   # stopped at the failing seat's decision: reset() starts anew
             if isinstance(e, IllegalActionError):
@@ -276,11 +273,11 @@ class MusGymEnv(gymnasium.Env):
                                          "that seat's decision: call reset())") from None
             raise
         self._pending_reward = 0.0
-        terminated = self._over()
+        terminated = table.over
         if terminated:
             self._done = True
         else:
-            self._seat = self._seat_of[raw.agent_selection]
+            self._seat = table.acting
         obs = self._observe_learner()
         if self.render_mode == "human":
             self.render()
@@ -288,46 +285,42 @@ class MusGymEnv(gymnasium.Env):
 
     def _play_others(self) -> float:
         """Let the non-learner seats act until a learner seat is to act or the game is over; their rewards."""
-        raw, learners, policies, seat_of = self._raw, self._learner_set, self._policies, self._seat_of
-        rng, me = self.np_random, self._agent
+        table, learners, policies = self._table, self._learner_set, self._policies
+        rng = self.np_random
         total = 0.0
-        while not raw.terminations[_AGENT0]:
-            agent = raw.agent_selection
-            seat = seat_of[agent]
-            if seat in learners:
-                break
-            view = raw.observe(agent)
+        while table.acting >= 0 and table.acting not in learners:
+            seat = table.acting
             policy = policies[seat]
             if policy is None:
-                legal = np.flatnonzero(view["action_mask"])
-                raw.step(int(legal[int(rng.integers(len(legal)))]))
+                legal = np.flatnonzero(table.mask[0])
+                table.play(int(legal[int(rng.integers(len(legal)))]))
             else:
-                action = policy(view["observation"], view["action_mask"], rng)
+                action = policy(table.obs[0].copy(), table.mask[0].copy(), rng)     # the agent's own copies
                 if isinstance(action, np.ndarray) and action.size == 1:
                     action = action.item()
                 try:
-                    raw.step(action)
+                    table.play(action)
                 except IllegalActionError as e:
                     raise IllegalActionError(f"the agent at seat {seat} ({policy!r}) chose an illegal action: {e}") \
                         from None
-            total += raw.rewards[me]
-        return total
+            total += table.team0_reward
+        return self._sign * total
 
     def table_rows(self) -> TableRows:
         """The current decision's identity for the agents that play by game (``game.table_rows()``, read from the
-        table without the replay: :meth:`mus_env.mus_v0.raw_env.table_rows`).
+        table without the replay: :meth:`mus_env.one_table.OneTable.table_rows`).
 
         Raises:
             RuntimeError: ``reset`` was never called.
             ValueError: the game is over (nobody decides).
         """
-        return self._raw.table_rows()
+        return self._table.table_rows()
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self._mask(), "seat": self._seat}
 
     def _mask(self) -> npt.NDArray[np.int8]:
-        if self._done or not self._started:
+        if self._done or not self._table.started:
             return np.zeros(self.action_space.n, dtype=np.int8)
         return self._learner_mask.copy()
 
@@ -340,7 +333,7 @@ class MusGymEnv(gymnasium.Env):
 
     def render(self) -> str | None:
         """The table as the acting learner seat sees it (``"ansi"``: returned; ``"human"``: printed)."""
-        seat = None if not self._started or self._over() else self._seat
+        seat = None if not self._table.started or self._table.over else self._seat
         return render_table(self.game, seat, self.render_mode)
 
     def close(self) -> None:
