@@ -213,6 +213,8 @@ def _figure_sources() -> dict[str, Any]:
             "ladder_pairs": {(p["a"], p["b"]): p for p in json.loads(
                 (ROOT / "docs" / "ladder_results.json").read_text(encoding="utf-8"))["pairs"] if p["mode"] == "hands"},
             "research": {c["label"]: c for c in _research_tool("candidates").load(ROOT)["candidates"]},
+            "recipe_spread": json.loads((ROOT / "docs/research/recipe_spread.json").read_text(encoding="utf-8")),
+            "team_mixture": json.loads((ROOT / "docs/research/team_mixture.json").read_text(encoding="utf-8")),
             "rates": _plan_rates()}
 
 
@@ -387,6 +389,11 @@ QUOTED: list[tuple[str, str, Callable[[dict[str, Any]], tuple[str, ...]]]] = [
     ("docs/training.md", rf"the same command run three times conceded {_NUM}, {_NUM} and {_NUM} "
      r"to the 80M probe from its own weights",
      lambda s: _three_draws(s)),
+    ("docs/training.md", rf"its largest of the four protocol probes was {_NUM}, {_NUM} and {_NUM}, each run leaking",
+     lambda s: tuple(f"{v:+.2f}" for v in s["recipe_spread"]["over_seeds"]["largest_of_4"]["each"].values())),
+    ("docs/training.md", rf"less exploitable over three\s+teams \(largest probe {_NUM} ± {_NUM}\)",
+     lambda s: (f"{s['team_mixture']['teams_as_seeds']['largest_of_4']['mean']:+.2f}",
+                f"{s['team_mixture']['teams_as_seeds']['largest_of_4']['se']:.2f}")),
     ("docs/exploitability.md", rf"\(for one recipe\'s agent: \+0.94 against {_NUM} and {_NUM}\)",
      lambda s: tuple(f"{p['stones']:+.2f}" for p in sorted((p for p in _research_probes(s, "H", 3e-4)
                                                            if p["start"] == "agent"), key=lambda p: p["seed"]))),
