@@ -165,7 +165,6 @@ class MusGymEnv(gymnasium.Env):
         self._sign = 1.0 if self.learner_seats[0] % 2 == 0 else -1.0   # the table's rewards are team 0's
         self._learner_mask = np.zeros(self.action_space.n, dtype=np.int8)
         self._learner_set = frozenset(self.learner_seats)
-        self._team = self.learner_seats[0] % 2
         self._seat = self.learner_seats[0]      # learner seat that acts next (or acted last, once over)
         self._done = True
         self._pending_reward = 0.0
