@@ -166,7 +166,7 @@ class OneTable:
             ValueError: the game is over (nobody decides).
         """
         if not self.started:
-            raise RuntimeError("call reset() before table_rows()")
+            raise RuntimeError("call reset() (OneTable.start) before table_rows()")
         if self.acting < 0:
             raise ValueError("the game is over: no seat decides")
         return TableRows.one(self.game_seed % 2**63, 0, int(self._hand[0]), self.acting)

@@ -163,7 +163,6 @@ class MusGymEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(num_actions(self.config))
         self._table = OneTable(self.config, self.reward_mode)      # the compiled table and its MusGame replay
         self._sign = 1.0 if self.learner_seats[0] % 2 == 0 else -1.0   # the table's rewards are team 0's
-        self._learner_mask = np.zeros(self.action_space.n, dtype=np.int8)
         self._learner_set = frozenset(self.learner_seats)
         self._seat = self.learner_seats[0]      # learner seat that acts next (or acted last, once over)
         self._done = True
@@ -224,13 +223,10 @@ class MusGymEnv(gymnasium.Env):
         return int(self.np_random.integers(0, 2**63 - 1))
 
     def _observe_learner(self) -> npt.NDArray[np.float32]:
-        """The learner seat's view (the caller's copy), keeping the mask that the step's info and ``action_masks``
-        give (all zeros unless it is to act)."""
+        """The learner seat's view (the caller's copy)."""
         table = self._table
         if table.acting == self._seat:
-            self._learner_mask = table.mask[0].copy()
             return table.obs[0].copy()
-        self._learner_mask = np.zeros(self.action_space.n, dtype=np.int8)
         obs = np.empty(table.obs.shape[1], dtype=np.float32)
         table.observe_into(self._seat, obs)        # the last learner seat's view of the final position
         return obs
@@ -321,7 +317,7 @@ class MusGymEnv(gymnasium.Env):
     def _mask(self) -> npt.NDArray[np.int8]:
         if self._done or not self._table.started:
             return np.zeros(self.action_space.n, dtype=np.int8)
-        return self._learner_mask.copy()
+        return self._table.mask[0].copy()           # an episode going on stands at a learner seat's decision
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """``(NUM_ACTIONS,)`` bool: the legal actions of the acting learner seat (all False once over).

@@ -10,13 +10,12 @@ import numpy as np
 import pytest
 
 from mus_env import Action, IllegalActionError, MusConfig, MusGame
+from mus_env.interfaces import team_rewards
 from mus_env.one_table import OneTable
 
 
 def _walk(table: OneTable, game: MusGame, rnd: random.Random, cfg: MusConfig, reward: str) -> None:
     """Play random legal actions on both until the game ends, checking the table against ``game`` at each one."""
-    from mus_env.interfaces import team_rewards
-
     while not game.is_over:
         seat = game.current_player
         assert table.acting == seat and not table.over
